@@ -1,0 +1,1 @@
+//! The instruction builder (to be written).

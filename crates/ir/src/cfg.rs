@@ -1,0 +1,1 @@
+//! Generic control-flow-graph analyses (to be written).

@@ -1,0 +1,1 @@
+//! SSA construction from variables for embedders (to be written).

@@ -1,0 +1,1 @@
+//! Launch descriptions (to be written).

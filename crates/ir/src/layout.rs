@@ -1,0 +1,132 @@
+//! The layout: the order of blocks in a function and of instructions in each block.
+//!
+//! Block order matters beyond printing: the entry block is the first one, and later
+//! machine-level passes (linearization) take block order as part of their input. Blocks
+//! hold their instructions in a vector, which keeps iteration cheap and cache-friendly;
+//! passes that reshape a block rebuild its vector.
+
+use crate::entities::{Block, Inst};
+use cranelift_entity::packed_option::PackedOption;
+use cranelift_entity::SecondaryMap;
+
+/// Block order and instruction order of a function.
+#[derive(Clone, Debug, Default)]
+pub struct Layout {
+    blocks: Vec<Block>,
+    inserted: SecondaryMap<Block, bool>,
+    insts: SecondaryMap<Block, Vec<Inst>>,
+    inst_block: SecondaryMap<Inst, PackedOption<Block>>,
+}
+
+impl Layout {
+    /// An empty layout.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Appends `block` at the end of the function.
+    ///
+    /// # Panics
+    /// If `block` is already in the layout (a programming error of the caller).
+    pub fn append_block(&mut self, block: Block) {
+        assert!(!self.inserted[block], "{block} is already in the layout");
+        self.inserted[block] = true;
+        self.blocks.push(block);
+    }
+
+    /// Inserts `block` right after `after`, which must be in the layout.
+    pub fn insert_block_after(&mut self, block: Block, after: Block) {
+        assert!(!self.inserted[block], "{block} is already in the layout");
+        let pos = self.block_position(after).expect("`after` is not in the layout");
+        self.inserted[block] = true;
+        self.blocks.insert(pos + 1, block);
+    }
+
+    /// Removes `block` and its instructions from the layout.
+    pub fn remove_block(&mut self, block: Block) {
+        if let Some(pos) = self.block_position(block) {
+            self.blocks.remove(pos);
+            self.inserted[block] = false;
+            for inst in core::mem::take(&mut self.insts[block]) {
+                self.inst_block[inst] = None.into();
+            }
+        }
+    }
+
+    /// Replaces the block order; `order` must be a permutation of the blocks in the layout.
+    pub fn set_block_order(&mut self, order: Vec<Block>) {
+        debug_assert_eq!(order.len(), self.blocks.len());
+        self.blocks = order;
+    }
+
+    /// Is `block` in the layout?
+    pub fn is_block_inserted(&self, block: Block) -> bool {
+        self.inserted[block]
+    }
+
+    /// The position of `block` in block order.
+    pub fn block_position(&self, block: Block) -> Option<usize> {
+        if !self.inserted[block] {
+            return None;
+        }
+        self.blocks.iter().position(|&b| b == block)
+    }
+
+    /// The blocks, in order.
+    pub fn blocks(&self) -> &[Block] {
+        &self.blocks
+    }
+
+    /// The number of blocks in the layout.
+    pub fn num_blocks(&self) -> usize {
+        self.blocks.len()
+    }
+
+    /// The entry block: the first one.
+    pub fn entry_block(&self) -> Option<Block> {
+        self.blocks.first().copied()
+    }
+
+    /// The instructions of `block`, in order.
+    pub fn block_insts(&self, block: Block) -> &[Inst] {
+        &self.insts[block]
+    }
+
+    /// The last instruction of `block` (its terminator in a well-formed function).
+    pub fn last_inst(&self, block: Block) -> Option<Inst> {
+        self.insts[block].last().copied()
+    }
+
+    /// Appends `inst` at the end of `block`.
+    pub fn append_inst(&mut self, inst: Inst, block: Block) {
+        debug_assert!(self.inst_block[inst].is_none(), "{inst} is already placed");
+        self.insts[block].push(inst);
+        self.inst_block[inst] = block.into();
+    }
+
+    /// Inserts `inst` at position `index` of `block`.
+    pub fn insert_inst(&mut self, inst: Inst, block: Block, index: usize) {
+        debug_assert!(self.inst_block[inst].is_none(), "{inst} is already placed");
+        self.insts[block].insert(index, inst);
+        self.inst_block[inst] = block.into();
+    }
+
+    /// Removes `inst` from its block.
+    pub fn remove_inst(&mut self, inst: Inst) {
+        if let Some(block) = self.inst_block[inst].take() {
+            self.insts[block].retain(|&i| i != inst);
+        }
+    }
+
+    /// The block `inst` stands in.
+    pub fn inst_block(&self, inst: Inst) -> Option<Block> {
+        self.inst_block[inst].expand()
+    }
+
+    /// Every placed instruction, block by block.
+    pub fn insts(&self) -> impl Iterator<Item = Inst> + '_ {
+        self.blocks
+            .iter()
+            .flat_map(move |&b| self.insts[b].iter().copied())
+    }
+}

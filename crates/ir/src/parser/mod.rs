@@ -1,0 +1,1 @@
+//! The parser of the `.wir` text format (to be written).

@@ -1,0 +1,2 @@
+//! x
+pub use warplift_ir as ir;
