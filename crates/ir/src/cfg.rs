@@ -21,9 +21,9 @@
 
 use crate::entities::Block;
 use crate::function::Function;
-use cranelift_entity::{EntityRef, SecondaryMap};
 use core::fmt::Debug;
 use core::hash::Hash;
+use cranelift_entity::{EntityRef, SecondaryMap};
 
 /// A directed graph with an entry node: what the analyses of this module need to know of
 /// an IR.
@@ -69,8 +69,7 @@ impl Cfg for Function {
             return;
         }
         for call in self.dfg.insts[last].branch_destinations() {
-            if self.dfg.block_is_valid(call.block) && self.layout.is_block_inserted(call.block)
-            {
+            if self.dfg.block_is_valid(call.block) && self.layout.is_block_inserted(call.block) {
                 out.push(call.block);
             }
         }

@@ -623,11 +623,7 @@ impl InstBuilder for FuncInstBuilder<'_, '_> {
             "ins: {block} already ends with a terminator; switch to another block"
         );
         let opcode = data.opcode();
-        let mut dests: Vec<Block> = data
-            .branch_destinations()
-            .iter()
-            .map(|c| c.block)
-            .collect();
+        let mut dests: Vec<Block> = data.branch_destinations().iter().map(|c| c.block).collect();
         dests.sort_unstable();
         dests.dedup();
         let inst = b.func.dfg.make_inst(data, result);

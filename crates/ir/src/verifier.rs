@@ -54,15 +54,15 @@
 //!   as it has parameters, of the parameters' types.
 
 use crate::cfg::{ControlFlowGraph, DominatorTree};
+use crate::dfg::ValueDef;
 use crate::entities::{Block, Inst, Value};
 use crate::function::Function;
 use crate::instructions::{InstructionData, InstructionFormat, Opcode};
 use crate::srcloc::SourceLoc;
 use crate::types::Type;
 use crate::write::inst_to_string;
-use crate::dfg::ValueDef;
-use cranelift_entity::SecondaryMap;
 use core::fmt;
+use cranelift_entity::SecondaryMap;
 use std::collections::HashSet;
 
 /// One violated invariant.
@@ -143,18 +143,18 @@ impl Verifier<'_> {
     }
 
     fn inst_error(&mut self, inst: Inst, message: String) {
-        let context = inst_to_string(self.func, inst);
+        let context = match self.func.inst(inst) {
+            // The printer needs the default destination of a br_table.
+            InstructionData::BrTable { arg, dests, .. } if dests.is_empty() => {
+                format!("br_table {arg}")
+            }
+            _ => inst_to_string(self.func, inst),
+        };
         let block = self.func.layout.inst_block(inst);
         self.push(Some(inst), block, context, message);
     }
 
-    fn push(
-        &mut self,
-        inst: Option<Inst>,
-        block: Option<Block>,
-        context: String,
-        message: String,
-    ) {
+    fn push(&mut self, inst: Option<Inst>, block: Option<Block>, context: String, message: String) {
         let loc = inst.map_or_else(SourceLoc::default, |i| self.func.srclocs[i]);
         self.errors.push(VerifierError {
             inst,
@@ -268,10 +268,7 @@ impl Verifier<'_> {
                     self.inst_error(inst, "terminator before the end of the block".into());
                 }
                 if last && !opcode.is_terminator() {
-                    self.inst_error(
-                        inst,
-                        format!("{block} does not end with a terminator"),
-                    );
+                    self.inst_error(inst, format!("{block} does not end with a terminator"));
                 }
                 if format_of(data) != opcode.format() {
                     self.inst_error(
@@ -468,7 +465,9 @@ impl Verifier<'_> {
             if t.is_wide_int() {
                 Ok(())
             } else {
-                Err(format!("{opcode} needs integer operands of 8 to 64 bits, not {t}"))
+                Err(format!(
+                    "{opcode} needs integer operands of 8 to 64 bits, not {t}"
+                ))
             }
         };
         let int = |t: Type| {
@@ -499,7 +498,9 @@ impl Verifier<'_> {
             if matches!(t, Type::I32 | Type::I64) {
                 Ok(())
             } else {
-                Err(format!("atomic operations need i32 or i64 operands, not {t}"))
+                Err(format!(
+                    "atomic operations need i32 or i64 operands, not {t}"
+                ))
             }
         };
         match (opcode, data) {
@@ -613,9 +614,7 @@ impl Verifier<'_> {
                 };
                 let t = ty(arg);
                 if t != from || rt != to {
-                    return Err(format!(
-                        "{opcode} converts {from} to {to}, not {t} to {rt}"
-                    ));
+                    return Err(format!("{opcode} converts {from} to {to}, not {t} to {rt}"));
                 }
             }
             (O::Bitcast, &D::Unary { arg, .. }) => {
@@ -706,4 +705,762 @@ fn is_identifier(s: &str) -> bool {
     let mut chars = s.chars();
     matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::builder::{BlockAppender, InstBuilder};
+    use crate::condcodes::{AddrSpace, AtomicRmwOp, Dim, FloatCC, IntCC};
+    use crate::function::{MemVarData, Param, Signature};
+    use crate::instructions::BlockCall;
+    use crate::LocalVar;
+    use crate::SharedVar;
+
+    /// A kernel `%k` with the given parameters and its entry block (in the layout).
+    fn kernel(params: &[(&str, Type)]) -> (Function, Block, Vec<Value>) {
+        let sig = Signature {
+            params: params.iter().map(|&(n, t)| Param::new(n, t)).collect(),
+        };
+        let mut f = Function::with_name_signature("k", sig);
+        let b0 = f.dfg.make_block();
+        f.layout.append_block(b0);
+        let vals = params
+            .iter()
+            .map(|&(_, t)| f.dfg.append_block_param(b0, t))
+            .collect();
+        (f, b0, vals)
+    }
+
+    fn ins(f: &mut Function, b: Block) -> BlockAppender<'_> {
+        BlockAppender::new(f, b)
+    }
+
+    fn errors(f: &Function) -> Vec<String> {
+        match verify_function(f) {
+            Ok(()) => Vec::new(),
+            Err(e) => e.0.iter().map(|e| e.to_string()).collect(),
+        }
+    }
+
+    /// Asserts that verifying `f` gives exactly the error `want`.
+    #[track_caller]
+    fn assert_error(f: &Function, want: &str) {
+        assert_eq!(errors(f), vec![want.to_string()], "in\n{f}");
+    }
+
+    /// A kernel whose entry block holds `body` then `return`, and the value it returns.
+    fn with_body(
+        params: &[(&str, Type)],
+        body: impl FnOnce(&mut Function, Block, &[Value]),
+    ) -> Function {
+        let (mut f, b0, vals) = kernel(params);
+        body(&mut f, b0, &vals);
+        ins(&mut f, b0).return_();
+        f
+    }
+
+    #[test]
+    fn a_well_formed_kernel_verifies() {
+        let (mut f, b0, v) = kernel(&[("x", Type::I64), ("a", Type::F32), ("n", Type::I32)]);
+        let smem = f.shared_vars.push(MemVarData {
+            size: 64,
+            align: 16,
+        });
+        let lmem = f.local_vars.push(MemVarData { size: 8, align: 8 });
+        let (b1, b2, b3) = (f.dfg.make_block(), f.dfg.make_block(), f.dfg.make_block());
+        let p2 = f.dfg.append_block_param(b2, Type::I32);
+        let tid = ins(&mut f, b0).thread_id(Dim::X);
+        let c = ins(&mut f, b0).icmp(IntCC::SignedLessThan, tid, v[2]);
+        ins(&mut f, b0).brif(c, b1, &[], b2, &[tid]);
+        let w = ins(&mut f, b1).uextend(Type::I64, tid);
+        let addr = ins(&mut f, b1).iadd(v[0], w);
+        let x = ins(&mut f, b1).load(Type::F32, AddrSpace::Global, addr, 4);
+        let y = ins(&mut f, b1).fma(v[1], x, x);
+        ins(&mut f, b1).store(AddrSpace::Global, y, addr, -4);
+        let sa = ins(&mut f, b1).shared_addr(smem);
+        ins(&mut f, b1).atomic_rmw(AtomicRmwOp::Add, AddrSpace::Shared, sa, 0, tid);
+        let la = ins(&mut f, b1).local_addr(lmem);
+        ins(&mut f, b1).atomic_cas(AddrSpace::Local, la, 0, w, w);
+        ins(&mut f, b1).barrier();
+        ins(&mut f, b1).jump(b2, &[tid]);
+        ins(&mut f, b2).br_table(p2, BlockCall::new(b3, []), &[BlockCall::new(b1, [])]);
+        ins(&mut f, b3).return_();
+        assert_eq!(errors(&f), Vec::<String>::new(), "{f}");
+    }
+
+    #[test]
+    fn the_documented_example() {
+        let (mut f, b0, v) = kernel(&[("a", Type::I32), ("b", Type::I64)]);
+        ins(&mut f, b0)
+            .with_srcloc(SourceLoc::new(12, 5))
+            .iadd(v[0], v[1]);
+        ins(&mut f, b0).return_();
+        assert_error(
+            &f,
+            "12:5: v2 = iadd v0, v1: operands have different types (i32, i64)",
+        );
+        let e = verify_function(&f).unwrap_err();
+        assert_eq!(e.0[0].inst, Some(Inst::from_u32(0)));
+        assert_eq!(e.0[0].block, Some(b0));
+        assert_eq!(e.0[0].loc, SourceLoc::new(12, 5));
+        assert_eq!(e.0[0].message, "operands have different types (i32, i64)");
+    }
+
+    #[test]
+    fn errors_are_collected_one_per_line() {
+        let (mut f, b0, v) = kernel(&[("a", Type::I32), ("b", Type::I64)]);
+        ins(&mut f, b0).iadd(v[0], v[1]);
+        ins(&mut f, b0).fneg(v[0]);
+        ins(&mut f, b0).return_();
+        let e = verify_function(&f).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "?: v2 = iadd v0, v1: operands have different types (i32, i64)\n\
+             ?: v3 = fneg v0: fneg needs float operands, not i32"
+        );
+    }
+
+    #[test]
+    fn memory_alignment() {
+        let mut f = with_body(&[], |_, _, _| {});
+        f.shared_vars.push(MemVarData { size: 4, align: 3 });
+        f.local_vars.push(MemVarData { size: 4, align: 0 });
+        assert_eq!(
+            errors(&f),
+            vec![
+                "?: smem0: alignment 3 is not a power of two",
+                "?: lmem0: alignment 0 is not a power of two"
+            ]
+        );
+    }
+
+    #[test]
+    fn parameter_names() {
+        let mut f = with_body(&[("x", Type::I32), ("x", Type::I32)], |_, _, _| {});
+        assert_error(&f, "?: kernel %k: parameter name \"x\" is used twice");
+        f.signature.params[1].name = "1x".into();
+        assert_error(
+            &f,
+            "?: kernel %k: parameter name \"1x\" is not a valid identifier",
+        );
+        f.signature.params[1].name = String::new();
+        assert_error(
+            &f,
+            "?: kernel %k: parameter name \"\" is not a valid identifier",
+        );
+        f.signature.params[1].name = "_y2".into();
+        assert_eq!(errors(&f), Vec::<String>::new());
+    }
+
+    #[test]
+    fn no_blocks() {
+        let f = Function::with_name_signature("k", Signature::default());
+        assert_error(&f, "?: kernel %k: kernel has no blocks");
+    }
+
+    #[test]
+    fn entry_params_match_the_signature() {
+        let mut f = with_body(&[("x", Type::I32)], |_, _, _| {});
+        f.signature.params.push(Param::new("y", Type::F32));
+        assert_error(
+            &f,
+            "?: block0: entry block has 1 parameters, but the signature has 2",
+        );
+        f.signature.params.pop();
+        f.signature.params[0].ty = Type::I64;
+        assert_error(
+            &f,
+            "?: block0: entry block parameter v0 has type i32, but kernel parameter x has type i64",
+        );
+    }
+
+    #[test]
+    fn empty_block() {
+        let (mut f, b0, _) = kernel(&[]);
+        let _ = b0;
+        assert_error(&f, "?: block0: block is empty");
+        let b1 = f.dfg.make_block();
+        ins(&mut f, b0).jump(b1, &[]);
+        f.layout.append_block(b1);
+        assert_error(&f, "?: block1: block is empty");
+    }
+
+    #[test]
+    fn missing_terminator() {
+        let (mut f, b0, _) = kernel(&[]);
+        ins(&mut f, b0).lane_id();
+        assert_error(&f, "?: v0 = lane_id: block0 does not end with a terminator");
+    }
+
+    #[test]
+    fn terminator_before_the_end() {
+        let (mut f, b0, _) = kernel(&[]);
+        ins(&mut f, b0).return_();
+        ins(&mut f, b0).return_();
+        assert_error(&f, "?: return: terminator before the end of the block");
+    }
+
+    #[test]
+    fn format_and_result_presence() {
+        let (mut f, b0, _) = kernel(&[]);
+        let i = f.dfg.make_inst(
+            InstructionData::Nullary {
+                opcode: Opcode::Iconst,
+            },
+            Some(Type::I32),
+        );
+        f.layout.append_inst(i, b0);
+        let i = f.dfg.make_inst(
+            InstructionData::Nullary {
+                opcode: Opcode::LaneId,
+            },
+            None,
+        );
+        f.layout.append_inst(i, b0);
+        let i = f.dfg.make_inst(
+            InstructionData::Nullary {
+                opcode: Opcode::Barrier,
+            },
+            Some(Type::I32),
+        );
+        f.layout.append_inst(i, b0);
+        ins(&mut f, b0).return_();
+        assert_eq!(
+            errors(&f),
+            vec![
+                "?: v0 = iconst.i32: instruction data has format Nullary, but iconst has \
+                 format UnaryImm",
+                "?: lane_id: lane_id must have a result",
+                "?: v1 = barrier: barrier has no result",
+            ]
+        );
+    }
+
+    #[test]
+    fn value_does_not_exist() {
+        let f = with_body(&[], |f, b0, _| {
+            let c = ins(f, b0).iconst(Type::I32, 1);
+            ins(f, b0).iadd(c, Value::from_u32(99));
+        });
+        assert_error(&f, "?: v1 = iadd v0, v99: v99 does not exist");
+    }
+
+    #[test]
+    fn value_not_in_the_layout() {
+        let f = with_body(&[], |f, b0, _| {
+            let i = f.dfg.make_inst(
+                InstructionData::Nullary {
+                    opcode: Opcode::LaneId,
+                },
+                Some(Type::I32),
+            );
+            let v = f.dfg.inst_result(i).unwrap();
+            ins(f, b0).ineg(v);
+        });
+        assert_error(
+            &f,
+            "?: v1 = ineg v0: v0 is not defined: its definition is not in the layout",
+        );
+    }
+
+    #[test]
+    fn removed_block_param_is_not_defined() {
+        let (mut f, b0, _) = kernel(&[]);
+        let b1 = f.dfg.make_block();
+        let p = f.dfg.append_block_param(b1, Type::I32);
+        ins(&mut f, b0).jump(b1, &[]);
+        ins(&mut f, b1).ineg(p);
+        ins(&mut f, b1).return_();
+        f.dfg.remove_block_param(b1, 0);
+        assert_error(
+            &f,
+            "?: v1 = ineg v0: v0 is not defined: its definition is not in the layout",
+        );
+    }
+
+    #[test]
+    fn use_before_definition_in_a_block() {
+        let (mut f, b0, _) = kernel(&[]);
+        let c = ins(&mut f, b0).iconst(Type::I32, 1);
+        let bad = ins(&mut f, b0).iadd(c, c);
+        // Make the iadd read its own result.
+        let Some(ValueDef::Result(i)) = Some(f.dfg.value_def(bad)) else {
+            unreachable!()
+        };
+        f.dfg.insts[i].map_values(|_| bad);
+        ins(&mut f, b0).return_();
+        assert_error(&f, "?: v1 = iadd v1, v1: v1 is used before its definition");
+    }
+
+    #[test]
+    fn definition_does_not_dominate() {
+        // block0 -> block1 | block2 -> block3; block3 uses a value of block1.
+        let (mut f, b0, v) = kernel(&[("c", Type::I1)]);
+        let (b1, b2, b3) = (f.dfg.make_block(), f.dfg.make_block(), f.dfg.make_block());
+        ins(&mut f, b0).brif(v[0], b1, &[], b2, &[]);
+        let x = ins(&mut f, b1).lane_id();
+        ins(&mut f, b1).jump(b3, &[]);
+        ins(&mut f, b2).jump(b3, &[x]);
+        f.dfg.append_block_param(b3, Type::I32);
+        // block1's jump passes nothing: fix it so only the dominance errors remain.
+        let j = f.layout.last_inst(b1).unwrap();
+        f.dfg.insts[j].branch_destinations_mut()[0].args.push(x);
+        ins(&mut f, b3).ineg(x);
+        ins(&mut f, b3).return_();
+        assert_eq!(
+            errors(&f),
+            vec![
+                "?: jump block3(v1): v1 is defined in block1, which does not dominate this use",
+                "?: v3 = ineg v1: v1 is defined in block1, which does not dominate this use",
+            ]
+        );
+    }
+
+    #[test]
+    fn unreachable_blocks_skip_dominance_but_not_types() {
+        let (mut f, b0, v) = kernel(&[("x", Type::I32)]);
+        let (b1, b2) = (f.dfg.make_block(), f.dfg.make_block());
+        let y = ins(&mut f, b1).lane_id();
+        ins(&mut f, b1).return_();
+        ins(&mut f, b0).return_();
+        // block2 is unreachable: it may use block1's value, but types still count.
+        ins(&mut f, b2).iadd(y, v[0]);
+        let z = ins(&mut f, b2).iconst(Type::I64, 0);
+        ins(&mut f, b2).iadd(y, z);
+        ins(&mut f, b2).return_();
+        assert_error(
+            &f,
+            "?: v4 = iadd v1, v3: operands have different types (i32, i64)",
+        );
+    }
+
+    /// Builds one instruction with `build` in a kernel with parameters of every type
+    /// (`i1 i8 i16 i32 i64 f32 f64`, as `v0..v6`) and returns the verifier's errors.
+    fn one<R>(build: impl FnOnce(BlockAppender<'_>, &[Value]) -> R) -> Vec<String> {
+        let params: Vec<(String, Type)> = Type::ALL.iter().map(|t| (format!("p{t}"), *t)).collect();
+        let params: Vec<(&str, Type)> = params.iter().map(|(n, t)| (n.as_str(), *t)).collect();
+        let f = with_body(&params, |f, b0, v| {
+            build(ins(f, b0), v);
+        });
+        errors(&f)
+    }
+
+    /// Asserts that the instruction gives exactly the error `want` (after `?: TEXT: `).
+    #[track_caller]
+    fn type_error<R>(build: impl FnOnce(BlockAppender<'_>, &[Value]) -> R, want: &str) {
+        let errs = one(build);
+        assert_eq!(errs.len(), 1, "{errs:?}");
+        let msg = errs[0].splitn(3, ": ").nth(2).unwrap();
+        assert_eq!(msg, want, "{errs:?}");
+    }
+
+    #[track_caller]
+    fn type_ok<R>(build: impl FnOnce(BlockAppender<'_>, &[Value]) -> R) {
+        assert_eq!(one(build), Vec::<String>::new());
+    }
+
+    const B: usize = 0;
+    const I8: usize = 1;
+    const I32: usize = 3;
+    const I64: usize = 4;
+    const F32: usize = 5;
+    const F64: usize = 6;
+
+    #[test]
+    fn integer_operations() {
+        type_ok(|b, v| b.sdiv(v[I8], v[I8]));
+        type_error(
+            |b, v| b.iadd(v[I32], v[I64]),
+            "operands have different types (i32, i64)",
+        );
+        type_error(
+            |b, v| b.imul(v[B], v[B]),
+            "imul needs integer operands of 8 to 64 bits, not i1",
+        );
+        type_error(
+            |b, v| b.ishl(v[F32], v[F32]),
+            "ishl needs integer operands of 8 to 64 bits, not f32",
+        );
+        type_error(
+            |b, v| b.clz(v[B]),
+            "clz needs integer operands of 8 to 64 bits, not i1",
+        );
+        type_error(
+            |b, v| b.icmp(IntCC::Equal, v[B], v[B]),
+            "icmp needs integer operands of 8 to 64 bits, not i1",
+        );
+    }
+
+    #[test]
+    fn bitwise_operations_take_i1() {
+        type_ok(|b, v| b.band(v[B], v[B]));
+        type_ok(|b, v| b.bnot(v[B]));
+        type_error(
+            |b, v| b.bxor(v[F64], v[F64]),
+            "bxor needs integer operands, not f64",
+        );
+        type_error(
+            |b, v| b.bnot(v[F32]),
+            "bnot needs integer operands, not f32",
+        );
+    }
+
+    #[test]
+    fn float_operations() {
+        type_ok(|b, v| b.fcmp(FloatCC::Unordered, v[F64], v[F64]));
+        type_error(
+            |b, v| b.fadd(v[I32], v[I32]),
+            "fadd needs float operands, not i32",
+        );
+        type_error(
+            |b, v| b.fmin(v[F32], v[F64]),
+            "operands have different types (f32, f64)",
+        );
+        type_error(|b, v| b.sqrt(v[I64]), "sqrt needs float operands, not i64");
+        type_error(
+            |b, v| b.fcmp(FloatCC::Equal, v[I8], v[I8]),
+            "fcmp needs float operands, not i8",
+        );
+        type_error(
+            |b, v| b.fma(v[F32], v[F32], v[F64]),
+            "operands have different types (f32, f64)",
+        );
+        type_error(
+            |b, v| b.fma(v[I32], v[I32], v[I32]),
+            "fma needs float operands, not i32",
+        );
+    }
+
+    #[test]
+    fn result_types() {
+        let bad_result = |opcode, ty| {
+            move |b: BlockAppender<'_>, v: &[Value]| {
+                b.build(
+                    InstructionData::Binary {
+                        opcode,
+                        args: [v[I32], v[I32]],
+                    },
+                    Some(ty),
+                );
+            }
+        };
+        type_error(
+            bad_result(Opcode::Iadd, Type::I64),
+            "result type i64 should be i32",
+        );
+        let cmp = |b: BlockAppender<'_>, v: &[Value]| {
+            b.build(
+                InstructionData::IntCompare {
+                    opcode: Opcode::Icmp,
+                    cond: IntCC::Equal,
+                    args: [v[I32], v[I32]],
+                },
+                Some(Type::I32),
+            );
+        };
+        type_error(cmp, "result type i32 should be i1");
+        let geo = |b: BlockAppender<'_>, _: &[Value]| {
+            b.build(
+                InstructionData::Geometry {
+                    opcode: Opcode::GridDim,
+                    dim: Dim::Z,
+                },
+                Some(Type::I64),
+            );
+        };
+        type_error(geo, "result type i64 should be i32");
+    }
+
+    #[test]
+    fn select() {
+        type_ok(|b, v| b.select(v[B], v[F32], v[F32]));
+        type_error(
+            |b, v| b.select(v[I32], v[F32], v[F32]),
+            "select condition has type i32, not i1",
+        );
+        type_error(
+            |b, v| b.select(v[B], v[I8], v[I32]),
+            "operands have different types (i8, i32)",
+        );
+    }
+
+    #[test]
+    fn integer_conversions() {
+        type_ok(|b, v| b.sextend(Type::I8, v[B]));
+        type_ok(|b, v| b.ireduce(Type::I1, v[I64]));
+        type_error(
+            |b, v| b.uextend(Type::I32, v[I32]),
+            "uextend from i32 to i32 does not widen",
+        );
+        type_error(
+            |b, v| b.sextend(Type::F64, v[I32]),
+            "sextend from i32 to f64 does not widen",
+        );
+        type_error(
+            |b, v| b.uextend(Type::I64, v[F32]),
+            "uextend needs integer operands, not f32",
+        );
+        type_error(
+            |b, v| b.ireduce(Type::I64, v[I32]),
+            "ireduce from i32 to i64 does not narrow",
+        );
+    }
+
+    #[test]
+    fn float_conversions() {
+        type_ok(|b, v| b.fcvt_to_uint(Type::I8, v[F64]));
+        type_ok(|b, v| b.fcvt_from_sint(Type::F32, v[I64]));
+        type_error(
+            |b, v| b.fcvt_to_sint(Type::I1, v[F32]),
+            "fcvt_to_sint converts to an integer type of 8 to 64 bits, not i1",
+        );
+        type_error(
+            |b, v| b.fcvt_to_sint(Type::I32, v[I32]),
+            "fcvt_to_sint needs float operands, not i32",
+        );
+        type_error(
+            |b, v| b.fcvt_from_uint(Type::F32, v[B]),
+            "fcvt_from_uint needs integer operands of 8 to 64 bits, not i1",
+        );
+        type_error(
+            |b, v| b.fcvt_from_uint(Type::I32, v[I32]),
+            "fcvt_from_uint converts to f32 or f64, not i32",
+        );
+        type_error(
+            |b, v| b.fpromote(v[F64]),
+            "fpromote converts f32 to f64, not f64 to f64",
+        );
+        type_error(
+            |b, v| b.fdemote(v[F32]),
+            "fdemote converts f64 to f32, not f32 to f32",
+        );
+    }
+
+    #[test]
+    fn bitcast() {
+        type_ok(|b, v| b.bitcast(Type::F32, v[I32]));
+        type_ok(|b, v| b.bitcast(Type::I64, v[I64]));
+        type_error(
+            |b, v| b.bitcast(Type::F64, v[I32]),
+            "bitcast between types of different widths (i32, f64)",
+        );
+    }
+
+    #[test]
+    fn constants() {
+        type_ok(|b, _| b.iconst(Type::I1, 1));
+        let raw = |ty: Type, imm: u64| {
+            move |b: BlockAppender<'_>, _: &[Value]| {
+                b.build(
+                    InstructionData::UnaryImm {
+                        opcode: Opcode::Iconst,
+                        imm,
+                    },
+                    Some(ty),
+                );
+            }
+        };
+        type_error(raw(Type::I8, 0x100), "immediate 0x100 does not fit in i8");
+        type_error(raw(Type::I1, 2), "immediate 0x2 does not fit in i1");
+        type_error(raw(Type::F32, 0), "iconst needs an integer type, not f32");
+        let f32c = |b: BlockAppender<'_>, _: &[Value]| {
+            b.build(
+                InstructionData::FloatConst {
+                    opcode: Opcode::F32const,
+                    bits: 1 << 40,
+                },
+                Some(Type::F32),
+            );
+        };
+        type_error(f32c, "immediate 0x10000000000 does not fit in f32");
+        let f64c = |b: BlockAppender<'_>, _: &[Value]| {
+            b.build(
+                InstructionData::FloatConst {
+                    opcode: Opcode::F64const,
+                    bits: 0,
+                },
+                Some(Type::F32),
+            );
+        };
+        type_error(f64c, "result type f32 should be f64");
+    }
+
+    #[test]
+    fn addresses() {
+        type_ok(|b, v| b.load(Type::I1, AddrSpace::Shared, v[I32], -4));
+        type_error(
+            |b, v| b.load(Type::F32, AddrSpace::Global, v[I32], 0),
+            "address v3 has type i32, but global addresses are i64",
+        );
+        type_error(
+            |b, v| b.store(AddrSpace::Local, v[F32], v[I64], 0),
+            "address v4 has type i64, but local addresses are i32",
+        );
+        type_error(
+            |b, v| b.atomic_rmw(AtomicRmwOp::Xchg, AddrSpace::Shared, v[I64], 0, v[I32]),
+            "address v4 has type i64, but shared addresses are i32",
+        );
+    }
+
+    #[test]
+    fn atomics() {
+        type_ok(|b, v| b.atomic_cas(AddrSpace::Global, v[I64], 8, v[I64], v[I64]));
+        type_error(
+            |b, v| b.atomic_rmw(AtomicRmwOp::Add, AddrSpace::Global, v[I64], 0, v[F32]),
+            "atomic operations need i32 or i64 operands, not f32",
+        );
+        type_error(
+            |b, v| b.atomic_cas(AddrSpace::Global, v[I64], 0, v[I8], v[I8]),
+            "atomic operations need i32 or i64 operands, not i8",
+        );
+        type_error(
+            |b, v| b.atomic_cas(AddrSpace::Global, v[I64], 0, v[I32], v[I64]),
+            "operands have different types (i32, i64)",
+        );
+    }
+
+    #[test]
+    fn memory_variables_must_be_declared() {
+        type_error(
+            |b, _| b.shared_addr(SharedVar::from_u32(0)),
+            "smem0 is not declared",
+        );
+        type_error(
+            |b, _| b.local_addr(LocalVar::from_u32(2)),
+            "lmem2 is not declared",
+        );
+    }
+
+    #[test]
+    fn branch_conditions() {
+        let (mut f, b0, v) = kernel(&[("c", Type::I32)]);
+        let b1 = f.dfg.make_block();
+        ins(&mut f, b0).brif(v[0], b1, &[], b1, &[]);
+        ins(&mut f, b1).return_();
+        assert_error(
+            &f,
+            "?: brif v0, block1, block1: branch condition has type i32, not i1",
+        );
+
+        let (mut f, b0, v) = kernel(&[("c", Type::I64)]);
+        let b1 = f.dfg.make_block();
+        ins(&mut f, b0).br_table(v[0], BlockCall::new(b1, []), &[]);
+        ins(&mut f, b1).return_();
+        assert_error(
+            &f,
+            "?: br_table v0, block1, []: br_table index has type i64, not i32",
+        );
+    }
+
+    #[test]
+    fn br_table_needs_a_default() {
+        let (mut f, b0, v) = kernel(&[("c", Type::I32)]);
+        let i = f.dfg.make_inst(
+            InstructionData::BrTable {
+                opcode: Opcode::BrTable,
+                arg: v[0],
+                dests: vec![],
+            },
+            None,
+        );
+        f.layout.append_inst(i, b0);
+        assert_error(&f, "?: br_table v0: br_table has no default destination");
+    }
+
+    #[test]
+    fn branch_destinations() {
+        let (mut f, b0, _) = kernel(&[]);
+        ins(&mut f, b0).jump(Block::from_u32(7), &[]);
+        assert_error(&f, "?: jump block7: destination block7 does not exist");
+
+        let (mut f, b0, _) = kernel(&[]);
+        let b1 = f.dfg.make_block();
+        ins(&mut f, b0).jump(b1, &[]);
+        assert_error(
+            &f,
+            "?: jump block1: destination block1 is not in the layout",
+        );
+
+        let (mut f, b0, _) = kernel(&[]);
+        ins(&mut f, b0).jump(b0, &[]);
+        assert_error(
+            &f,
+            "?: jump block0: branch to the entry block block0, which can have no predecessors",
+        );
+    }
+
+    #[test]
+    fn branch_arguments() {
+        let (mut f, b0, v) = kernel(&[("x", Type::I32), ("y", Type::I64)]);
+        let b1 = f.dfg.make_block();
+        f.dfg.append_block_param(b1, Type::I32);
+        let b2 = f.dfg.make_block();
+        ins(&mut f, b0).jump(b1, &[v[0], v[0]]);
+        ins(&mut f, b1).jump(b2, &[]);
+        ins(&mut f, b2).return_();
+        assert_error(
+            &f,
+            "?: jump block1(v0, v0): block1 takes 1 arguments, but 2 are passed",
+        );
+        let j = f.layout.last_inst(b0).unwrap();
+        f.dfg.insts[j].branch_destinations_mut()[0].args = vec![v[1]];
+        assert_error(
+            &f,
+            "?: jump block1(v1): argument 0 of block1 is v1 of type i64, but v2 has type i32",
+        );
+    }
+
+    #[test]
+    fn broken_instructions_do_not_cascade() {
+        // An operand that does not exist gives one error, not a type error too; an
+        // undefined operand used twice is reported once.
+        let f = with_body(&[("x", Type::I32)], |f, b0, v| {
+            let i = f.dfg.make_inst(
+                InstructionData::Nullary {
+                    opcode: Opcode::LaneId,
+                },
+                Some(Type::I64),
+            );
+            let u = f.dfg.inst_result(i).unwrap();
+            ins(f, b0).iadd(u, u);
+            ins(f, b0).iadd(v[0], Value::from_u32(50));
+        });
+        assert_eq!(
+            errors(&f),
+            vec![
+                "?: v2 = iadd v1, v1: v1 is not defined: its definition is not in the layout",
+                "?: v3 = iadd v0, v50: v50 does not exist",
+            ]
+        );
+    }
+
+    #[test]
+    fn malformed_layouts_do_not_panic() {
+        // A block in the layout that the DFG does not know, and an instruction id that
+        // does not exist.
+        let (mut f, b0, _) = kernel(&[]);
+        ins(&mut f, b0).return_();
+        f.layout.append_block(Block::from_u32(5));
+        let errs = errors(&f);
+        assert_eq!(
+            errs,
+            vec!["?: block5: block is in the layout but does not exist"]
+        );
+    }
+
+    #[test]
+    fn long_chain_verifies_quickly() {
+        let (mut f, b0, _) = kernel(&[]);
+        let c = ins(&mut f, b0).iconst(Type::I32, 1);
+        let mut prev = b0;
+        for _ in 0..100_000 {
+            let b = f.dfg.make_block();
+            ins(&mut f, prev).jump(b, &[]);
+            ins(&mut f, b).iadd(c, c);
+            prev = b;
+        }
+        ins(&mut f, prev).return_();
+        assert_eq!(errors(&f), Vec::<String>::new());
+    }
 }
