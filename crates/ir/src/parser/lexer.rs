@@ -72,9 +72,14 @@ const MAX_QUOTED: usize = 40;
 
 /// Quotes `text` for an error message, shortened when very long.
 pub(crate) fn quote(text: &str) -> String {
+    format!("`{}`", shorten(text))
+}
+
+/// `text`, cut to a length fit for an error message.
+pub(crate) fn shorten(text: &str) -> String {
     match text.char_indices().nth(MAX_QUOTED) {
-        Some((cut, _)) => format!("`{}...`", &text[..cut]),
-        None => format!("`{text}`"),
+        Some((cut, _)) => format!("{}...", &text[..cut]),
+        None => text.to_string(),
     }
 }
 
@@ -193,7 +198,7 @@ impl<'a> Lexer<'a> {
                 return Ok(self.token(TokenKind::Word, start, loc));
             }
             b if b.is_ascii_digit() => {
-                self.lex_number();
+                self.lex_number(start);
                 return Ok(self.token(TokenKind::Number, start, loc));
             }
             _ => {
@@ -212,14 +217,14 @@ impl<'a> Lexer<'a> {
     /// Consumes a number: a maximal run of letters, digits, `_` and `.`, plus a sign right
     /// after the exponent marker of a decimal literal (`1e-30`). Hex literals have no
     /// exponent (their `e` is a digit), so `0x1e-4` stays `0x1e`, `-`, `4`.
-    fn lex_number(&mut self) {
+    fn lex_number(&mut self, start: usize) {
         let bytes = self.src.as_bytes();
         let hex = bytes.get(self.pos) == Some(&b'0')
             && matches!(bytes.get(self.pos + 1), Some(b'x' | b'X'));
         while let Some(b) = self.peek_byte() {
-            let after_exponent_marker = !hex && matches!(bytes[self.pos - 1], b'e' | b'E');
-            if is_word_char(b) || b == b'.' || (after_exponent_marker && matches!(b, b'+' | b'-'))
-            {
+            let after_exponent_marker =
+                !hex && self.pos > start && matches!(bytes[self.pos - 1], b'e' | b'E');
+            if is_word_char(b) || b == b'.' || (after_exponent_marker && matches!(b, b'+' | b'-')) {
                 self.bump();
             } else {
                 break;
@@ -294,7 +299,17 @@ mod tests {
             .collect();
         assert_eq!(
             texts,
-            ["1e-30", "1.5E+3", "0x1e", "-", "4", "1_000", "16abc", "0x7fc00000", ""]
+            [
+                "1e-30",
+                "1.5E+3",
+                "0x1e",
+                "-",
+                "4",
+                "1_000",
+                "16abc",
+                "0x7fc00000",
+                ""
+            ]
         );
     }
 

@@ -129,12 +129,16 @@ pub(crate) fn parse_float(text: &str, sign: Sign, ty: Type) -> Result<u64, Strin
             ));
         }
         let lit = parse_int(text, false).ok_or_else(|| invalid_float(text, ty))?;
-        let mask = if is_f32 { u64::from(u32::MAX) } else { u64::MAX };
+        let mask = if is_f32 {
+            u64::from(u32::MAX)
+        } else {
+            u64::MAX
+        };
         return match u64::try_from(lit.magnitude) {
             Ok(bits) if bits <= mask => Ok(bits),
             _ => Err(format!(
                 "float bits {} do not fit in {ty}",
-                super::lexer::quote(text)
+                super::lexer::shorten(text)
             )),
         };
     }
@@ -157,7 +161,7 @@ pub(crate) fn parse_float(text: &str, sign: Sign, ty: Type) -> Result<u64, Strin
     if infinite {
         return Err(format!(
             "float literal {} is out of range for {ty} (write `inf` for infinity)",
-            super::lexer::quote(text)
+            super::lexer::shorten(text)
         ));
     }
     Ok(bits)
@@ -227,7 +231,10 @@ mod tests {
         assert_eq!(int("2", false, Type::I1), None);
         assert_eq!(int("4294967295", false, Type::I32), Some(0xffff_ffff));
         assert_eq!(int("2147483648", true, Type::I32), Some(0x8000_0000));
-        assert_eq!(int("0xffff_ffff_ffff_ffff", false, Type::I64), Some(u64::MAX));
+        assert_eq!(
+            int("0xffff_ffff_ffff_ffff", false, Type::I64),
+            Some(u64::MAX)
+        );
         assert_eq!(int("9223372036854775808", true, Type::I64), Some(1 << 63));
         assert_eq!(int("9223372036854775809", true, Type::I64), None);
         assert_eq!(int("18446744073709551616", false, Type::I64), None);

@@ -15,7 +15,7 @@
 //! instruction a fixed sequence of tokens), and the parser follows it with loops only: no
 //! input can make it recurse.
 
-use super::lexer::{quote, Lexer, Token, TokenKind};
+use super::lexer::{quote, shorten, Lexer, Token, TokenKind};
 use super::literals::{parse_float, parse_int, IntLit, Sign};
 use super::ParseError;
 use crate::condcodes::{AddrSpace, AtomicRmwOp, Dim, FloatCC, IntCC};
@@ -120,7 +120,10 @@ fn opcode_by_name(name: &str) -> Option<Opcode> {
 
 /// "first", "second", "third".
 fn ordinal(i: usize) -> &'static str {
-    ["first", "second", "third"].get(i).copied().unwrap_or("next")
+    ["first", "second", "third"]
+        .get(i)
+        .copied()
+        .unwrap_or("next")
 }
 
 /// The syntax pass over one text.
@@ -260,7 +263,7 @@ impl<'a> Parser<'a> {
             }
         }
         let t = self.expect(TokenKind::Number, what)?;
-        let shown = format!("{sign}{}", t.text);
+        let shown = format!("{sign}{}", shorten(t.text));
         match parse_int(t.text, negative) {
             Some(lit) => Ok((lit, shown, loc)),
             None => Err(ParseError::new(
@@ -409,9 +412,13 @@ impl<'a> Parser<'a> {
                 format!("expected `{space}` after `{var_name} =`, found {kw}"),
             ));
         }
-        let (size, shown, loc) = self.int_lit(false, &|| format!("the size in bytes of {var_name}"))?;
+        let (size, shown, loc) =
+            self.int_lit(false, &|| format!("the size in bytes of {var_name}"))?;
         let size = size.to_u32().ok_or_else(|| {
-            ParseError::new(loc, format!("size {shown} of {var_name} does not fit in 32 bits"))
+            ParseError::new(
+                loc,
+                format!("size {shown} of {var_name} does not fit in 32 bits"),
+            )
         })?;
         let mut align = 1;
         if self.eat(TokenKind::Comma)? {
@@ -472,7 +479,9 @@ impl<'a> Parser<'a> {
                 })?;
             }
         }
-        self.expect(TokenKind::Colon, || format!("`:` after the header of block{n}"))?;
+        self.expect(TokenKind::Colon, || {
+            format!("`:` after the header of block{n}")
+        })?;
         if let Some(last) = k.blocks.last_mut() {
             last.insts.end = k.insts.len();
         }
@@ -514,22 +523,16 @@ impl<'a> Parser<'a> {
     }
 
     /// Parses `ADDR`, `ADDR+OFF` or `ADDR-OFF`, recording the use of `ADDR`.
-    fn address(
-        &mut self,
-        k: &mut RawKernel<'a>,
-        op: Opcode,
-    ) -> Result<(Value, i32), ParseError> {
+    fn address(&mut self, k: &mut RawKernel<'a>, op: Opcode) -> Result<(Value, i32), ParseError> {
         let v = self.use_value(k, &|| format!("the address of `{op}`"))?;
         if !matches!(self.tok.kind, TokenKind::Plus | TokenKind::Minus) {
             return Ok((v, 0));
         }
-        let (lit, shown, loc) =
-            self.int_lit(true, &|| format!("an offset after the sign in the address of `{op}`"))?;
+        let (lit, shown, loc) = self.int_lit(true, &|| {
+            format!("an offset after the sign in the address of `{op}`")
+        })?;
         let off = lit.to_i32().ok_or_else(|| {
-            ParseError::new(
-                loc,
-                format!("offset {shown} of `{op}` does not fit in i32"),
-            )
+            ParseError::new(loc, format!("offset {shown} of `{op}` does not fit in i32"))
         })?;
         Ok((v, off))
     }
@@ -637,7 +640,7 @@ impl<'a> Parser<'a> {
                 let imm = lit.to_bits(ty).ok_or_else(|| {
                     ParseError::new(
                         lit_loc,
-                        format!("integer literal {} does not fit in {ty}", quote(&shown)),
+                        format!("integer literal {shown} does not fit in {ty}"),
                     )
                 })?;
                 D::UnaryImm { opcode: op, imm }
@@ -783,15 +786,13 @@ impl<'a> Parser<'a> {
                 }
             }
             F::SharedAddr => {
-                let (var, _) = self.mem_var("smem", "shared", op, |p, n| {
-                    p.smem.get(&n).map(|e| e.0)
-                })?;
+                let (var, _) =
+                    self.mem_var("smem", "shared", op, |p, n| p.smem.get(&n).map(|e| e.0))?;
                 D::SharedAddr { opcode: op, var }
             }
             F::LocalAddr => {
-                let (var, _) = self.mem_var("lmem", "local", op, |p, n| {
-                    p.lmem.get(&n).map(|e| e.0)
-                })?;
+                let (var, _) =
+                    self.mem_var("lmem", "local", op, |p, n| p.lmem.get(&n).map(|e| e.0))?;
                 D::LocalAddr { opcode: op, var }
             }
             F::Jump => D::Jump {
@@ -826,9 +827,9 @@ impl<'a> Parser<'a> {
                 if !self.eat(TokenKind::RBracket)? {
                     loop {
                         let i = dests.len() - 1;
-                        dests.push(self.block_call(k, &|| {
-                            format!("entry {i} of the table of `{op}`")
-                        })?);
+                        dests.push(
+                            self.block_call(k, &|| format!("entry {i} of the table of `{op}`"))?,
+                        );
                         if self.eat(TokenKind::RBracket)? {
                             break;
                         }
