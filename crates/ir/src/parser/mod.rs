@@ -68,7 +68,10 @@ pub fn parse_functions(text: &str) -> Result<Vec<Function>, ParseError> {
         if let Some(first) = names.insert(raw.name, raw.name_loc) {
             return Err(ParseError::new(
                 raw.name_loc,
-                format!("kernel %{} is defined twice (first at {first})", raw.name),
+                format!(
+                    "kernel %{} is defined twice (first at {first})",
+                    lexer::shorten(raw.name)
+                ),
             ));
         }
         funcs.push(build::build(raw)?);
@@ -83,7 +86,7 @@ pub fn parse_function(text: &str) -> Result<Function, ParseError> {
     if !parser.at_eof() {
         return Err(parser.expected(&format!(
             "the end of the input after kernel %{} (the text must hold exactly one kernel)",
-            raw.name
+            lexer::shorten(raw.name)
         )));
     }
     build::build(raw)

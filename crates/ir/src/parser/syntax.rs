@@ -295,6 +295,8 @@ impl<'a> Parser<'a> {
             "a kernel name such as `%main` after `kernel`".to_string()
         })?;
         let name = &name_tok.text[1..];
+        // How messages name the kernel: shortened, as names can be arbitrarily long.
+        let kname = format!("%{}", shorten(name));
         let mut k = RawKernel {
             loc: kw.loc,
             name,
@@ -311,17 +313,17 @@ impl<'a> Parser<'a> {
         self.lmem.clear();
 
         self.expect(TokenKind::LParen, || {
-            format!("`(` to open the parameter list of kernel %{name}")
+            format!("`(` to open the parameter list of kernel {kname}")
         })?;
         let mut param_locs: HashMap<&str, SourceLoc> = HashMap::new();
         if !self.eat(TokenKind::RParen)? {
             loop {
-                let p = self.word(|| format!("a parameter name in kernel %{name}"))?;
+                let p = self.word(|| format!("a parameter name in kernel {kname}"))?;
                 if let Some(first) = param_locs.insert(p.text, p.loc) {
                     return Err(ParseError::new(
                         p.loc,
                         format!(
-                            "parameter {} of kernel %{name} is declared twice (first at {first})",
+                            "parameter {} of kernel {kname} is declared twice (first at {first})",
                             quote(p.text)
                         ),
                     ));
@@ -340,7 +342,7 @@ impl<'a> Parser<'a> {
             }
         }
         self.expect(TokenKind::LBrace, || {
-            format!("`{{` to open the body of kernel %{name}")
+            format!("`{{` to open the body of kernel {kname}")
         })?;
 
         // Memory declarations come first.
@@ -362,7 +364,7 @@ impl<'a> Parser<'a> {
                     break;
                 }
                 TokenKind::Eof => {
-                    return Err(self.expected(&format!("`}}` to close kernel %{name}")));
+                    return Err(self.expected(&format!("`}}` to close kernel {kname}")));
                 }
                 TokenKind::Word => {
                     let text = self.tok.text;
@@ -385,7 +387,7 @@ impl<'a> Parser<'a> {
                     let what = if k.blocks.is_empty() {
                         "a block header such as `block0:`".to_string()
                     } else {
-                        format!("an instruction, a block header or `}}` to close kernel %{name}")
+                        format!("an instruction, a block header or `}}` to close kernel {kname}")
                     };
                     return Err(self.expected(&what));
                 }
@@ -394,7 +396,7 @@ impl<'a> Parser<'a> {
         if k.blocks.is_empty() {
             return Err(ParseError::new(
                 k.loc,
-                format!("kernel %{name} has no blocks"),
+                format!("kernel {kname} has no blocks"),
             ));
         }
         Ok(k)
