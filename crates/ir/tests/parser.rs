@@ -678,3 +678,21 @@ fn large_kernel() {
     assert_eq!(f.num_placed_insts(), 100_000);
     assert_eq!(f.to_string(), text);
 }
+
+#[test]
+fn examples_in_the_documentation_parse() {
+    let doc = include_str!("../../../docs/text-format.md");
+    let mut found = 0;
+    for block in doc.split("```").skip(1).step_by(2) {
+        let text = block.trim_start_matches(|c| c != '\n');
+        if !text.trim_start().starts_with("kernel") && !text.trim_start().starts_with(';') {
+            continue;
+        }
+        let f = parse_function(text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        if !text.contains(';') {
+            assert_eq!(f.to_string(), text.trim_start());
+        }
+        found += 1;
+    }
+    assert_eq!(found, 2);
+}

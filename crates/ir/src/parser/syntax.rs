@@ -215,20 +215,18 @@ impl<'a> Parser<'a> {
     }
 
     /// Parses a word naming one of a closed set (condition codes, address spaces, ...).
-    fn named<T: core::str::FromStr + Copy>(
+    fn named<T: core::str::FromStr + core::fmt::Display>(
         &mut self,
         all: &[T],
         kind: &str,
         context: &str,
-    ) -> Result<T, ParseError>
-    where
-        T: core::fmt::Display,
-    {
-        let names = all
-            .iter()
-            .map(|x| x.to_string())
-            .collect::<Vec<_>>()
-            .join(", ");
+    ) -> Result<T, ParseError> {
+        let names = || {
+            all.iter()
+                .map(|x| x.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
         if self.tok.kind == TokenKind::Word {
             if let Ok(x) = self.tok.text.parse::<T>() {
                 self.advance()?;
@@ -237,12 +235,13 @@ impl<'a> Parser<'a> {
             return Err(ParseError::new(
                 self.tok.loc,
                 format!(
-                    "unknown {kind} {} {context}: expected one of {names}",
-                    quote(self.tok.text)
+                    "unknown {kind} {} {context}: expected one of {}",
+                    quote(self.tok.text),
+                    names()
                 ),
             ));
         }
-        Err(self.expected(&format!("{kind} {context} (one of {names})")))
+        Err(self.expected(&format!("{kind} {context} (one of {})", names())))
     }
 
     /// Parses an optionally signed integer literal; `what` describes it for errors.
@@ -847,6 +846,12 @@ impl<'a> Parser<'a> {
                 }
             }
         };
+        if self.tok.kind == TokenKind::Comma {
+            return Err(ParseError::new(
+                self.tok.loc,
+                format!("unexpected `,`: `{op}` takes no more operands"),
+            ));
+        }
         k.insts.push(RawInst {
             loc,
             result,

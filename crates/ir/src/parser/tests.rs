@@ -345,6 +345,14 @@ fn errors_name_position_and_expectation() {
         ),
         ("v1 iadd v0, v0", "3:8: expected `=` after v1, found `iadd`"),
         (
+            "v1 = iadd v0, v0, v0",
+            "3:21: unexpected `,`: `iadd` takes no more operands",
+        ),
+        (
+            "jump block0, block0",
+            "3:16: unexpected `,`: `jump` takes no more operands",
+        ),
+        (
             "smem0 = shared 4",
             "3:5: memory declarations must come before the first block",
         ),
