@@ -6,11 +6,11 @@
 //!
 //! Parsing runs in two passes per kernel:
 //!
-//! - the [syntax pass](syntax) checks the grammar and literals and records every
+//! - the syntax pass (`syntax.rs`) checks the grammar and literals and records every
 //!   definition and use with its position, leaving names unresolved: the text may use a
 //!   value or a block before defining it (loop-carried block parameters, forward
 //!   branches), and name values and blocks with any numbers in any order;
-//! - the [build pass](build) resolves names, infers the result types the text leaves
+//! - the build pass (`build.rs`) resolves names, infers the result types the text leaves
 //!   implicit, and creates the function's entities in text order.
 //!
 //! Every instruction's [`Function::srclocs`] entry is the line and column where it starts.
