@@ -22,36 +22,10 @@ use super::syntax::RawKernel;
 use super::ParseError;
 use crate::entities::{Block, Value};
 use crate::function::Function;
-use crate::instructions::Opcode;
 use crate::srcloc::SourceLoc;
 use crate::types::Type;
 use std::collections::hash_map::Entry;
 use std::collections::HashMap;
-
-/// The result type an opcode always produces, whatever its operands, for opcodes whose
-/// text does not write the type; `None` when it is taken from an operand (or written).
-pub(crate) fn fixed_result_type(op: Opcode) -> Option<Type> {
-    use Opcode::*;
-    match op {
-        Icmp | Fcmp => Some(Type::I1),
-        ThreadId | BlockId | BlockDim | GridDim | LaneId | SharedAddr | LocalAddr => {
-            Some(Type::I32)
-        }
-        F32const | Fdemote => Some(Type::F32),
-        F64const | Fpromote => Some(Type::F64),
-        _ => None,
-    }
-}
-
-/// Which operand gives its type to the result of `op`, when neither the text nor the
-/// opcode fixes it: the second for `select c, a, b` and for atomics (the first is the
-/// condition or the address), the first for everything else.
-pub(crate) fn type_source_operand(op: Opcode) -> usize {
-    match op {
-        Opcode::Select | Opcode::AtomicRmw | Opcode::AtomicCas => 1,
-        _ => 0,
-    }
-}
 
 /// Marks "no type source" in the inference links.
 const NO_SOURCE: u32 = u32::MAX;
@@ -106,7 +80,7 @@ pub(crate) fn build(k: RawKernel<'_>) -> Result<Function, ParseError> {
         for inst in k.insts.get(b.insts.clone()).unwrap_or_default() {
             if let Some((name, loc)) = inst.result {
                 let op = inst.data.opcode();
-                define(name, loc, inst.explicit_type.or(fixed_result_type(op)))?;
+                define(name, loc, inst.explicit_type.or(op.fixed_result_type()))?;
             }
         }
     }
@@ -158,7 +132,7 @@ pub(crate) fn build(k: RawKernel<'_>) -> Result<Function, ParseError> {
             }
             if inst.result.is_some() {
                 if types[next_def].is_none() {
-                    let src = type_source_operand(inst.data.opcode());
+                    let src = inst.data.opcode().result_type_operand();
                     if let Some(v) = inst.data.args().get(src) {
                         type_source[next_def] = v.as_u32();
                     }
