@@ -123,7 +123,12 @@ pub fn write_inst(w: &mut dyn Write, func: &Function, inst: Inst) -> fmt::Result
             args,
             offset,
             ..
-        } => write!(w, " {op} {space} {}, {}", Address(args[0], *offset), args[1]),
+        } => write!(
+            w,
+            " {op} {space} {}, {}",
+            Address(args[0], *offset),
+            args[1]
+        ),
         AtomicCas {
             space,
             args,
