@@ -515,6 +515,10 @@ fn run_cfg(
     launch: &Launch,
     cfg: &InterpConfig,
 ) -> Result<(PreparedLaunch, InterpStats), InterpError> {
+    if let Err(e) = crate::verifier::verify_function(f) {
+        // The malformed-kernel tests run unverified functions on purpose.
+        assert!(f.name.starts_with("bad"), "test kernel does not verify: {e}");
+    }
     let mut p = launch.prepare(f).expect("launch binds");
     let stats = run(f, &mut p, cfg)?;
     Ok((p, stats))
@@ -1049,6 +1053,7 @@ fn setup_errors_and_malformed() {
     assert!(run(&f, &mut p, &InterpConfig::default()).is_err());
     // A block without a terminator.
     let mut b = Fb::new(&[]);
+    b.f.name = "bad1".into();
     b.iconst(I32, 1);
     let e = run_launch(&b.f, &launch("1", "1", &[]))
         .unwrap_err()
@@ -1059,6 +1064,7 @@ fn setup_errors_and_malformed() {
     );
     // Ill-typed arithmetic is reported, not executed.
     let mut b = Fb::new(&[]);
+    b.f.name = "bad2".into();
     let x = b.iconst(I32, 1);
     let y = b.iconst(I32, 1);
     b.ins(
