@@ -517,7 +517,10 @@ fn run_cfg(
 ) -> Result<(PreparedLaunch, InterpStats), InterpError> {
     if let Err(e) = crate::verifier::verify_function(f) {
         // The malformed-kernel tests run unverified functions on purpose.
-        assert!(f.name.starts_with("bad"), "test kernel does not verify: {e}");
+        assert!(
+            f.name.starts_with("bad"),
+            "test kernel does not verify: {e}"
+        );
     }
     let mut p = launch.prepare(f).expect("launch binds");
     let stats = run(f, &mut p, cfg)?;

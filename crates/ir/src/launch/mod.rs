@@ -7,7 +7,7 @@
 //! none of them.
 //!
 //! A launch comes from a TOML file next to the kernel (`foo.wir` -> `foo.launch.toml`, see
-//! [`file`]) and from command-line flags, whose string forms are parsed here too (see
+//! [`mod@file`]) and from command-line flags, whose string forms are parsed here too (see
 //! [`spec`]); flags override the file. [`Launch::prepare`] then binds the launch to one
 //! kernel: it checks every parameter is bound exactly once with a value of the right type,
 //! builds the buffers and places them at deterministic addresses (see [`memory`]), and
