@@ -491,3 +491,49 @@ fn select_kernel() {
     assert_eq!(l.select_kernel(&funcs[..1]).unwrap().name, "k");
     assert!(l.select_kernel(&[]).is_err());
 }
+
+/// Mangled launch files and specs must give errors, never panics.
+#[test]
+fn mangled_inputs_do_not_panic() {
+    let f = kernel(&[
+        ("x", Type::I64),
+        ("y", Type::I64),
+        ("alpha", Type::F32),
+        ("n", Type::I32),
+    ]);
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(42);
+    let alphabet = b"[]=,.:-+0123456789xyfiu_\"\n #abcdefghijklmnopqrstuvwz";
+    for _ in 0..3000 {
+        let mut text = EXAMPLE.as_bytes().to_vec();
+        for _ in 0..1 + rng.next_u64() % 4 {
+            let pos = (rng.next_u64() % text.len() as u64) as usize;
+            let c = alphabet[(rng.next_u64() % alphabet.len() as u64) as usize];
+            match rng.next_u64() % 3 {
+                0 => text[pos] = c,
+                1 => text.insert(pos, c),
+                _ => {
+                    text.remove(pos);
+                }
+            }
+        }
+        let text = String::from_utf8_lossy(&text);
+        if let Ok(l) = parse(&text) {
+            let _ = l.prepare(&f);
+        }
+        let spec: String = (0..rng.next_u64() % 24)
+            .map(|_| alphabet[(rng.next_u64() % alphabet.len() as u64) as usize] as char)
+            .collect();
+        let mut l = Launch::default();
+        for s in [
+            format!("x={spec}"),
+            format!("x=i32{spec}"),
+            format!("x=f32[4]:{spec}"),
+        ] {
+            let _ = l.add_buffer(&s);
+            let _ = l.add_arg(&s);
+            let _ = l.set_grid(&spec);
+            let _ = l.add_expect(&s);
+        }
+        let _ = l.prepare(&f);
+    }
+}
