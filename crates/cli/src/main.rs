@@ -26,7 +26,7 @@ enum Command {
     /// Parse and verify the kernels of a .wir file.
     Verify(commands::verify::VerifyArgs),
     /// Run a kernel on the reference interpreter and print its buffers.
-    Interp(commands::interp::InterpArgs),
+    Interp(Box<commands::interp::InterpArgs>),
 }
 
 fn main() -> ExitCode {

@@ -40,7 +40,11 @@ pub fn verify_all(path: &Path, funcs: &[Function]) -> Result<()> {
         if let Err(errors) = verify_function(func) {
             for e in &errors.0 {
                 count += 1;
-                report.push_str(&format!("\n{}:{e} (in kernel %{})", path.display(), func.name));
+                report.push_str(&format!(
+                    "\n{}:{e} (in kernel %{})",
+                    path.display(),
+                    func.name
+                ));
             }
         }
     }

@@ -37,7 +37,10 @@ pub fn run(args: &InterpArgs) -> Result<ExitCode> {
     let func = launch.select_kernel(&funcs)?;
     let mut prepared = launch.prepare(func)?;
     if args.warp_size == 0 || args.warp_size > 64 {
-        return Err(anyhow!("--warp-size must be 1 to 64, not {}", args.warp_size));
+        return Err(anyhow!(
+            "--warp-size must be 1 to 64, not {}",
+            args.warp_size
+        ));
     }
     let config = InterpConfig {
         warp_size: args.warp_size,

@@ -1,0 +1,174 @@
+//! End-to-end tests of the `warplift` binary: exit codes, messages and output shapes.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn warplift(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_warplift"))
+        .args(args)
+        .current_dir(repo_root())
+        .output()
+        .expect("the warplift binary runs")
+}
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A failure must be an error message and exit code 1, never a panic (exit code 101).
+fn assert_fails_with(o: &Output, needle: &str) {
+    assert_eq!(o.status.code(), Some(1), "stderr: {}", stderr(o));
+    assert!(
+        stderr(o).contains(needle),
+        "expected {needle:?} in stderr: {}",
+        stderr(o)
+    );
+}
+
+fn temp_file(name: &str, contents: &[u8]) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("warplift-cli-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, contents).unwrap();
+    path
+}
+
+#[test]
+fn fmt_prints_canonical_text_that_fmt_check_accepts() {
+    let o = warplift(&["fmt", "examples/saxpy.wir"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.starts_with("kernel %saxpy(x: i64, y: i64, a: f32, n: i32) {"));
+    let canonical = temp_file("canonical.wir", text.as_bytes());
+    let o = warplift(&["fmt", "--check", canonical.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // The example has comments, so it is not canonical.
+    let o = warplift(&["fmt", "--check", "examples/saxpy.wir"]);
+    assert_eq!(o.status.code(), Some(1));
+}
+
+#[test]
+fn verify_reports_ok_and_errors_with_file_line_and_column() {
+    let o = warplift(&["verify", "examples/saxpy.wir"]);
+    assert!(o.status.success());
+    assert!(stdout(&o).contains("%saxpy: ok"));
+    let bad = temp_file(
+        "bad_types.wir",
+        b"kernel %k(p: i64) {\nblock0(v0: i64):\n    v1 = iconst.i32 1\n    v2 = iadd v0, v1\n    return\n}\n",
+    );
+    let o = warplift(&["verify", bad.to_str().unwrap()]);
+    assert_fails_with(&o, "bad_types.wir:4:5: v2 = iadd v0, v1:");
+}
+
+#[test]
+fn parse_errors_name_file_line_and_column() {
+    let bad = temp_file("syntax.wir", b"kernel %k() {\nblock0:\n    v1 = iadd v0\n");
+    let o = warplift(&["fmt", bad.to_str().unwrap()]);
+    assert_fails_with(&o, "syntax.wir:4:1: unexpected end of input");
+}
+
+#[test]
+fn interp_uses_the_launch_file_next_to_the_kernel() {
+    let o = warplift(&["interp", "examples/saxpy.wir", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let json: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let y = json["buffers"]["y"].as_array().unwrap();
+    assert_eq!(y.len(), 80);
+    // y[i] = 2 * i + i
+    assert_eq!(y[5].as_f64(), Some(15.0));
+    assert_eq!(json["kernel"], "saxpy");
+    assert_eq!(json["stats"]["threads"], 96);
+    assert_eq!(json["stats"]["block_executions"]["block1"], 80);
+}
+
+#[test]
+fn interp_flags_override_the_launch_file() {
+    let o = warplift(&[
+        "interp",
+        "examples/saxpy.wir",
+        "--arg",
+        "n=3",
+        "--print",
+        "y",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let json: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let y = json["buffers"]["y"].as_array().unwrap();
+    assert_eq!(y[2].as_f64(), Some(6.0));
+    assert_eq!(y[3].as_f64(), Some(3.0), "threads past n leave y alone");
+    assert!(json["buffers"].get("x").is_none());
+}
+
+#[test]
+fn interp_without_launch_file_describes_the_launch_with_flags() {
+    let o = warplift(&[
+        "interp",
+        "examples/saxpy.wir",
+        "--no-launch-file",
+        "--block",
+        "4",
+        "--arg",
+        "n=4",
+        "--arg",
+        "a=0.5",
+        "--buffer",
+        "x=f32[4]:values:2,4,6,8",
+        "--buffer",
+        "y=f32[4]:zeros",
+        "--print",
+        "y",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("1.0 2.0 3.0 4.0"), "{}", stdout(&o));
+}
+
+#[test]
+fn interp_faults_name_kernel_block_thread_and_line() {
+    let o = warplift(&["interp", "examples/saxpy.wir", "--arg", "n=81"]);
+    assert_fails_with(&o, "out-of-bounds global load");
+    assert!(stderr(&o).contains("kernel %saxpy, block (2,0,0), thread (16,0,0), at 19:5"));
+}
+
+#[test]
+fn bad_input_is_an_error_not_a_crash() {
+    let garbage = temp_file("garbage.wir", &[0xff, 0xfe, 0x00, 0x41]);
+    assert_fails_with(&warplift(&["fmt", garbage.to_str().unwrap()]), "not UTF-8");
+    assert_fails_with(&warplift(&["verify", "no/such/file.wir"]), "cannot read");
+    let kernel = temp_file(
+        "k.wir",
+        b"kernel %k(n: i32) {\nblock0(v0: i32):\n    return\n}\n",
+    );
+    let launch = temp_file("k.launch.toml", b"grid = [1]\nblokc = [2]\n");
+    let o = warplift(&["interp", kernel.to_str().unwrap()]);
+    assert_fails_with(&o, "blokc");
+    assert_fails_with(
+        &warplift(&[
+            "interp",
+            kernel.to_str().unwrap(),
+            "--launch",
+            launch.to_str().unwrap(),
+        ]),
+        "blokc",
+    );
+    let o = warplift(&["interp", kernel.to_str().unwrap(), "--no-launch-file"]);
+    assert_fails_with(&o, "n");
+    let o = warplift(&[
+        "interp",
+        kernel.to_str().unwrap(),
+        "--no-launch-file",
+        "--arg",
+        "n=1",
+        "--warp-size",
+        "0",
+    ]);
+    assert_fails_with(&o, "--warp-size");
+}
