@@ -215,12 +215,16 @@ impl Equivalence {
                 }
             }
         }
-        a.layout.blocks().iter().zip(b.layout.blocks()).all(|(&ba, &bb)| {
-            let (ia, ib) = (a.layout.block_insts(ba), b.layout.block_insts(bb));
-            ia.iter()
-                .zip(ib)
-                .all(|(&x, &y)| self.same_inst(a.inst(x), b.inst(y)))
-        })
+        a.layout
+            .blocks()
+            .iter()
+            .zip(b.layout.blocks())
+            .all(|(&ba, &bb)| {
+                let (ia, ib) = (a.layout.block_insts(ba), b.layout.block_insts(bb));
+                ia.iter()
+                    .zip(ib)
+                    .all(|(&x, &y)| self.same_inst(a.inst(x), b.inst(y)))
+            })
     }
 
     fn same_value(&self, a: Value, b: Value) -> bool {
@@ -228,9 +232,14 @@ impl Equivalence {
     }
 
     fn same_call(&self, a: &BlockCall, b: &BlockCall) -> bool {
-        self.blocks.get(&a.block).map_or(a.block == b.block, |&m| m == b.block)
+        self.blocks
+            .get(&a.block)
+            .map_or(a.block == b.block, |&m| m == b.block)
             && a.args.len() == b.args.len()
-            && a.args.iter().zip(&b.args).all(|(&x, &y)| self.same_value(x, y))
+            && a.args
+                .iter()
+                .zip(&b.args)
+                .all(|(&x, &y)| self.same_value(x, y))
     }
 
     fn same_inst(&self, a: &InstructionData, b: &InstructionData) -> bool {
@@ -245,11 +254,13 @@ impl Equivalence {
             d
         };
         blank(a) == blank(b)
-            && a.args().iter().zip(b.args()).all(|(&x, &y)| self.same_value(x, y))
+            && a.args()
+                .iter()
+                .zip(b.args())
+                .all(|(&x, &y)| self.same_value(x, y))
             && a.branch_destinations()
                 .iter()
                 .zip(b.branch_destinations())
                 .all(|(x, y)| self.same_call(x, y))
     }
 }
-

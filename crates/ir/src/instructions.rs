@@ -1,6 +1,6 @@
 //! Opcodes and instruction data.
 //!
-//! Every opcode is declared once, in the table inside [`for_each_opcode`], with its
+//! Every opcode is declared once, in the table inside the `for_each_opcode!` macro, with its
 //! text-format name, its instruction format and its documentation. The `Opcode` enum, the
 //! name lookup used by the parser and the format dispatch all come from that one table. The
 //! semantics of each opcode for every input are defined in `docs/ir.md` and implemented by

@@ -37,7 +37,9 @@ impl Layout {
     /// Inserts `block` right after `after`, which must be in the layout.
     pub fn insert_block_after(&mut self, block: Block, after: Block) {
         assert!(!self.inserted[block], "{block} is already in the layout");
-        let pos = self.block_position(after).expect("`after` is not in the layout");
+        let pos = self
+            .block_position(after)
+            .expect("`after` is not in the layout");
         self.inserted[block] = true;
         self.blocks.insert(pos + 1, block);
     }

@@ -123,7 +123,12 @@ pub fn write_inst(w: &mut dyn Write, func: &Function, inst: Inst) -> fmt::Result
             args,
             offset,
             ..
-        } => write!(w, " {op} {space} {}, {}", Address(args[0], *offset), args[1]),
+        } => write!(
+            w,
+            " {op} {space} {}, {}",
+            Address(args[0], *offset),
+            args[1]
+        ),
         AtomicCas {
             space,
             args,
@@ -146,8 +151,13 @@ pub fn write_inst(w: &mut dyn Write, func: &Function, inst: Inst) -> fmt::Result
             DisplayCall(&dests[1])
         ),
         BrTable { arg, dests, .. } => {
-            write!(w, " {arg}, {}, [", DisplayCall(&dests[0]))?;
-            for (i, d) in dests[1..].iter().enumerate() {
+            // A verified br_table always has a default; print a malformed one without
+            // panicking so that error messages can show it.
+            let Some((default, targets)) = dests.split_first() else {
+                return write!(w, " {arg}, <no default>, []");
+            };
+            write!(w, " {arg}, {}, [", DisplayCall(default))?;
+            for (i, d) in targets.iter().enumerate() {
                 if i > 0 {
                     w.write_str(", ")?;
                 }
