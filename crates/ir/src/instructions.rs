@@ -11,6 +11,7 @@
 
 use crate::condcodes::{AddrSpace, AtomicRmwOp, Dim, FloatCC, IntCC};
 use crate::entities::{Block, LocalVar, SharedVar, Value};
+use crate::types::Type;
 use core::fmt;
 
 /// The shape of an instruction's operands and immediates; one per [`InstructionData`]
@@ -274,6 +275,31 @@ impl Opcode {
                 | Opcode::FcvtFromUint
                 | Opcode::Bitcast
         )
+    }
+
+    /// The result type this opcode always produces, for opcodes whose result type is not
+    /// written in the text and not taken from an operand; `None` otherwise.
+    pub fn fixed_result_type(self) -> Option<Type> {
+        use Opcode::*;
+        match self {
+            Icmp | Fcmp => Some(Type::I1),
+            ThreadId | BlockId | BlockDim | GridDim | LaneId | SharedAddr | LocalAddr => {
+                Some(Type::I32)
+            }
+            F32const | Fdemote => Some(Type::F32),
+            F64const | Fpromote => Some(Type::F64),
+            _ => None,
+        }
+    }
+
+    /// Which operand gives its type to the result when neither the text nor the opcode
+    /// fixes it: the second for `select c, a, b` and for atomics (the first is the
+    /// condition or the address), the first for everything else.
+    pub fn result_type_operand(self) -> usize {
+        match self {
+            Opcode::Select | Opcode::AtomicRmw | Opcode::AtomicCas => 1,
+            _ => 0,
+        }
     }
 
     /// Does the instruction read or write memory, or synchronise?

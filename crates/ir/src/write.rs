@@ -1,7 +1,7 @@
 //! The printer of the text format.
 //!
 //! `Display` on [`Function`] prints the canonical `.wir` text that the parser reads back:
-//! `parse(print(f)) == f` for every function. The grammar is described in `docs/ir.md`.
+//! `parse(print(f)) == f` for every function. The grammar is described in `docs/text-format.md`.
 //! Entities print with their own numbers, so what the verifier or the interpreter says
 //! about `v7` can be found in the printed text.
 

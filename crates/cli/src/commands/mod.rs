@@ -1,0 +1,4 @@
+//! The subcommands of `warplift`, one module each.
+
+pub mod fmt;
+pub mod verify;

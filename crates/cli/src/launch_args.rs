@@ -1,0 +1,84 @@
+//! Launch options shared by every command that runs kernels (`interp`, and later `run`):
+//! the flags that build or override a [`Launch`], and the rule for finding the launch file
+//! kept next to a kernel.
+
+use anyhow::{Context, Result};
+use clap::Args;
+use std::path::{Path, PathBuf};
+use warplift_ir::launch::Launch;
+
+/// Flags describing a launch. Each overrides the launch file's setting of the same thing.
+#[derive(Args, Debug, Default)]
+pub struct LaunchArgs {
+    /// Launch file (TOML). Default: FILE's launch file next to it (`k.wir` -> `k.launch.toml`),
+    /// when there is one.
+    #[arg(long, value_name = "FILE")]
+    launch: Option<PathBuf>,
+    /// Ignore the launch file next to the kernel; describe the launch with flags only.
+    #[arg(long, conflicts_with = "launch")]
+    no_launch_file: bool,
+    /// Which kernel of the file to launch (default: the only one, or the launch file's).
+    #[arg(long, value_name = "NAME")]
+    pub kernel: Option<String>,
+    /// Grid dimensions in blocks: `X[,Y[,Z]]`.
+    #[arg(long, value_name = "X,Y,Z")]
+    grid: Option<String>,
+    /// Block dimensions in threads: `X[,Y[,Z]]`.
+    #[arg(long, value_name = "X,Y,Z")]
+    block: Option<String>,
+    /// A scalar argument: `NAME=VALUE` (repeatable).
+    #[arg(long = "arg", value_name = "NAME=VALUE")]
+    args: Vec<String>,
+    /// A buffer bound to a pointer parameter: `NAME=TYPE[LEN]:INIT` (repeatable); see
+    /// docs/ir.md for INIT (zeros, iota, random, file, values).
+    #[arg(long = "buffer", value_name = "SPEC")]
+    buffers: Vec<String>,
+    /// Print only these buffers (repeatable; default: every buffer).
+    #[arg(long = "print", value_name = "NAME")]
+    prints: Vec<String>,
+    /// Save a buffer's final contents as raw little-endian bytes: `NAME=PATH` (repeatable).
+    #[arg(long = "save", value_name = "NAME=PATH")]
+    saves: Vec<String>,
+}
+
+impl LaunchArgs {
+    /// Builds the launch for `kernel_path`: the launch file (given, or found next to the
+    /// kernel), then the flags on top. Returns the launch and the directory relative to
+    /// which its file paths are read.
+    pub fn resolve(&self, kernel_path: &Path) -> Result<(Launch, PathBuf)> {
+        let file = match (&self.launch, self.no_launch_file) {
+            (Some(path), _) => Some(path.clone()),
+            (None, true) => None,
+            (None, false) => Some(Launch::path_next_to(kernel_path)).filter(|p| p.exists()),
+        };
+        let (mut launch, base_dir) = match &file {
+            Some(path) => (
+                Launch::from_file(path)?,
+                path.parent().map(Path::to_path_buf).unwrap_or_default(),
+            ),
+            None => (Launch::default(), PathBuf::from(".")),
+        };
+        if let Some(k) = &self.kernel {
+            launch.kernel = Some(k.trim_start_matches('%').to_string());
+        }
+        if let Some(g) = &self.grid {
+            launch.set_grid(g).context("--grid")?;
+        }
+        if let Some(b) = &self.block {
+            launch.set_block(b).context("--block")?;
+        }
+        for a in &self.args {
+            launch.add_arg(a).context("--arg")?;
+        }
+        for b in &self.buffers {
+            launch.add_buffer(b).context("--buffer")?;
+        }
+        for p in &self.prints {
+            launch.add_print(p).context("--print")?;
+        }
+        for s in &self.saves {
+            launch.add_save(s).context("--save")?;
+        }
+        Ok((launch, base_dir))
+    }
+}
