@@ -111,7 +111,11 @@ fn load_all() -> Vec<Case> {
             Err(e) => errors.push(e),
         }
     }
-    assert!(errors.is_empty(), "corpus files failed to load:\n{}", errors.join("\n"));
+    assert!(
+        errors.is_empty(),
+        "corpus files failed to load:\n{}",
+        errors.join("\n")
+    );
     cases
 }
 
@@ -125,7 +129,12 @@ fn corpus_is_large_enough_and_every_kernel_has_a_launch_file() {
     );
     for f in &files {
         let launch = Launch::path_next_to(f);
-        assert!(launch.exists(), "{} has no {}", f.display(), launch.display());
+        assert!(
+            launch.exists(),
+            "{} has no {}",
+            f.display(),
+            launch.display()
+        );
     }
     // And no launch file without its kernel.
     for entry in std::fs::read_dir(corpus_dir()).unwrap() {
@@ -156,9 +165,15 @@ fn corpus_parses_and_verifies() {
 #[test]
 fn corpus_round_trips_through_the_printer() {
     for case in load_all() {
-        let printed: String = case.funcs.iter().map(|f| f.to_string()).collect::<Vec<_>>().join("\n");
-        let reparsed = parse_functions(&printed)
-            .unwrap_or_else(|e| panic!("{}: printed text does not parse: {e}\n{printed}", case.name));
+        let printed: String = case
+            .funcs
+            .iter()
+            .map(|f| f.to_string())
+            .collect::<Vec<_>>()
+            .join("\n");
+        let reparsed = parse_functions(&printed).unwrap_or_else(|e| {
+            panic!("{}: printed text does not parse: {e}\n{printed}", case.name)
+        });
         assert_eq!(reparsed.len(), case.funcs.len(), "{}", case.name);
         for (a, b) in case.funcs.iter().zip(&reparsed) {
             assert!(
@@ -172,7 +187,11 @@ fn corpus_round_trips_through_the_printer() {
         }
         // The source text itself must mention every kernel the parser found.
         for f in &case.funcs {
-            assert!(case.text.contains(&format!("%{}(", f.name)), "{}", case.name);
+            assert!(
+                case.text.contains(&format!("%{}(", f.name)),
+                "{}",
+                case.name
+            );
         }
     }
 }
@@ -267,7 +286,10 @@ fn corpus_insts() -> Vec<(InstructionData, Option<Type>)> {
     all
 }
 
-fn missing<T: Ord + core::fmt::Debug>(want: impl IntoIterator<Item = T>, have: &BTreeSet<T>) -> Vec<T> {
+fn missing<T: Ord + core::fmt::Debug>(
+    want: impl IntoIterator<Item = T>,
+    have: &BTreeSet<T>,
+) -> Vec<T> {
     want.into_iter().filter(|x| !have.contains(x)).collect()
 }
 
@@ -311,11 +333,13 @@ fn corpus_covers_every_condition_code_and_atomic_operation() {
         })
         .collect();
     let want = AtomicRmwOp::ALL.iter().flat_map(|op| {
-        [AddrSpace::Global, AddrSpace::Shared].into_iter().flat_map(move |space| {
-            [Type::I32, Type::I64]
-                .into_iter()
-                .map(move |ty| (op.to_string(), space.to_string(), ty))
-        })
+        [AddrSpace::Global, AddrSpace::Shared]
+            .into_iter()
+            .flat_map(move |space| {
+                [Type::I32, Type::I64]
+                    .into_iter()
+                    .map(move |ty| (op.to_string(), space.to_string(), ty))
+            })
     });
     let gaps = missing(want, &rmw);
     assert!(gaps.is_empty(), "no corpus kernel uses atomic_rmw {gaps:?}");
@@ -327,11 +351,13 @@ fn corpus_covers_every_condition_code_and_atomic_operation() {
             _ => None,
         })
         .collect();
-    let want = [AddrSpace::Global, AddrSpace::Shared].into_iter().flat_map(|space| {
-        [Type::I32, Type::I64]
-            .into_iter()
-            .map(move |ty| (space.to_string(), ty))
-    });
+    let want = [AddrSpace::Global, AddrSpace::Shared]
+        .into_iter()
+        .flat_map(|space| {
+            [Type::I32, Type::I64]
+                .into_iter()
+                .map(move |ty| (space.to_string(), ty))
+        });
     let gaps = missing(want, &cas);
     assert!(gaps.is_empty(), "no corpus kernel uses atomic_cas {gaps:?}");
 }
@@ -345,9 +371,14 @@ fn corpus_covers_every_geometry_read() {
             _ => None,
         })
         .collect();
-    let want = [Opcode::ThreadId, Opcode::BlockId, Opcode::BlockDim, Opcode::GridDim]
-        .into_iter()
-        .flat_map(|op| ["x", "y", "z"].map(|d| format!("{op} {d}")));
+    let want = [
+        Opcode::ThreadId,
+        Opcode::BlockId,
+        Opcode::BlockDim,
+        Opcode::GridDim,
+    ]
+    .into_iter()
+    .flat_map(|op| ["x", "y", "z"].map(|d| format!("{op} {d}")));
     let gaps = missing(want, &have);
     assert!(gaps.is_empty(), "no corpus kernel reads {gaps:?}");
 }
@@ -394,7 +425,10 @@ fn corpus_covers_every_launch_shape() {
     let block_dims: BTreeSet<usize> = cases.iter().map(|c| dims(c.launch.block)).collect();
     let grid_dims: BTreeSet<usize> = cases.iter().map(|c| dims(c.launch.grid)).collect();
     assert_eq!(block_dims, BTreeSet::from([1, 2, 3]), "block shapes");
-    assert!(grid_dims.is_superset(&BTreeSet::from([1, 2, 3])), "grid shapes");
+    assert!(
+        grid_dims.is_superset(&BTreeSet::from([1, 2, 3])),
+        "grid shapes"
+    );
 }
 
 /// The memory before and after a run, read by element, and the mismatches found.
@@ -427,7 +461,10 @@ impl<'a> Mem<'a> {
 
     /// The initial elements of `name`, sign-extended from `bits` wide elements.
     fn input_signed(&self, name: &str, bits: u32) -> Vec<i64> {
-        self.input(name).into_iter().map(|x| sext(x, bits)).collect()
+        self.input(name)
+            .into_iter()
+            .map(|x| sext(x, bits))
+            .collect()
     }
 
     /// The initial elements of an `f32` buffer.
@@ -456,7 +493,11 @@ impl<'a> Mem<'a> {
             return;
         }
         let width = self.after.buffer(name).map_or(8, |b| b.elem.bytes()) as u32 * 8;
-        let mask = if width >= 64 { u64::MAX } else { (1u64 << width) - 1 };
+        let mask = if width >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << width) - 1
+        };
         let bad: Vec<usize> = (0..want.len())
             .filter(|&i| have[i] != want[i] & mask)
             .collect();
@@ -524,6 +565,8 @@ mod references {
             ("bit_count_ops", bit_count_ops),
             ("mulhi_minmax", mulhi_minmax),
             ("icmp_all_conds", icmp_all_conds),
+            ("icmp_all_conds_i8", icmp_all_conds_i8),
+            ("icmp_all_conds_i64", icmp_all_conds_i64),
             ("float_nan_minmax", float_nan_minmax),
             ("float_convert_sat", float_convert_sat),
             ("newton_sqrt_f64", newton_sqrt_f64),
@@ -634,9 +677,8 @@ mod references {
                                 let (gx, gy, gz) =
                                     (bx * block[0] + tx, by * block[1] + ty, bz * block[2] + tz);
                                 let idx = ((gz * h + gy) * w + gx) as usize;
-                                let ids = ((((bz * 10 + by) * 10 + bx) * 10 + tz) * 10 + ty)
-                                    * 10
-                                    + tx;
+                                let ids =
+                                    ((((bz * 10 + by) * 10 + bx) * 10 + tz) * 10 + ty) * 10 + tx;
                                 code[idx] = (grid[2] * 10 + block[2]) * 1_000_000 + ids;
                                 linear[idx] = tx + ty * block[0] + tz * block[0] * block[1];
                             }
@@ -658,7 +700,11 @@ mod references {
 
     /// `sdiv`, `udiv`, `srem`, `urem` at `bits` wide, as `docs/ir.md` defines them.
     fn divisions(a: i64, b: i64, bits: u32) -> [i64; 4] {
-        let mask = if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 };
+        let mask = if bits == 64 {
+            u64::MAX
+        } else {
+            (1u64 << bits) - 1
+        };
         let (ua, ub) = (a as u64 & mask, b as u64 & mask);
         let min = sext(1u64 << (bits - 1), bits);
         let sdiv = if b == 0 {
@@ -695,17 +741,17 @@ mod references {
     /// `ishl`, `ushr`, `sshr` of `x` by `amt` at `bits` wide: the amount reads as unsigned
     /// and amounts of the width or more clamp.
     fn shifts(x: u64, amt: u64, bits: u32) -> [u64; 3] {
-        let mask = if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 };
+        let mask = if bits == 64 {
+            u64::MAX
+        } else {
+            (1u64 << bits) - 1
+        };
         let (x, amt) = (x & mask, amt & mask);
         let sx = sext(x, bits);
         if amt >= u64::from(bits) {
             [0, 0, if sx < 0 { mask } else { 0 }]
         } else {
-            [
-                (x << amt) & mask,
-                x >> amt,
-                ((sx >> amt) as u64) & mask,
-            ]
+            [(x << amt) & mask, x >> amt, ((sx >> amt) as u64) & mask]
         }
     }
 
@@ -730,9 +776,17 @@ mod references {
         let mut neg = Vec::new();
         for &x in &xs {
             for bits in [8u32, 16, 32, 64] {
-                let v = if bits == 64 { x } else { x & ((1u64 << bits) - 1) };
+                let v = if bits == 64 {
+                    x
+                } else {
+                    x & ((1u64 << bits) - 1)
+                };
                 let pop = v.count_ones();
-                let clz = if v == 0 { bits } else { v.leading_zeros() - (64 - bits) };
+                let clz = if v == 0 {
+                    bits
+                } else {
+                    v.leading_zeros() - (64 - bits)
+                };
                 let ctz = if v == 0 { bits } else { v.trailing_zeros() };
                 counts.extend([pop, clz, ctz].map(i64::from));
             }
@@ -777,29 +831,54 @@ mod references {
     fn int_conds(s: (i64, i64), u: (u64, u64)) -> u32 {
         let (a, b) = s;
         let (ua, ub) = u;
-        [a == b, a != b, a < b, a <= b, a > b, a >= b, ua < ub, ua <= ub, ua > ub, ua >= ub]
-            .iter()
-            .enumerate()
-            .map(|(k, &c)| u32::from(c) << k)
-            .sum()
+        [
+            a == b,
+            a != b,
+            a < b,
+            a <= b,
+            a > b,
+            a >= b,
+            ua < ub,
+            ua <= ub,
+            ua > ub,
+            ua >= ub,
+        ]
+        .iter()
+        .enumerate()
+        .map(|(k, &c)| u32::from(c) << k)
+        .sum()
     }
 
-    fn icmp_all_conds(m: &mut Mem<'_>, _: u32) {
+    /// The mask of `icmp_all_conds*`: the i32 inputs viewed at `bits` wide (narrowed by
+    /// truncation, widened by sign extension).
+    fn icmp_masks(m: &mut Mem<'_>, bits: u32) {
         let (a, b) = (m.input("a"), m.input("b"));
+        let mask = if bits == 64 {
+            u64::MAX
+        } else {
+            (1u64 << bits) - 1
+        };
         let want: Vec<i64> = a
             .iter()
             .zip(&b)
             .map(|(&x, &y)| {
-                let view = |bits: u32| {
-                    let mask = if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 };
-                    let (sx, sy) = (sext(x, 32), sext(y, 32)); // the i32 inputs
-                    let (vx, vy) = (sx as u64 & mask, sy as u64 & mask);
-                    int_conds((sext(vx, bits), sext(vy, bits)), (vx, vy))
-                };
-                i64::from((view(32) | view(8) << 10 | view(64) << 20) as i32)
+                let (vx, vy) = (sext(x, 32) as u64 & mask, sext(y, 32) as u64 & mask);
+                i64::from(int_conds((sext(vx, bits), sext(vy, bits)), (vx, vy)))
             })
             .collect();
         m.expect_ints("out", &want);
+    }
+
+    fn icmp_all_conds(m: &mut Mem<'_>, _: u32) {
+        icmp_masks(m, 32);
+    }
+
+    fn icmp_all_conds_i8(m: &mut Mem<'_>, _: u32) {
+        icmp_masks(m, 8);
+    }
+
+    fn icmp_all_conds_i64(m: &mut Mem<'_>, _: u32) {
+        icmp_masks(m, 64);
     }
 
     /// `fmin`/`fmax` as `docs/ir.md` defines them, on bits.

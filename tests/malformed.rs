@@ -60,7 +60,9 @@ fn malformed_inputs_fail_with_their_expected_error() {
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
         let text = std::fs::read_to_string(path).expect("readable file");
         let Some(want) = expected_error(&text) else {
-            failures.push(format!("{name}: the first line is not `; error: LINE:COL: TEXT`"));
+            failures.push(format!(
+                "{name}: the first line is not `; error: LINE:COL: TEXT`"
+            ));
             continue;
         };
         match catch_unwind(AssertUnwindSafe(|| errors_of(&text))) {
