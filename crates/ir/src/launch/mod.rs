@@ -1,1 +1,536 @@
-//! Launch descriptions (to be written).
+//! Launch descriptions: how to run a kernel.
+//!
+//! A [`Launch`] says which kernel of a file to run, on what grid and block shape, with
+//! which scalar arguments and which buffers of global memory, what to print or save after
+//! the run, and optionally what the buffers must then hold. It is shared by every tool
+//! that runs kernels (the reference interpreter now, the emulator later), so it depends on
+//! none of them.
+//!
+//! A launch comes from a TOML file next to the kernel (`foo.wir` -> `foo.launch.toml`, see
+//! [`mod@file`]) and from command-line flags, whose string forms are parsed here too (see
+//! [`spec`]); flags override the file. [`Launch::prepare`] then binds the launch to one
+//! kernel: it checks every parameter is bound exactly once with a value of the right type,
+//! builds the buffers and places them at deterministic addresses (see [`memory`]), and
+//! returns a [`PreparedLaunch`] ready to run. The format is documented in `docs/ir.md`.
+
+pub mod file;
+pub mod literal;
+pub mod memory;
+pub mod spec;
+
+pub use self::literal::Literal;
+pub use self::memory::{
+    Buffer, ElemType, ExpectationError, GlobalMemory, MemFault, TypedValue, BUFFER_ALIGN,
+    BUFFER_BASE, GUARD_GAP,
+};
+
+use self::literal::{literal_bits, Scalar};
+use crate::function::Function;
+use crate::types::Type;
+use rand::{RngCore, SeedableRng};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// The most threads one block may have (the product of the block dimensions).
+pub const MAX_THREADS_PER_BLOCK: u64 = 1024;
+/// The largest grid dimension: block ids and grid dimensions must fit in an `i32`.
+pub const MAX_GRID_DIM: u32 = i32::MAX as u32;
+/// The most bytes all buffers of a launch may hold together (1 GiB).
+pub const MAX_TOTAL_BUFFER_BYTES: u64 = 1 << 30;
+
+/// Why a launch description could not be read or bound to a kernel.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum LaunchError {
+    /// A launch file is not valid TOML or does not follow the schema.
+    #[error("{}: {message}", file.display())]
+    File {
+        /// The launch file.
+        file: PathBuf,
+        /// What is wrong, naming the key.
+        message: String,
+    },
+    /// A value is invalid; `context` names where it came from (a file and key, a
+    /// command-line spec, a kernel parameter).
+    #[error("{context}: {message}")]
+    Invalid {
+        /// Where the value came from.
+        context: String,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// A file could not be read or written.
+    #[error("{}: {message}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The operating system's error.
+        message: String,
+    },
+}
+
+impl LaunchError {
+    fn invalid(context: impl Into<String>, message: impl Into<String>) -> Self {
+        LaunchError::Invalid {
+            context: context.into(),
+            message: message.into(),
+        }
+    }
+}
+
+/// How a buffer's contents are initialised.
+#[derive(Clone, Debug, PartialEq)]
+pub enum BufferInit {
+    /// All zero bytes.
+    Zeros,
+    /// Element `i` holds `i` (as a float for float buffers), wrapping for narrow types.
+    Iota,
+    /// Uniform pseudo-random values from a seeded ChaCha8 generator (see
+    /// [`Launch::prepare`] for the exact algorithm, which every tool shares).
+    Random {
+        /// The generator's seed.
+        seed: u64,
+        /// Inclusive bounds; by default the whole type for integers and `[0, 1)` for floats.
+        range: Option<(Literal, Literal)>,
+    },
+    /// Raw little-endian bytes read from a file.
+    File(PathBuf),
+    /// The given values.
+    Values(Vec<Literal>),
+}
+
+/// A buffer to create and bind to an `i64` kernel parameter.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BufferSpec {
+    /// The element type.
+    pub elem: ElemType,
+    /// The number of elements; when `None` it comes from the values or the file.
+    pub len: Option<u64>,
+    /// The initial contents.
+    pub init: BufferInit,
+}
+
+/// A launch description, before binding to a kernel.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Launch {
+    /// The kernel to run, by name (without `%`); may be omitted when a file holds one.
+    pub kernel: Option<String>,
+    /// Blocks in the grid, per dimension.
+    pub grid: [u32; 3],
+    /// Threads per block, per dimension.
+    pub block: [u32; 3],
+    /// Scalar arguments by parameter name.
+    pub args: BTreeMap<String, Literal>,
+    /// Buffers by parameter name.
+    pub buffers: BTreeMap<String, BufferSpec>,
+    /// The buffers to print after the run; `None` means all.
+    pub print: Option<Vec<String>>,
+    /// Buffers to save after the run, as raw little-endian bytes, by name.
+    pub save: BTreeMap<String, PathBuf>,
+    /// What buffers must hold after the run, by name.
+    pub expect: BTreeMap<String, Vec<Literal>>,
+}
+
+impl Default for Launch {
+    /// One block of one thread, nothing bound.
+    fn default() -> Self {
+        Launch {
+            kernel: None,
+            grid: [1; 3],
+            block: [1; 3],
+            args: BTreeMap::new(),
+            buffers: BTreeMap::new(),
+            print: None,
+            save: BTreeMap::new(),
+            expect: BTreeMap::new(),
+        }
+    }
+}
+
+/// A launch bound to a kernel: geometry, argument bits and global memory, ready to run.
+#[derive(Clone, Debug)]
+pub struct PreparedLaunch {
+    /// The kernel's name.
+    pub kernel: String,
+    /// Blocks in the grid, per dimension (each at least 1).
+    pub grid: [u32; 3],
+    /// Threads per block, per dimension (each at least 1, product at most
+    /// [`MAX_THREADS_PER_BLOCK`]).
+    pub block: [u32; 3],
+    /// The bits of every kernel parameter, in signature order; a buffer's is its base.
+    pub args: Vec<u64>,
+    /// The buffers.
+    pub memory: GlobalMemory,
+}
+
+impl PreparedLaunch {
+    /// The number of threads in one block.
+    pub fn threads_per_block(&self) -> u32 {
+        self.block.iter().product()
+    }
+
+    /// The number of blocks in the grid.
+    pub fn num_blocks(&self) -> u64 {
+        self.grid.iter().map(|&d| u64::from(d)).product()
+    }
+}
+
+impl Launch {
+    /// The launch file of a kernel file: `dir/foo.wir` -> `dir/foo.launch.toml`.
+    pub fn path_next_to(kernel_path: &Path) -> PathBuf {
+        let stem = kernel_path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        kernel_path.with_file_name(format!("{stem}.launch.toml"))
+    }
+
+    /// Chooses the kernel to run among `funcs`: the one named by [`Launch::kernel`], or
+    /// the only one when no name is given.
+    pub fn select_kernel<'a>(&self, funcs: &'a [Function]) -> Result<&'a Function, LaunchError> {
+        let names = || {
+            funcs
+                .iter()
+                .map(|f| format!("%{}", f.name))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        match &self.kernel {
+            Some(name) => {
+                let name = name.strip_prefix('%').unwrap_or(name);
+                funcs.iter().find(|f| f.name == name).ok_or_else(|| {
+                    LaunchError::invalid("kernel", format!("no kernel %{name} (have {})", names()))
+                })
+            }
+            None => match funcs {
+                [f] => Ok(f),
+                [] => Err(LaunchError::invalid("kernel", "the file holds no kernel")),
+                _ => Err(LaunchError::invalid(
+                    "kernel",
+                    format!("the file holds several kernels ({}); name one", names()),
+                )),
+            },
+        }
+    }
+
+    /// Binds the launch to `func`.
+    ///
+    /// Every parameter must be bound exactly once: an `i64` parameter to a buffer (its
+    /// value is the buffer's base address) or to a scalar, any other parameter to a scalar
+    /// of its type (integers must fit as signed or unsigned, floats accept integers and
+    /// floats, `i1` accepts `true`/`false`/0/1). Names that are not parameters are errors.
+    ///
+    /// Buffers are placed in the order of the kernel's parameters, the first at
+    /// [`BUFFER_BASE`], each next one at the previous end rounded up to [`BUFFER_ALIGN`]
+    /// plus [`GUARD_GAP`]. Random contents come from `ChaCha8Rng::seed_from_u64(seed)`,
+    /// one `next_u64` per element: an integer element in `[lo, hi]` is
+    /// `lo + ((r * (hi - lo + 1)) >> 64)`; a float is `lo + (r >> 11) * 2^-53 * (hi - lo)`,
+    /// computed in `f64` and rounded to the element type.
+    pub fn prepare(&self, func: &Function) -> Result<PreparedLaunch, LaunchError> {
+        let kctx = |what: &str| format!("kernel %{}: {what}", func.name);
+        check_geometry(self.grid, self.block)?;
+
+        for name in self.args.keys().chain(self.buffers.keys()) {
+            if !func.signature.params.iter().any(|p| &p.name == name) {
+                return Err(LaunchError::invalid(
+                    kctx(name),
+                    "not a parameter of the kernel",
+                ));
+            }
+        }
+
+        // Sizes first, so nothing is allocated for a launch that is too large.
+        let mut total: u64 = 0;
+        for (name, spec) in &self.buffers {
+            let len = spec_len(name, spec)?;
+            let bytes = len
+                .checked_mul(spec.elem.bytes() as u64)
+                .filter(|&b| b <= MAX_TOTAL_BUFFER_BYTES);
+            total = bytes
+                .and_then(|b| total.checked_add(b))
+                .filter(|&t| t <= MAX_TOTAL_BUFFER_BYTES)
+                .ok_or_else(|| {
+                    LaunchError::invalid(
+                        format!("buffers.{name}"),
+                        format!(
+                            "all buffers together may hold at most {MAX_TOTAL_BUFFER_BYTES} bytes"
+                        ),
+                    )
+                })?;
+        }
+
+        let mut args = Vec::with_capacity(func.signature.params.len());
+        let mut memory = GlobalMemory::default();
+        let mut next_base = BUFFER_BASE;
+        for param in &func.signature.params {
+            let name = &param.name;
+            match (self.args.get(name), self.buffers.get(name)) {
+                (Some(_), Some(_)) => {
+                    return Err(LaunchError::invalid(
+                        kctx(name),
+                        "bound both to a scalar argument and to a buffer",
+                    ))
+                }
+                (None, None) => {
+                    return Err(LaunchError::invalid(
+                        kctx(name),
+                        format!("parameter `{name}: {}` is not bound", param.ty),
+                    ))
+                }
+                (Some(&lit), None) => {
+                    let bits = literal_bits(lit, Scalar::of_type(param.ty)).map_err(|m| {
+                        LaunchError::invalid(
+                            kctx(&format!("argument {name} for a {} parameter", param.ty)),
+                            m,
+                        )
+                    })?;
+                    args.push(bits);
+                }
+                (None, Some(spec)) => {
+                    if param.ty != Type::I64 {
+                        return Err(LaunchError::invalid(
+                            kctx(name),
+                            format!(
+                                "a buffer is bound to a {} parameter; buffer addresses are i64",
+                                param.ty
+                            ),
+                        ));
+                    }
+                    let bytes = build_contents(name, spec)?;
+                    let base = next_base;
+                    let end = base + bytes.len() as u64;
+                    next_base = end.div_ceil(BUFFER_ALIGN) * BUFFER_ALIGN + GUARD_GAP;
+                    args.push(base);
+                    memory.buffers.push(Buffer {
+                        name: name.clone(),
+                        elem: spec.elem,
+                        base,
+                        bytes,
+                        print: self.print.is_none(),
+                        save: None,
+                        expect: None,
+                    });
+                }
+            }
+        }
+
+        let find = |memory: &mut GlobalMemory, key: &str, name: &str| {
+            let ctx = format!("{key}.{name}");
+            let idx = memory.buffers.iter().position(|b| b.name == name);
+            idx.ok_or_else(|| LaunchError::invalid(ctx, "no buffer of that name"))
+        };
+        for name in self.print.iter().flatten() {
+            let i = find(&mut memory, "print", name)?;
+            memory.buffers[i].print = true;
+        }
+        for (name, path) in &self.save {
+            let i = find(&mut memory, "save", name)?;
+            memory.buffers[i].save = Some(path.clone());
+        }
+        for (name, values) in &self.expect {
+            let i = find(&mut memory, "expect", name)?;
+            let buf = &mut memory.buffers[i];
+            let ctx = format!("expect.{name}");
+            if values.len() != buf.len() {
+                return Err(LaunchError::invalid(
+                    ctx,
+                    format!(
+                        "{} values given for a buffer of {} elements",
+                        values.len(),
+                        buf.len()
+                    ),
+                ));
+            }
+            let bits = values
+                .iter()
+                .enumerate()
+                .map(|(i, &v)| {
+                    literal_bits(v, buf.elem.scalar())
+                        .map_err(|m| LaunchError::invalid(format!("{ctx}[{i}]"), m))
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            buf.expect = Some(bits);
+        }
+
+        Ok(PreparedLaunch {
+            kernel: func.name.clone(),
+            grid: self.grid,
+            block: self.block,
+            args,
+            memory,
+        })
+    }
+}
+
+/// Checks the grid and block shapes: every dimension at least 1, grid dimensions at most
+/// [`MAX_GRID_DIM`], at most [`MAX_THREADS_PER_BLOCK`] threads per block.
+pub fn check_geometry(grid: [u32; 3], block: [u32; 3]) -> Result<(), LaunchError> {
+    if let Some(d) = grid.iter().find(|&&d| d == 0 || d > MAX_GRID_DIM) {
+        return Err(LaunchError::invalid(
+            "grid",
+            format!("dimension {d} is not in 1..={MAX_GRID_DIM}"),
+        ));
+    }
+    let threads: u64 = block.iter().map(|&d| u64::from(d)).product();
+    if block.contains(&0) || threads > MAX_THREADS_PER_BLOCK {
+        return Err(LaunchError::invalid(
+            "block",
+            format!(
+                "{}x{}x{} is not a block of 1 to {MAX_THREADS_PER_BLOCK} threads",
+                block[0], block[1], block[2]
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The number of elements of a buffer, from its length, its values or its file.
+fn spec_len(name: &str, spec: &BufferSpec) -> Result<u64, LaunchError> {
+    let ctx = || format!("buffers.{name}");
+    let derived = match &spec.init {
+        BufferInit::Values(v) => Some(v.len() as u64),
+        BufferInit::File(path) => {
+            let meta = std::fs::metadata(path).map_err(|e| LaunchError::Io {
+                path: path.clone(),
+                message: e.to_string(),
+            })?;
+            let size = meta.len();
+            let elem = spec.elem.bytes() as u64;
+            if size % elem != 0 {
+                return Err(LaunchError::invalid(
+                    ctx(),
+                    format!(
+                        "file {} holds {size} bytes, not a whole number of {} elements",
+                        path.display(),
+                        spec.elem
+                    ),
+                ));
+            }
+            Some(size / elem)
+        }
+        _ => None,
+    };
+    match (spec.len, derived) {
+        (Some(len), Some(d)) if len != d => Err(LaunchError::invalid(
+            ctx(),
+            format!("len is {len} but {d} elements are given"),
+        )),
+        (Some(len), _) | (None, Some(len)) => Ok(len),
+        (None, None) => Err(LaunchError::invalid(ctx(), "missing len")),
+    }
+}
+
+/// The initial bytes of a buffer.
+fn build_contents(name: &str, spec: &BufferSpec) -> Result<Vec<u8>, LaunchError> {
+    let ctx = || format!("buffers.{name}");
+    let len = spec_len(name, spec)? as usize;
+    let esize = spec.elem.bytes();
+    let mut bytes = vec![0u8; len * esize];
+    let mut put =
+        |i: usize, bits: u64| memory::write_le(&mut bytes[i * esize..(i + 1) * esize], bits);
+    match &spec.init {
+        BufferInit::Zeros => {}
+        BufferInit::Iota => {
+            for i in 0..len {
+                let bits = match spec.elem {
+                    ElemType::F32 => u64::from((i as f32).to_bits()),
+                    ElemType::F64 => (i as f64).to_bits(),
+                    _ => i as u64,
+                };
+                put(i, bits);
+            }
+        }
+        BufferInit::Values(values) => {
+            for (i, &v) in values.iter().enumerate() {
+                let bits = literal_bits(v, spec.elem.scalar())
+                    .map_err(|m| LaunchError::invalid(format!("{}.values[{i}]", ctx()), m))?;
+                put(i, bits);
+            }
+        }
+        BufferInit::File(path) => {
+            let data = std::fs::read(path).map_err(|e| LaunchError::Io {
+                path: path.clone(),
+                message: e.to_string(),
+            })?;
+            if data.len() != len * esize {
+                return Err(LaunchError::invalid(
+                    ctx(),
+                    format!("file {} changed size while being read", path.display()),
+                ));
+            }
+            bytes = data;
+        }
+        BufferInit::Random { seed, range } => {
+            let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(*seed);
+            if spec.elem.is_float() {
+                let (lo, hi) = float_range(spec.elem, range)
+                    .map_err(|m| LaunchError::invalid(format!("{}.range", ctx()), m))?;
+                for i in 0..len {
+                    let u = (rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64);
+                    let x = lo + u * (hi - lo);
+                    let bits = match spec.elem {
+                        ElemType::F32 => u64::from((x as f32).to_bits()),
+                        _ => x.to_bits(),
+                    };
+                    put(i, bits);
+                }
+            } else {
+                let (lo, hi) = int_range(spec.elem, range)
+                    .map_err(|m| LaunchError::invalid(format!("{}.range", ctx()), m))?;
+                let span = (hi - lo + 1) as u128;
+                for i in 0..len {
+                    let r = u128::from(rng.next_u64());
+                    let v = lo + ((r * span) >> 64) as i128;
+                    put(i, v as u64);
+                }
+            }
+        }
+    }
+    Ok(bytes)
+}
+
+/// The inclusive integer range of a random buffer, checked against the element type.
+fn int_range(elem: ElemType, range: &Option<(Literal, Literal)>) -> Result<(i128, i128), String> {
+    let bits = 8 * elem.bytes() as u32;
+    let (tlo, thi) = if elem.is_signed() {
+        (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
+    } else {
+        (0, (1i128 << bits) - 1)
+    };
+    let Some((lo, hi)) = range else {
+        return Ok((tlo, thi));
+    };
+    let int = |l: &Literal| match *l {
+        Literal::Int(v) | Literal::Hex(v) if (tlo..=thi).contains(&v) => Ok(v),
+        Literal::Int(v) | Literal::Hex(v) => Err(format!(
+            "{v} is outside the range of {elem} ({tlo}..={thi})"
+        )),
+        _ => Err(format!("the bounds of an {elem} range must be integers")),
+    };
+    let (lo, hi) = (int(lo)?, int(hi)?);
+    if lo > hi {
+        return Err(format!("empty range {lo}..={hi}"));
+    }
+    Ok((lo, hi))
+}
+
+/// The float range of a random buffer: finite bounds, `lo <= hi`.
+fn float_range(elem: ElemType, range: &Option<(Literal, Literal)>) -> Result<(f64, f64), String> {
+    let Some((lo, hi)) = range else {
+        return Ok((0.0, 1.0));
+    };
+    let float = |l: &Literal| match *l {
+        Literal::Int(v) => Ok(v as f64),
+        Literal::Float(x) if x.is_finite() => Ok(x),
+        _ => Err(format!(
+            "the bounds of an {elem} range must be finite numbers"
+        )),
+    };
+    let (lo, hi) = (float(lo)?, float(hi)?);
+    if lo > hi || !(hi - lo).is_finite() {
+        return Err(format!("bad range {lo}..{hi}"));
+    }
+    Ok((lo, hi))
+}
+
+#[cfg(test)]
+mod tests;
