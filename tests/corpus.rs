@@ -721,8 +721,8 @@ mod references {
         } else {
             a % b
         };
-        let udiv = if ub == 0 { mask } else { ua / ub };
-        let urem = if ub == 0 { ua } else { ua % ub };
+        let udiv = ua.checked_div(ub).unwrap_or(mask);
+        let urem = ua.checked_rem(ub).unwrap_or(ua);
         [sdiv, sext(udiv, bits), srem, sext(urem, bits)]
     }
 
