@@ -43,20 +43,16 @@ pub struct LaunchArgs {
 
 impl LaunchArgs {
     /// Builds the launch for `kernel_path`: the launch file (given, or found next to the
-    /// kernel), then the flags on top. Returns the launch and the directory relative to
-    /// which its file paths are read.
-    pub fn resolve(&self, kernel_path: &Path) -> Result<(Launch, PathBuf)> {
+    /// kernel), then the flags on top.
+    pub fn resolve(&self, kernel_path: &Path) -> Result<Launch> {
         let file = match (&self.launch, self.no_launch_file) {
             (Some(path), _) => Some(path.clone()),
             (None, true) => None,
             (None, false) => Some(Launch::path_next_to(kernel_path)).filter(|p| p.exists()),
         };
-        let (mut launch, base_dir) = match &file {
-            Some(path) => (
-                Launch::from_file(path)?,
-                path.parent().map(Path::to_path_buf).unwrap_or_default(),
-            ),
-            None => (Launch::default(), PathBuf::from(".")),
+        let mut launch = match &file {
+            Some(path) => Launch::from_file(path)?,
+            None => Launch::default(),
         };
         if let Some(k) = &self.kernel {
             launch.kernel = Some(k.trim_start_matches('%').to_string());
@@ -79,6 +75,6 @@ impl LaunchArgs {
         for s in &self.saves {
             launch.add_save(s).context("--save")?;
         }
-        Ok((launch, base_dir))
+        Ok(launch)
     }
 }

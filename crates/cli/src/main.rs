@@ -5,6 +5,7 @@
 //! non-zero exit code; user input never makes the process panic.
 
 mod commands;
+mod launch_args;
 mod source;
 
 use clap::{Parser, Subcommand};
@@ -24,6 +25,8 @@ enum Command {
     Fmt(commands::fmt::FmtArgs),
     /// Parse and verify the kernels of a .wir file.
     Verify(commands::verify::VerifyArgs),
+    /// Run a kernel on the reference interpreter and print its buffers.
+    Interp(commands::interp::InterpArgs),
 }
 
 fn main() -> ExitCode {
@@ -31,6 +34,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Fmt(args) => commands::fmt::run(&args),
         Command::Verify(args) => commands::verify::run(&args),
+        Command::Interp(args) => commands::interp::run(&args),
     };
     match result {
         Ok(code) => code,

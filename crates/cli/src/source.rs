@@ -53,36 +53,3 @@ pub fn verify_all(path: &Path, funcs: &[Function]) -> Result<()> {
     }
     Ok(())
 }
-
-/// Picks the kernel called `name`, or the only kernel when no name is given.
-pub fn select_kernel<'a>(
-    path: &Path,
-    funcs: &'a [Function],
-    name: Option<&str>,
-) -> Result<&'a Function> {
-    let name = name.map(|n| n.strip_prefix('%').unwrap_or(n));
-    match name {
-        Some(name) => funcs.iter().find(|f| f.name == name).with_context(|| {
-            format!(
-                "{} has no kernel %{name} (it has: {})",
-                path.display(),
-                kernel_names(funcs)
-            )
-        }),
-        None if funcs.len() == 1 => Ok(&funcs[0]),
-        None => bail!(
-            "{} has {} kernels ({}); choose one with --kernel",
-            path.display(),
-            funcs.len(),
-            kernel_names(funcs)
-        ),
-    }
-}
-
-fn kernel_names(funcs: &[Function]) -> String {
-    funcs
-        .iter()
-        .map(|f| format!("%{}", f.name))
-        .collect::<Vec<_>>()
-        .join(", ")
-}

@@ -1,4 +1,5 @@
 //! The subcommands of `warplift`, one module each.
 
 pub mod fmt;
+pub mod interp;
 pub mod verify;
