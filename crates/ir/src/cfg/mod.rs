@@ -25,14 +25,13 @@
 //! stack.
 
 pub mod domtree;
-
+pub mod postdom;
 
 #[cfg(test)]
 mod testgraph;
 
 pub use domtree::DominatorTree;
-
-
+pub use postdom::PostDominatorTree;
 
 use crate::entities::Block;
 use crate::function::Function;
@@ -193,7 +192,6 @@ impl<N: EntityRef + Copy + Eq + Hash + Debug> ControlFlowGraph<N> {
 
 /// Sentinel for "no node" in the index-based tables of the analyses.
 const NONE: u32 = u32::MAX;
-
 
 #[cfg(test)]
 mod tests {
