@@ -510,7 +510,7 @@ mod tests {
                 let sink = stuck
                     .iter()
                     .all(|&w| !m[v as usize][w as usize] || region.contains(&w));
-                let last = *rpo.iter().filter(|r| region.contains(&r.0)).last().unwrap();
+                let last = *rpo.iter().rfind(|r| region.contains(&r.0)).unwrap();
                 if sink && last == N(v) {
                     reps.push(N(v));
                 }
