@@ -25,12 +25,14 @@
 //! stack.
 
 pub mod domtree;
+pub mod loops;
 pub mod postdom;
 
 #[cfg(test)]
 mod testgraph;
 
 pub use domtree::DominatorTree;
+pub use loops::{Loop, LoopForest};
 pub use postdom::PostDominatorTree;
 
 use crate::entities::Block;
