@@ -21,7 +21,7 @@
 //! numbers of the dominator tree (`a` dominates `b` iff `b`'s interval nests in `a`'s).
 //!
 //! The fixpoint and the numbering work on dense indices and are shared, through
-//! [`DomCore`], with the post-dominator tree, which runs them on the reversed graph.
+//! `DomCore`, with the post-dominator tree, which runs them on the reversed graph.
 
 use super::{ControlFlowGraph, NONE};
 use core::fmt::Debug;

@@ -230,4 +230,61 @@ mod tests {
         assert_eq!(cfg.entry(), None);
         assert!(cfg.reverse_post_order().is_empty());
     }
+
+    #[test]
+    fn analyses_of_a_function() {
+        use crate::builder::InstBuilder;
+        use crate::frontend::{FunctionBuilder, FunctionBuilderContext};
+        use crate::{IntCC, Param, Signature, Type};
+
+        // if (n < 0) return; while (n < 0) {} return;
+        let sig = Signature {
+            params: vec![Param::new("n", Type::I32)],
+        };
+        let mut func = Function::with_name_signature("k", sig);
+        let mut ctx = FunctionBuilderContext::new();
+        let mut b = FunctionBuilder::new(&mut func, &mut ctx);
+        let [entry, header, body, after, early] = [(); 5].map(|_| b.create_block());
+        b.append_block_params_for_function_params(entry);
+        b.switch_to_block(entry);
+        let n = b.block_params(entry)[0];
+        let zero = b.ins().iconst(Type::I32, 0);
+        let c = b.ins().icmp(IntCC::SignedLessThan, n, zero);
+        b.ins().brif(c, early, &[], header, &[]);
+        b.switch_to_block(header);
+        b.ins().brif(c, body, &[], after, &[]);
+        b.switch_to_block(body);
+        b.ins().jump(header, &[]);
+        b.switch_to_block(after);
+        b.ins().return_();
+        b.switch_to_block(early);
+        b.ins().return_();
+        b.seal_all_blocks();
+        b.finalize();
+
+        let cfg = ControlFlowGraph::compute(&func);
+        assert_eq!(cfg.succs(entry), &[early, header]);
+        assert_eq!(cfg.preds(header), &[entry, body]);
+
+        let dt = DominatorTree::compute(&cfg);
+        assert_eq!(dt.idom(after), Some(header));
+        assert_eq!(dt.idom(early), Some(entry));
+
+        let pdt = PostDominatorTree::compute(&cfg);
+        assert_eq!(pdt.exits(), &[after, early]);
+        assert_eq!(pdt.reconvergence_point(entry), None);
+        assert_eq!(pdt.reconvergence_point(header), Some(after));
+        assert_eq!(pdt.ipdom(body), Some(header));
+
+        let loops = LoopForest::compute(&cfg);
+        assert_eq!(loops.len(), 1);
+        let l = loops.top_level()[0];
+        assert_eq!(loops.header(l), header);
+        assert_eq!(loops.blocks(l), &[header, body]);
+        assert_eq!(loops.latches(l), &[body]);
+        assert_eq!(loops.exits(l), &[after]);
+        assert_eq!(loops.exiting(l), &[header]);
+        assert_eq!(loops.loop_depth(body), 1);
+        assert_eq!(loops.loop_depth(early), 0);
+    }
 }

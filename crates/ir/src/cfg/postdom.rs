@@ -23,7 +23,7 @@
 //!
 //! The tree is then the dominator tree of the reversed extended graph rooted at `X`,
 //! computed with the same Cooper–Harvey–Kennedy fixpoint as [`super::DominatorTree`]
-//! (shared through [`super::domtree::DomCore`]):
+//! (shared through `domtree::DomCore`):
 //!
 //! ```text
 //!            0            0: brif -> 1, 2      3, 4: return
