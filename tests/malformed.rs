@@ -83,11 +83,6 @@ fn malformed_inputs_fail_with_their_expected_error() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-/// Files whose error concerns a whole block rather than an instruction. The parser records
-/// source locations for instructions only, so the verifier reports these errors at an
-/// unknown location (`?`).
-const BLOCK_LEVEL_ERRORS: &[&str] = &["empty_block.wir", "entry_params_mismatch.wir"];
-
 #[test]
 fn expected_errors_name_a_position() {
     // `LINE:COL:` with a line within the file (one past the end for end-of-input errors).
@@ -95,10 +90,6 @@ fn expected_errors_name_a_position() {
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
         let text = std::fs::read_to_string(&path).unwrap();
         let want = expected_error(&text).unwrap_or("");
-        if BLOCK_LEVEL_ERRORS.contains(&name.as_str()) {
-            assert!(want.starts_with("?: block"), "{name}: `{want}`");
-            continue;
-        }
         let mut parts = want.splitn(3, ':');
         let line: Option<usize> = parts.next().and_then(|l| l.parse().ok());
         let col: Option<usize> = parts.next().and_then(|c| c.parse().ok());

@@ -221,7 +221,11 @@ impl<'a> FunctionBuilder<'a> {
         self.func.dfg.block_params(block)
     }
 
-    /// Makes `block` the block new instructions are appended to.
+    /// Makes `block` the block new instructions are appended to. The first switch to a
+    /// block appends it to the layout and records the current source location (see
+    /// [`FunctionBuilder::set_srcloc`]) as the block's [`Function::block_srclocs`] entry:
+    /// that is where the block's code begins, whereas blocks are often created long
+    /// before, as forward branch targets.
     pub fn switch_to_block(&mut self, block: Block) {
         debug_assert!(
             !self.ctx.blocks[block].filled,
@@ -236,6 +240,7 @@ impl<'a> FunctionBuilder<'a> {
         );
         if !self.func.layout.is_block_inserted(block) {
             self.func.layout.append_block(block);
+            self.func.block_srclocs[block] = self.srcloc;
         }
         self.current = Some(block);
     }
@@ -977,6 +982,29 @@ block1:
         let last = f.layout.last_inst(entry).unwrap();
         assert_eq!(f.srclocs[last], SourceLoc::new(4, 1));
         assert!(f.to_string().contains("smem0 = shared 128, align 16"));
+    }
+
+    #[test]
+    fn block_srcloc_is_the_location_of_the_first_switch() {
+        let mut f = new_func(&[]);
+        let mut ctx = FunctionBuilderContext::new();
+        let mut b = FunctionBuilder::new(&mut f, &mut ctx);
+        b.set_srcloc(SourceLoc::new(1, 1));
+        let entry = b.create_block();
+        let next = b.create_block();
+        b.set_srcloc(SourceLoc::new(2, 3));
+        b.switch_to_block(entry);
+        b.seal_block(entry);
+        b.ins().jump(next, &[]);
+        b.set_srcloc(SourceLoc::new(5, 9));
+        b.switch_to_block(next);
+        b.seal_block(next);
+        b.set_srcloc(SourceLoc::new(6, 1));
+        b.ins().return_();
+        b.finalize();
+        check(&f);
+        assert_eq!(f.block_srclocs[entry], SourceLoc::new(2, 3));
+        assert_eq!(f.block_srclocs[next], SourceLoc::new(5, 9));
     }
 
     use crate::dfg::ValueDef;

@@ -61,6 +61,11 @@ pub struct Function {
     pub layout: Layout,
     /// The source location of every instruction.
     pub srclocs: SecondaryMap<Inst, SourceLoc>,
+    /// The source location of every block: where the parser read its header, or the
+    /// builder's current location when the block was first switched to. Errors about a
+    /// whole block (an empty block, entry parameters that do not match the signature)
+    /// are reported here. Unknown (the default) for blocks made otherwise.
+    pub block_srclocs: SecondaryMap<Block, SourceLoc>,
 }
 
 impl Function {

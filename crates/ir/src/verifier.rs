@@ -72,7 +72,8 @@ pub struct VerifierError {
     pub inst: Option<Inst>,
     /// The block the error is in, if any.
     pub block: Option<Block>,
-    /// The source location of the instruction (unknown for other errors).
+    /// The source location of the instruction, or for an error about a whole block, of
+    /// the block ([`Function::block_srclocs`]); unknown for other errors.
     pub loc: SourceLoc,
     /// What the error is about, as printed: the instruction's text (`v7 = iadd v3, v6`),
     /// a block (`block3`), a memory variable (`smem0`) or the kernel (`kernel %name`).
@@ -155,7 +156,11 @@ impl Verifier<'_> {
     }
 
     fn push(&mut self, inst: Option<Inst>, block: Option<Block>, context: String, message: String) {
-        let loc = inst.map_or_else(SourceLoc::default, |i| self.func.srclocs[i]);
+        let loc = match (inst, block) {
+            (Some(i), _) => self.func.srclocs[i],
+            (None, Some(b)) => self.func.block_srclocs[b],
+            (None, None) => SourceLoc::default(),
+        };
         self.errors.push(VerifierError {
             inst,
             block,
@@ -309,8 +314,8 @@ impl Verifier<'_> {
             self.block_error(
                 entry,
                 format!(
-                    "entry block has {} parameters, but the signature has {}",
-                    params.len(),
+                    "entry block has {}, but the signature has {}",
+                    count(params.len(), "parameter"),
                     sig.len()
                 ),
             );
@@ -410,9 +415,10 @@ impl Verifier<'_> {
                 self.inst_error(
                     inst,
                     format!(
-                        "{dest} takes {} arguments, but {} are passed",
-                        params.len(),
-                        call.args.len()
+                        "{dest} takes {}, but {} {} passed",
+                        count(params.len(), "argument"),
+                        call.args.len(),
+                        if call.args.len() == 1 { "is" } else { "are" }
                     ),
                 );
                 continue;
@@ -701,6 +707,15 @@ fn format_of(data: &InstructionData) -> InstructionFormat {
 }
 
 /// `[A-Za-z_][A-Za-z0-9_]*`.
+/// `n` and `noun`, plural unless `n` is one: `1 argument`, `0 arguments`.
+fn count(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("{n} {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
 fn is_identifier(s: &str) -> bool {
     let mut chars = s.chars();
     matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
@@ -865,7 +880,7 @@ mod tests {
         f.signature.params.push(Param::new("y", Type::F32));
         assert_error(
             &f,
-            "?: block0: entry block has 1 parameters, but the signature has 2",
+            "?: block0: entry block has 1 parameter, but the signature has 2",
         );
         f.signature.params.pop();
         f.signature.params[0].ty = Type::I64;
@@ -884,6 +899,9 @@ mod tests {
         ins(&mut f, b0).jump(b1, &[]);
         f.layout.append_block(b1);
         assert_error(&f, "?: block1: block is empty");
+        // Block-level errors stand where the block does.
+        f.block_srclocs[b1] = SourceLoc::new(7, 1);
+        assert_error(&f, "7:1: block1: block is empty");
     }
 
     #[test]
@@ -1401,9 +1419,21 @@ mod tests {
         ins(&mut f, b2).return_();
         assert_error(
             &f,
-            "?: jump block1(v0, v0): block1 takes 1 arguments, but 2 are passed",
+            "?: jump block1(v0, v0): block1 takes 1 argument, but 2 are passed",
         );
         let j = f.layout.last_inst(b0).unwrap();
+        f.dfg.insts[j].branch_destinations_mut()[0].args = vec![];
+        assert_error(
+            &f,
+            "?: jump block1: block1 takes 1 argument, but 0 are passed",
+        );
+        f.dfg.append_block_param(b1, Type::I32);
+        f.dfg.insts[j].branch_destinations_mut()[0].args = vec![v[0]];
+        assert_error(
+            &f,
+            "?: jump block1(v0): block1 takes 2 arguments, but 1 is passed",
+        );
+        f.dfg.remove_block_param(b1, 1);
         f.dfg.insts[j].branch_destinations_mut()[0].args = vec![v[1]];
         assert_error(
             &f,

@@ -1,15 +1,30 @@
 //! The build pass: a [`RawKernel`] to a [`Function`].
 //!
 //! The syntax pass has read the whole kernel, so every definition is known and uses may
-//! be resolved in any order. The pass runs in four linear steps:
+//! be resolved in any order. The pass runs in five linear steps:
 //!
 //! 1. collect the definitions of blocks and values in text order, rejecting duplicates;
-//!    the `i`-th block defined gets `Block::from_u32(i)` and the `i`-th value defined
-//!    `Value::from_u32(i)`, exactly the entities step 4 will create in that order;
-//! 2. map every use from its text name to that entity, rejecting undefined names;
-//! 3. infer the result types the text leaves implicit (`v3 = iadd v1, v2` has the type of
+//! 2. choose the entity each definition becomes (see *Numbering* below);
+//! 3. map every use from its text name to that entity, rejecting undefined names;
+//! 4. infer the result types the text leaves implicit (`v3 = iadd v1, v2` has the type of
 //!    `v1`, which may be defined further down);
-//! 4. create blocks, parameters and instructions in text order.
+//! 5. create blocks, then values in increasing entity number, then lay out blocks and
+//!    instructions in text order.
+//!
+//! Numbering: `vN` becomes `Value` N and `blockN` becomes `Block` N, so what the verifier
+//! or the interpreter says about `v7` names the `v7` of the text, and printing a parsed
+//! kernel keeps its names. Numbers left unused by the text become placeholders nobody
+//! refers to: blocks created but not placed in the layout, and values that are
+//! parameters of one extra block, also outside the layout. Two cases cannot or should not
+//! be numbered exactly, and fall back to numbering in text order (the `i`-th block or
+//! value defined gets number `i`), for blocks and values independently:
+//!
+//! - a block whose parameters are not numbered in increasing order
+//!   (`block1(v5: i32, v3: i32)`): parameters are appended in position order, and values
+//!   are created in number order, so `v3` could not be the second parameter; values then
+//!   fall back;
+//! - a largest number above `4 * definitions + 1024` (`v4000000000`), which would cost
+//!   tables of that size for nothing; that kind of entity then falls back.
 //!
 //! Type inference: a result whose type is not written or fixed by its opcode takes the
 //! type of exactly one operand. Following these "takes its type from" links from any value
@@ -20,8 +35,9 @@
 
 use super::syntax::RawKernel;
 use super::ParseError;
-use crate::entities::{Block, Value};
+use crate::entities::{Block, Inst, Value};
 use crate::function::Function;
+use crate::instructions::InstructionData;
 use crate::srcloc::SourceLoc;
 use crate::types::Type;
 use std::collections::hash_map::Entry;
@@ -30,31 +46,55 @@ use std::collections::HashMap;
 /// Marks "no type source" in the inference links.
 const NO_SOURCE: u32 = u32::MAX;
 
+/// The type of placeholder values; it does not matter, as nothing uses them.
+const PLACEHOLDER_TYPE: Type = Type::I32;
+
+/// Where a value is defined in the text.
+#[derive(Copy, Clone)]
+enum DefSite {
+    /// A parameter of the block with this index in [`RawKernel::blocks`].
+    Param(usize),
+    /// The result of the instruction with this index in [`RawKernel::insts`].
+    Result(usize),
+}
+
+/// Can `numbers` (the text numbers of `count` definitions) be kept as entity numbers
+/// without allocating far more entities than the text defines? Returns how many
+/// entities exact numbering creates, or `None` to number in text order.
+fn exact_entity_count(numbers: impl Iterator<Item = u32>, count: usize) -> Option<usize> {
+    let max = numbers.max()?;
+    let limit = 4 * count as u64 + 1024;
+    (u64::from(max) <= limit).then(|| max as usize + 1)
+}
+
 /// Builds the function `k` describes, or says why it cannot.
 pub(crate) fn build(k: RawKernel<'_>) -> Result<Function, ParseError> {
-    // Step 1: definitions.
-    let mut blocks: HashMap<u32, (Block, SourceLoc)> = HashMap::with_capacity(k.blocks.len());
+    // Step 1: definitions. Blocks map their text number to their index in `k.blocks`,
+    // values to their definition index (text order).
+    let mut blocks: HashMap<u32, usize> = HashMap::with_capacity(k.blocks.len());
     for (i, b) in k.blocks.iter().enumerate() {
         match blocks.entry(b.name) {
             Entry::Occupied(e) => {
+                let first = k.blocks.get(*e.get()).map_or(b.loc, |f| f.loc);
                 return Err(ParseError::new(
                     b.loc,
-                    format!("block{} is defined twice (first at {})", b.name, e.get().1),
-                ))
+                    format!("block{} is defined twice (first at {first})", b.name),
+                ));
             }
             Entry::Vacant(e) => {
-                e.insert((Block::from_u32(index_u32(i)?), b.loc));
+                e.insert(i);
             }
         }
     }
 
-    // Text names of definitions in order, their positions, and what is known of their
-    // types: a type, or the definition index of the value the type comes from.
+    // Text names of definitions in order, their positions and sites, and what is known
+    // of their types: a type, or the definition index of the value the type comes from.
     let mut values: HashMap<u32, u32> = HashMap::with_capacity(k.insts.len());
     let mut def_names: Vec<u32> = Vec::with_capacity(k.insts.len());
     let mut def_locs: Vec<SourceLoc> = Vec::with_capacity(k.insts.len());
+    let mut def_sites: Vec<DefSite> = Vec::with_capacity(k.insts.len());
     let mut types: Vec<Option<Type>> = Vec::with_capacity(k.insts.len());
-    let mut define = |name: u32, loc: SourceLoc, ty: Option<Type>| -> Result<(), ParseError> {
+    let mut define = |name: u32, loc: SourceLoc, site: DefSite, ty: Option<Type>| {
         let index = index_u32(def_names.len())?;
         match values.entry(name) {
             Entry::Occupied(e) => Err(ParseError::new(
@@ -68,31 +108,79 @@ pub(crate) fn build(k: RawKernel<'_>) -> Result<Function, ParseError> {
                 e.insert(index);
                 def_names.push(name);
                 def_locs.push(loc);
+                def_sites.push(site);
                 types.push(ty);
                 Ok(())
             }
         }
     };
-    for b in &k.blocks {
+    let mut params_in_order = true;
+    for (bi, b) in k.blocks.iter().enumerate() {
+        params_in_order &= b.params.windows(2).all(|w| w[0].0 < w[1].0);
         for &(name, loc, ty) in &b.params {
-            define(name, loc, Some(ty))?;
+            define(name, loc, DefSite::Param(bi), Some(ty))?;
         }
-        for inst in k.insts.get(b.insts.clone()).unwrap_or_default() {
+        for ii in b.insts.clone() {
+            let Some(inst) = k.insts.get(ii) else { break };
             if let Some((name, loc)) = inst.result {
                 let op = inst.data.opcode();
-                define(name, loc, inst.explicit_type.or(op.fixed_result_type()))?;
+                let ty = inst.explicit_type.or(op.fixed_result_type());
+                define(name, loc, DefSite::Result(ii), ty)?;
             }
         }
     }
 
-    // Step 2: uses. Inference links are recorded on the way, now that operands name
-    // definition indices.
+    // Step 2: numbering. `block_of[i]` is the entity of the `i`-th block of the text,
+    // `value_of[d]` the number of the `d`-th value defined.
+    let block_names = k.blocks.iter().map(|b| b.name);
+    let (block_of, num_blocks): (Vec<Block>, usize) =
+        match exact_entity_count(block_names, k.blocks.len()) {
+            Some(n) => (
+                k.blocks.iter().map(|b| Block::from_u32(b.name)).collect(),
+                n,
+            ),
+            None => {
+                let seq = (0..k.blocks.len()).map(index_u32);
+                (
+                    seq.map(|i| i.map(Block::from_u32))
+                        .collect::<Result<_, _>>()?,
+                    k.blocks.len(),
+                )
+            }
+        };
+    let exact_values =
+        exact_entity_count(def_names.iter().copied(), def_names.len()).filter(|_| params_in_order);
+    let (value_of, num_values): (Vec<u32>, usize) = match exact_values {
+        Some(n) => (def_names.clone(), n),
+        None => (
+            (0..def_names.len())
+                .map(index_u32)
+                .collect::<Result<_, _>>()?,
+            def_names.len(),
+        ),
+    };
+
+    // Step 3: uses. Inference links, by definition index, are recorded on the way.
     let mut insts = k.insts;
     let mut type_source = vec![NO_SOURCE; types.len()];
     let mut next_def = 0usize;
     for b in &k.blocks {
         next_def += b.params.len();
         for inst in insts.get_mut(b.insts.clone()).unwrap_or_default() {
+            if inst.result.is_some() {
+                if types.get(next_def).is_some_and(Option::is_none) {
+                    let src = inst.data.opcode().result_type_operand();
+                    if let Some(&d) = inst
+                        .data
+                        .args()
+                        .get(src)
+                        .and_then(|v| values.get(&v.as_u32()))
+                    {
+                        type_source[next_def] = d;
+                    }
+                }
+                next_def += 1;
+            }
             let mut undefined: Option<(SourceLoc, String)> = None;
             let mut n = 0;
             inst.data.map_values(|v| {
@@ -102,8 +190,11 @@ pub(crate) fn build(k: RawKernel<'_>) -> Result<Function, ParseError> {
                     .copied()
                     .unwrap_or(inst.loc);
                 n += 1;
-                match values.get(&v.as_u32()) {
-                    Some(&d) => Value::from_u32(d),
+                match values
+                    .get(&v.as_u32())
+                    .and_then(|&d| value_of.get(d as usize))
+                {
+                    Some(&number) => Value::from_u32(number),
                     None => {
                         if undefined.as_ref().is_none_or(|(first, _)| loc < *first) {
                             undefined = Some((loc, format!("use of undefined value {v}")));
@@ -118,8 +209,11 @@ pub(crate) fn build(k: RawKernel<'_>) -> Result<Function, ParseError> {
                     .get(inst.block_uses.start + n)
                     .copied()
                     .unwrap_or(inst.loc);
-                match blocks.get(&call.block.as_u32()) {
-                    Some(&(b, _)) => call.block = b,
+                match blocks
+                    .get(&call.block.as_u32())
+                    .and_then(|&i| block_of.get(i))
+                {
+                    Some(&b) => call.block = b,
                     None => {
                         if undefined.as_ref().is_none_or(|(first, _)| loc < *first) {
                             undefined = Some((loc, format!("unknown block {}", call.block)));
@@ -130,19 +224,10 @@ pub(crate) fn build(k: RawKernel<'_>) -> Result<Function, ParseError> {
             if let Some((loc, message)) = undefined {
                 return Err(ParseError::new(loc, message));
             }
-            if inst.result.is_some() {
-                if types[next_def].is_none() {
-                    let src = inst.data.opcode().result_type_operand();
-                    if let Some(v) = inst.data.args().get(src) {
-                        type_source[next_def] = v.as_u32();
-                    }
-                }
-                next_def += 1;
-            }
         }
     }
 
-    // Step 3: inference. `mark[d] == start + 1` while `d` is on the path walked from
+    // Step 4: inference. `mark[d] == start + 1` while `d` is on the path walked from
     // `start`, so meeting a marked value means the path has closed a cycle.
     let mut mark = vec![0u32; types.len()];
     let mut path = Vec::new();
@@ -184,29 +269,69 @@ pub(crate) fn build(k: RawKernel<'_>) -> Result<Function, ParseError> {
         }
     }
 
-    // Step 4: creation, in text order, so entities get the numbers step 1 promised.
+    // Step 5: creation. Blocks first, all of them, so the values' placeholder block comes
+    // after them. Then values in number order, each creation taking the next number:
+    // parameters are appended to their block (in position order, as numbering checked),
+    // results come with their instruction.
     let mut func = Function::with_name_signature(k.name, k.signature);
     func.shared_vars = k.shared_vars;
     func.local_vars = k.local_vars;
-    let mut insts = insts.into_iter();
-    let mut next_def = 0usize;
-    let ty_of = |next_def: &mut usize| {
-        let ty = types.get(*next_def).copied().flatten().unwrap_or(Type::I64);
-        *next_def += 1;
-        ty
-    };
-    for b in &k.blocks {
-        let block = func.dfg.make_block();
-        func.layout.append_block(block);
-        for _ in &b.params {
-            let ty = ty_of(&mut next_def);
-            func.dfg.append_block_param(block, ty);
+    for _ in 0..num_blocks {
+        func.dfg.make_block();
+    }
+    let mut by_number: Vec<Option<u32>> = vec![None; num_values];
+    for (d, &number) in value_of.iter().enumerate() {
+        if let Some(slot) = by_number.get_mut(number as usize) {
+            *slot = Some(index_u32(d)?);
         }
-        for raw in insts.by_ref().take(b.insts.len()) {
-            let result = raw.result.map(|_| ty_of(&mut next_def));
-            let inst = func.dfg.make_inst(raw.data, result);
+    }
+    let (locs, mut datas): (Vec<SourceLoc>, Vec<Option<InstructionData>>) = insts
+        .into_iter()
+        .map(|raw| (raw.loc, Some(raw.data)))
+        .unzip();
+    let mut created: Vec<Option<Inst>> = vec![None; datas.len()];
+    let mut placeholders: Option<Block> = None;
+    for slot in by_number {
+        let Some(d) = slot else {
+            let block = *placeholders.get_or_insert_with(|| func.dfg.make_block());
+            func.dfg.append_block_param(block, PLACEHOLDER_TYPE);
+            continue;
+        };
+        let ty = types
+            .get(d as usize)
+            .copied()
+            .flatten()
+            .unwrap_or(Type::I64);
+        match def_sites.get(d as usize) {
+            Some(&DefSite::Param(bi)) => {
+                if let Some(&block) = block_of.get(bi) {
+                    func.dfg.append_block_param(block, ty);
+                }
+            }
+            Some(&DefSite::Result(ii)) => {
+                if let Some(data) = datas.get_mut(ii).and_then(Option::take) {
+                    created[ii] = Some(func.dfg.make_inst(data, Some(ty)));
+                }
+            }
+            None => {}
+        }
+    }
+    for (bi, b) in k.blocks.iter().enumerate() {
+        let Some(&block) = block_of.get(bi) else {
+            continue;
+        };
+        func.layout.append_block(block);
+        func.block_srclocs[block] = b.loc;
+        for ii in b.insts.clone() {
+            let inst = match created.get(ii).copied().flatten() {
+                Some(inst) => inst,
+                None => match datas.get_mut(ii).and_then(Option::take) {
+                    Some(data) => func.dfg.make_inst(data, None),
+                    None => continue,
+                },
+            };
             func.layout.append_inst(inst, block);
-            func.srclocs[inst] = raw.loc;
+            func.srclocs[inst] = locs.get(ii).copied().unwrap_or_default();
         }
     }
     Ok(func)

@@ -11,9 +11,12 @@
 //!   value or a block before defining it (loop-carried block parameters, forward
 //!   branches), and name values and blocks with any numbers in any order;
 //! - the build pass (`build.rs`) resolves names, infers the result types the text leaves
-//!   implicit, and creates the function's entities in text order.
+//!   implicit, and creates the function's entities, keeping the text's numbers when it
+//!   can (`v7` is `Value` 7, `block3` is `Block` 3; the rules are in `build.rs` and
+//!   `docs/text-format.md`).
 //!
-//! Every instruction's [`Function::srclocs`] entry is the line and column where it starts.
+//! Every instruction's [`Function::srclocs`] entry is the line and column where it starts,
+//! and every block's [`Function::block_srclocs`] entry where its header starts.
 //!
 //! The parser checks what it must to build a function: syntax, literal ranges, names, and
 //! result types. Whether operand types fit their instructions, and every other rule of a

@@ -6,7 +6,8 @@ use crate::dfg::ValueDef;
 use crate::instructions::{InstructionData, Opcode};
 use crate::srcloc::SourceLoc;
 use crate::types::Type;
-use crate::Function;
+use crate::verifier::verify_function;
+use crate::{Block, Function, Value};
 
 fn parse(text: &str) -> Function {
     parse_function(text).unwrap_or_else(|e| panic!("{e}\n{text}"))
@@ -71,12 +72,14 @@ fn names_need_not_be_dense_or_ordered() {
         "kernel %k(a: i32) {\nblock7(v10: i32):\n    v3 = iadd v10, v10\n    jump block2(v3)\n\
          block2(v1: i32):\n    return\n}\n",
     );
-    // Entities are created in text order.
+    // Entities keep the text's numbers.
     assert_eq!(
         f.to_string(),
-        "kernel %k(a: i32) {\nblock0(v0: i32):\n    v1 = iadd v0, v0\n    jump block1(v1)\n\
-         \nblock1(v2: i32):\n    return\n}\n"
+        "kernel %k(a: i32) {\nblock7(v10: i32):\n    v3 = iadd v10, v10\n    jump block2(v3)\n\
+         \nblock2(v1: i32):\n    return\n}\n"
     );
+    assert_eq!(f.entry_block(), Some(Block::from_u32(7)));
+    assert!(verify_function(&f).is_ok());
 }
 
 #[test]
@@ -89,8 +92,9 @@ fn forward_references_and_inferred_types() {
          block1(v5: i64):\n    v7 = bnot v6\n    brif v8, block2, block3\n\
          block3:\n    v8 = icmp eq v7, v5\n    return\n}\n",
     );
-    let types: Vec<Type> = f.dfg.values().map(|v| f.dfg.value_type(v)).collect();
-    // v1, v6, v5, v7, v8 in text order.
+    let types: Vec<Type> = [1, 5, 6, 7, 8]
+        .map(|n| f.dfg.value_type(Value::from_u32(n)))
+        .into();
     assert_eq!(
         types,
         [Type::I64, Type::I64, Type::I64, Type::I64, Type::I1]
@@ -118,7 +122,7 @@ fn inference_follows_long_chains_without_recursion() {
     }
     text += &format!("    v{n} = iconst.i16 1\n    return\n}}\n");
     let f = parse(&text);
-    assert!(f.dfg.values().all(|v| f.dfg.value_type(v) == Type::I16));
+    assert!((1..=n).all(|i| f.dfg.value_type(Value::from_u32(i)) == Type::I16));
 }
 
 #[test]
@@ -453,4 +457,133 @@ fn first_undefined_name_in_an_instruction_is_reported() {
         err(&body("brif v0, block0(v7), block8")),
         "3:21: use of undefined value v7"
     );
+}
+
+// ---------------------------------------------------------------------------------------
+// Numbering: the text's numbers are kept when possible.
+
+/// A kernel whose values are numbered against the text order.
+const OUT_OF_ORDER: &str = "kernel %k(a: i64) {\nblock0(v0: i64):\n    v3 = iconst.i64 1\n    \
+                            v2 = iadd v0, v3\n    jump block1(v2)\n\nblock1(v1: i64):\n    \
+                            return\n}\n";
+
+#[test]
+fn out_of_order_numbers_are_kept() {
+    let f = parse(OUT_OF_ORDER);
+    assert_eq!(f.to_string(), OUT_OF_ORDER);
+    let entry = f.entry_block().unwrap();
+    let first = f.layout.block_insts(entry)[0];
+    assert_eq!(f.dfg.inst_result(first), Some(Value::from_u32(3)));
+    assert_eq!(f.dfg.num_values(), 4);
+    assert!(verify_function(&f).is_ok());
+    let again = parse(&f.to_string());
+    assert_eq!(again, f);
+    assert_eq!(again.to_string(), OUT_OF_ORDER);
+}
+
+#[test]
+fn verifier_messages_name_the_texts_values() {
+    let text = "kernel %k(a: i64) {\nblock0(v0: i64):\n    v3 = iconst.i32 1\n    \
+                v2 = iadd v0, v3\n    return\n}\n";
+    let e = verify_function(&parse(text)).unwrap_err().to_string();
+    assert_eq!(
+        e,
+        "4:5: v2 = iadd v0, v3: operands have different types (i64, i32)"
+    );
+}
+
+#[test]
+fn gaps_become_placeholders_nothing_uses() {
+    // v1..v4 and block1..block3 are not defined.
+    let text = "kernel %k(out: i64) {\nblock0(v0: i64):\n    v5 = iconst.i32 7\n    \
+                jump block4(v5)\n\nblock4(v6: i32):\n    store global v6, v0\n    \
+                return\n}\n";
+    let f = parse(text);
+    assert_eq!(f.to_string(), text);
+    assert_eq!(f.layout.blocks(), [Block::from_u32(0), Block::from_u32(4)]);
+    // Blocks 0 to 4, and one outside the layout holding the placeholder values.
+    assert_eq!(f.dfg.num_blocks(), 6);
+    assert_eq!(f.dfg.num_values(), 7);
+    let holder = Block::from_u32(5);
+    assert!(!f.layout.is_block_inserted(holder));
+    assert_eq!(
+        f.dfg.block_params(holder),
+        [1, 2, 3, 4].map(Value::from_u32)
+    );
+    assert!(verify_function(&f).is_ok());
+
+    // The placeholders disturb neither the interpreter nor a round trip.
+    let mut launch = crate::launch::Launch::default();
+    launch.add_buffer("out=i32[1]").unwrap();
+    let mut prepared = launch.prepare(&f).unwrap();
+    crate::interp::run(&f, &mut prepared, &Default::default()).unwrap();
+    assert_eq!(
+        prepared.memory.buffer_values("out").unwrap(),
+        [crate::launch::TypedValue::Signed(7)]
+    );
+    assert_eq!(parse(&f.to_string()), f);
+}
+
+#[test]
+fn parameters_numbered_out_of_order_fall_back_to_text_order() {
+    // `v5` before `v3` in one block: values are numbered in text order instead, blocks
+    // keep their numbers.
+    let f = parse(
+        "kernel %k(a: i32) {\nblock0(v0: i32):\n    jump block2(v0, v0)\n\
+         block2(v5: i32, v3: i32):\n    v9 = iadd v5, v3\n    return\n}\n",
+    );
+    assert_eq!(
+        f.to_string(),
+        "kernel %k(a: i32) {\nblock0(v0: i32):\n    jump block2(v0, v0)\n\
+         \nblock2(v1: i32, v2: i32):\n    v3 = iadd v1, v2\n    return\n}\n"
+    );
+    assert!(verify_function(&f).is_ok());
+}
+
+#[test]
+fn huge_numbers_fall_back_to_text_order() {
+    let f = parse(
+        "kernel %k(a: i32) {\nblock4000000000(v4000000000: i32):\n    \
+         v7 = iadd v4000000000, v4000000000\n    jump block3\n\
+         block3:\n    return\n}\n",
+    );
+    // Nothing of the size of the numbers was allocated.
+    assert_eq!(f.dfg.num_values(), 2);
+    assert_eq!(f.dfg.num_blocks(), 2);
+    assert_eq!(
+        f.to_string(),
+        "kernel %k(a: i32) {\nblock0(v0: i32):\n    v1 = iadd v0, v0\n    jump block1\n\
+         \nblock1:\n    return\n}\n"
+    );
+    // Only the kind of entity with huge numbers falls back.
+    let f = parse(
+        "kernel %k(a: i32) {\nblock0(v4000000000: i32):\n    jump block3\nblock3:\n    \
+         return\n}\n",
+    );
+    assert_eq!(f.dfg.num_values(), 1);
+    assert_eq!(f.layout.blocks(), [Block::from_u32(0), Block::from_u32(3)]);
+}
+
+#[test]
+fn the_fallback_threshold_is_four_per_definition_plus_1024() {
+    // One definition: numbers up to 4 + 1024 are kept.
+    let kernel = |n: u32| format!("kernel %k(a: i32) {{\nblock0(v{n}: i32):\n    return\n}}\n");
+    let kept = parse(&kernel(1028));
+    assert_eq!(kept.dfg.num_values(), 1029);
+    assert_eq!(kept.to_string(), kernel(1028));
+    let renumbered = parse(&kernel(1029));
+    assert_eq!(renumbered.dfg.num_values(), 1);
+    assert_eq!(renumbered.to_string(), kernel(0));
+}
+
+#[test]
+fn block_source_locations_are_their_headers() {
+    let f = parse("kernel %k() {\nblock0:\n    jump block1\n\n  block1:\n    return\n}\n");
+    let locs: Vec<SourceLoc> = f
+        .layout
+        .blocks()
+        .iter()
+        .map(|&b| f.block_srclocs[b])
+        .collect();
+    assert_eq!(locs, [SourceLoc::new(2, 1), SourceLoc::new(5, 3)]);
 }
