@@ -60,7 +60,7 @@ use crate::function::Function;
 use crate::instructions::{InstructionData, InstructionFormat, Opcode};
 use crate::srcloc::SourceLoc;
 use crate::types::Type;
-use crate::write::inst_to_string;
+use crate::write::{count, inst_to_string};
 use core::fmt;
 use cranelift_entity::SecondaryMap;
 use std::collections::HashSet;
@@ -707,15 +707,6 @@ fn format_of(data: &InstructionData) -> InstructionFormat {
 }
 
 /// `[A-Za-z_][A-Za-z0-9_]*`.
-/// `n` and `noun`, plural unless `n` is one: `1 argument`, `0 arguments`.
-fn count(n: usize, noun: &str) -> String {
-    if n == 1 {
-        format!("{n} {noun}")
-    } else {
-        format!("{n} {noun}s")
-    }
-}
-
 fn is_identifier(s: &str) -> bool {
     let mut chars = s.chars();
     matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')

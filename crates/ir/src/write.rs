@@ -259,3 +259,12 @@ fn format_finite(s: String) -> String {
         s + ".0"
     }
 }
+
+/// `n` and `noun`, plural unless `n` is one: `1 argument`, `0 arguments`; for messages.
+pub(crate) fn count(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("{n} {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}

@@ -324,8 +324,8 @@ impl<'a> Machine<'a> {
         let nparams = func.dfg.block_params(entry).len();
         if nparams != launch.args.len() || nparams != func.signature.params.len() {
             return Err(setup(format!(
-                "the kernel takes {} parameters, the launch binds {}",
-                func.signature.params.len(),
+                "the kernel takes {}, the launch binds {}",
+                crate::write::count(func.signature.params.len(), "parameter"),
                 launch.args.len()
             )));
         }
@@ -731,9 +731,9 @@ impl<'a> Machine<'a> {
         let params = self.func.dfg.block_params(call.block);
         if params.len() != call.args.len() {
             return Err(FaultKind::Malformed(format!(
-                "{} takes {} arguments, {} given",
+                "{} takes {}, {} given",
                 call.block,
-                params.len(),
+                crate::write::count(params.len(), "argument"),
                 call.args.len()
             )));
         }
