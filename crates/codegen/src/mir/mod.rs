@@ -1,0 +1,137 @@
+//! The machine IR (MIR): one target-independent low-level IR shared by every target.
+//!
+//! In the style of Cranelift's VCode: a kernel becomes blocks of [`MInst`]s over
+//! registers of three classes ([`RegClass`]: `b32`, `b64`, `pred`), with guards,
+//! predicates and memory operands explicit. Block identities and block order are explicit
+//! and stable, because the linearizer works on them; every block remembers the IR block it
+//! implements, so the emulator can count executions per IR block.
+//!
+//! The MIR goes through three states, each a [`MirFunction`]:
+//! 1. **lowered**: SSA over virtual registers, with block parameters;
+//! 2. **allocated**: physical registers only, no block parameters, spills and reloads
+//!    explicit (register allocation);
+//! 3. **final**: after linearization, ready for the emitters.
+//!
+//! The generic CFG analyses of `warplift_ir::cfg` run on it through the [`Cfg`] trait.
+
+mod inst;
+mod print;
+mod regs;
+
+pub use inst::*;
+pub use regs::{Reg, RegClass};
+
+use cranelift_entity::{entity_impl, PrimaryMap};
+use warplift_ir::cfg::Cfg;
+use warplift_ir::{Block, Param};
+
+/// A machine block.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct MBlock(u32);
+entity_impl!(MBlock, "mblock");
+
+/// A block of machine instructions.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MBlockData {
+    /// Parameters (virtual registers), before register allocation.
+    pub params: Vec<Reg>,
+    /// The instructions; the last one is the block's only terminator.
+    pub insts: Vec<MInst>,
+    /// The IR block this block implements, if any (blocks made by the code generator,
+    /// such as split critical edges, have none).
+    pub origin: Option<Block>,
+}
+
+/// A kernel in machine IR.
+#[derive(Clone, Debug, Default)]
+pub struct MirFunction {
+    /// The kernel's name.
+    pub name: String,
+    /// The kernel's parameters (read by `LdParam`).
+    pub params: Vec<Param>,
+    /// Every block.
+    pub blocks: PrimaryMap<MBlock, MBlockData>,
+    /// Block order; the first block is the entry.
+    pub order: Vec<MBlock>,
+    /// The class of every virtual register, by index.
+    pub vreg_classes: Vec<RegClass>,
+    /// Bytes of shared memory per thread block.
+    pub shared_size: u32,
+    /// Bytes of the kernel's own local variables per thread (spill slots come after).
+    pub local_size: u32,
+    /// Number of spill slots, once allocated.
+    pub spill_slots: u32,
+}
+
+impl MirFunction {
+    /// An empty function called `name`.
+    pub fn new(name: impl Into<String>, params: Vec<Param>) -> Self {
+        MirFunction {
+            name: name.into(),
+            params,
+            ..Default::default()
+        }
+    }
+
+    /// Creates a new virtual register of class `class`.
+    pub fn new_vreg(&mut self, class: RegClass) -> Reg {
+        let index = self.vreg_classes.len() as u32;
+        self.vreg_classes.push(class);
+        Reg::virt(index, class)
+    }
+
+    /// Creates a block, not yet placed in the order.
+    pub fn new_block(&mut self, origin: Option<Block>) -> MBlock {
+        self.blocks.push(MBlockData {
+            origin,
+            ..Default::default()
+        })
+    }
+
+    /// The entry block.
+    pub fn entry(&self) -> Option<MBlock> {
+        self.order.first().copied()
+    }
+
+    /// The terminator of `block`, if it has one.
+    pub fn terminator(&self, block: MBlock) -> Option<&MInst> {
+        self.blocks[block]
+            .insts
+            .last()
+            .filter(|i| i.kind.is_terminator())
+    }
+
+    /// The successors of `block`, in branch order.
+    pub fn successors(&self, block: MBlock) -> Vec<MBlock> {
+        let mut out = Vec::new();
+        Cfg::successors(self, block, &mut out);
+        out
+    }
+
+    /// The number of instructions in placed blocks.
+    pub fn num_insts(&self) -> usize {
+        self.order.iter().map(|&b| self.blocks[b].insts.len()).sum()
+    }
+}
+
+impl Cfg for MirFunction {
+    type Node = MBlock;
+
+    fn entry(&self) -> Option<MBlock> {
+        MirFunction::entry(self)
+    }
+
+    fn num_nodes(&self) -> usize {
+        self.blocks.len()
+    }
+
+    fn successors(&self, block: MBlock, out: &mut Vec<MBlock>) {
+        if let Some(t) = self.terminator(block) {
+            t.kind.for_each_target(|target| out.push(target.block));
+        }
+    }
+
+    fn nodes(&self) -> impl Iterator<Item = MBlock> + '_ {
+        self.order.iter().copied()
+    }
+}
