@@ -108,6 +108,24 @@ impl MirFunction {
         out
     }
 
+    /// Bytes of a spill slot: every slot can hold a register of any class.
+    pub const SPILL_SLOT_BYTES: u32 = 8;
+
+    /// The byte offset of spill slot `slot` in the thread's local window: slots follow the
+    /// kernel's own local variables, 8-byte aligned.
+    pub fn spill_slot_offset(&self, slot: SpillSlot) -> u32 {
+        self.local_size.next_multiple_of(Self::SPILL_SLOT_BYTES) + slot.0 * Self::SPILL_SLOT_BYTES
+    }
+
+    /// Bytes of local memory per thread: the kernel's local variables and the spill slots.
+    pub fn local_frame_size(&self) -> u32 {
+        if self.spill_slots == 0 {
+            self.local_size
+        } else {
+            self.spill_slot_offset(SpillSlot(self.spill_slots))
+        }
+    }
+
     /// The number of instructions in placed blocks.
     pub fn num_insts(&self) -> usize {
         self.order.iter().map(|&b| self.blocks[b].insts.len()).sum()
