@@ -135,6 +135,7 @@ fn anything<T>(_: &T) -> Result<(), String> {
     Ok(())
 }
 
+#[allow(clippy::ptr_arg)] // checks have the signature `fn(&T)` for every setting type
 fn ptx_target(s: &String) -> Result<(), String> {
     match s.strip_prefix("sm_").map(str::parse::<u32>) {
         Some(Ok(n)) if n >= 70 => Ok(()),
