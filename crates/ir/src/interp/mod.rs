@@ -368,7 +368,9 @@ impl<'a> Machine<'a> {
     }
 
     fn run_grid(&mut self) -> Result<(), InterpError> {
-        let [gx, gy, _] = self.launch.grid.map(u64::from);
+        // The block count may exceed a u64 (up to about 2^93 blocks); the step limit,
+        // not the count, bounds how many run.
+        let [gx, gy, _] = self.launch.grid.map(u128::from);
         for linear in 0..self.launch.num_blocks() {
             // Each grid dimension fits in an i32, so the ids fit in a u32.
             self.block_id = [

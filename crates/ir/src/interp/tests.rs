@@ -1036,6 +1036,16 @@ fn step_limit() {
         &e,
         InterpError::Fault(f) if matches!(f.kind, FaultKind::StepLimit { limit: 1000 })
     ));
+    // 2^21 * 2^21 * 2^22 blocks is 2^64, which a u64 count wraps to 0 (the run would
+    // then succeed without running a thread); the count must not wrap.
+    let big = launch("2097152,2097152,4194304", "1", &[]);
+    let prepared = big.prepare(&b.f).unwrap();
+    assert_eq!(prepared.num_blocks(), 1u128 << 64);
+    let e = run_cfg(&b.f, &big, &cfg).unwrap_err();
+    assert!(matches!(
+        &e,
+        InterpError::Fault(f) if matches!(f.kind, FaultKind::StepLimit { limit: 1000 })
+    ));
 }
 
 #[test]

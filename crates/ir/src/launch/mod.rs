@@ -163,14 +163,21 @@ pub struct PreparedLaunch {
 }
 
 impl PreparedLaunch {
-    /// The number of threads in one block.
+    /// The number of threads in one block. The fields are public, so a launch that did
+    /// not pass [`check_geometry`] may exceed a `u32`; the count then saturates.
     pub fn threads_per_block(&self) -> u32 {
-        self.block.iter().product()
+        let n: u128 = self.block.iter().map(|&d| u128::from(d)).product();
+        u32::try_from(n).unwrap_or(u32::MAX)
     }
 
     /// The number of blocks in the grid.
-    pub fn num_blocks(&self) -> u64 {
-        self.grid.iter().map(|&d| u64::from(d)).product()
+    ///
+    /// Three grid dimensions of up to [`MAX_GRID_DIM`] give up to about 2^93 blocks, more
+    /// than a `u64` holds, so the count is a `u128` (three `u32` factors cannot overflow
+    /// it). Running that many blocks is bounded by the interpreter's step limit, not by
+    /// this count.
+    pub fn num_blocks(&self) -> u128 {
+        self.grid.iter().map(|&d| u128::from(d)).product()
     }
 }
 
@@ -370,8 +377,9 @@ pub fn check_geometry(grid: [u32; 3], block: [u32; 3]) -> Result<(), LaunchError
             format!("dimension {d} is not in 1..={MAX_GRID_DIM}"),
         ));
     }
-    let threads: u64 = block.iter().map(|&d| u64::from(d)).product();
-    if block.contains(&0) || threads > MAX_THREADS_PER_BLOCK {
+    // Three u32 factors cannot overflow a u128 (they can overflow a u64).
+    let threads: u128 = block.iter().map(|&d| u128::from(d)).product();
+    if block.contains(&0) || threads > u128::from(MAX_THREADS_PER_BLOCK) {
         return Err(LaunchError::invalid(
             "block",
             format!(

@@ -384,6 +384,9 @@ fn geometry_and_size_limits() {
         ("1", "1025"),
         ("1", "32,32,2"),
         ("2147483648", "1"),
+        // The product of these overflows a u64 and must not wrap to a small block.
+        ("1", "4294967295,4294967295,4294967295"),
+        ("1", "65536,65536,65536"),
     ] {
         l.set_grid(g).unwrap();
         l.set_block(b).unwrap();
@@ -392,6 +395,14 @@ fn geometry_and_size_limits() {
     l.set_grid("2147483647,65535,65535").unwrap();
     l.set_block("1024").unwrap();
     assert!(l.prepare(&f).is_ok());
+    // 2^64 blocks: a u64 product wraps to 0.
+    l.set_grid("2097152,2097152,4194304").unwrap();
+    assert_eq!(l.prepare(&f).unwrap().num_blocks(), 1u128 << 64);
+    l.set_grid("2147483647,2147483647,2147483647").unwrap();
+    assert_eq!(
+        l.prepare(&f).unwrap().num_blocks(),
+        (1u128 << 31).pow(3) - 3 * (1u128 << 62) + 3 * (1u128 << 31) - 1
+    );
     l.add_buffer("x=f64[18446744073709551615]").unwrap();
     assert!(l.prepare(&f).unwrap_err().to_string().contains("at most"));
     l.add_buffer("x=u8[1073741825]").unwrap();
