@@ -28,7 +28,9 @@
 //!
 //! Unknown keys are errors, and every error names the file and the key. Numbers may also be
 //! written as strings, which admits `"nan"`, `"inf"`, `"-inf"` and hexadecimal (`"0xff"`;
-//! for a float element, its raw bits).
+//! for a float element, its raw bits). A decimal string is rounded once, straight to the
+//! element type; a bare TOML float arrives already rounded to `f64`, so an `f32` element
+//! gets it rounded twice.
 
 use super::literal::{literal_from_toml, Literal};
 use super::{BufferInit, BufferSpec, ElemType, Launch, LaunchError};

@@ -24,7 +24,7 @@ pub use self::memory::{
     BUFFER_BASE, GUARD_GAP,
 };
 
-use self::literal::{literal_bits, Scalar};
+use self::literal::{literal_bits, literal_float, Scalar};
 use crate::function::Function;
 use crate::types::Type;
 use rand::{RngCore, SeedableRng};
@@ -521,17 +521,23 @@ fn int_range(elem: ElemType, range: &Option<(Literal, Literal)>) -> Result<(i128
     Ok((lo, hi))
 }
 
-/// The float range of a random buffer: finite bounds, `lo <= hi`.
+/// The float range of a random buffer: finite bounds, `lo <= hi`. Each bound is the value
+/// it converts to for the element type (an `f32` bound is rounded to `f32` first), so
+/// every generated element lies between the bounds as stored.
 fn float_range(elem: ElemType, range: &Option<(Literal, Literal)>) -> Result<(f64, f64), String> {
     let Some((lo, hi)) = range else {
         return Ok((0.0, 1.0));
     };
     let float = |l: &Literal| match *l {
-        Literal::Int(v) => Ok(v as f64),
-        Literal::Float(x) if x.is_finite() => Ok(x),
-        _ => Err(format!(
+        Literal::Hex(_) | Literal::Bool(_) => Err(format!(
             "the bounds of an {elem} range must be finite numbers"
         )),
+        l => match literal_float(l, elem.scalar())? {
+            x if x.is_finite() => Ok(x),
+            _ => Err(format!(
+                "the bounds of an {elem} range must be finite numbers"
+            )),
+        },
     };
     let (lo, hi) = (float(lo)?, float(hi)?);
     if lo > hi || !(hi - lo).is_finite() {

@@ -259,7 +259,13 @@ fn buffer_spec_syntax() {
         ok("x=f64[4]:random:9:-1.5:2").init,
         BufferInit::Random {
             seed: 9,
-            range: Some((Literal::Float(-1.5), Literal::Int(2)))
+            range: Some((
+                Literal::Decimal {
+                    f32: -1.5,
+                    f64: -1.5
+                },
+                Literal::Int(2)
+            ))
         }
     );
     assert_eq!(
@@ -424,6 +430,9 @@ fn random_ranges() {
         "x=i32[4]:random:1:0.5:4",
         "x=f32[4]:random:1:inf:4",
         "x=f32[4]:random:1:3:2",
+        // Finite as an f64 but infinite as an f32.
+        "x=f32[4]:random:1:0:1e39",
+        "x=f32[4]:values:1,1e39",
     ] {
         l.add_buffer(bad).unwrap();
         assert!(l.prepare(&f).is_err(), "{bad}");
@@ -441,6 +450,15 @@ fn random_ranges() {
         .unwrap()
         .iter()
         .all(|v| matches!(v, TypedValue::F64(x) if (-2.0..2.0).contains(x))));
+    // f32 bounds are the f32 values of the decimals, so every element lies within them.
+    l.add_buffer("x=f32[256]:random:5:0.1:0.2").unwrap();
+    let p = l.prepare(&f).unwrap();
+    assert!(p
+        .memory
+        .buffer_values("x")
+        .unwrap()
+        .iter()
+        .all(|v| matches!(v, TypedValue::F32(x) if (0.1f32..=0.2f32).contains(x))));
 }
 
 #[test]
