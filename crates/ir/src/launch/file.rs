@@ -33,7 +33,9 @@
 //! gets it rounded twice.
 
 use super::literal::{literal_from_toml, Literal};
-use super::{BufferInit, BufferSpec, ElemType, Launch, LaunchError};
+use super::{
+    BufferInit, BufferSpec, ElemType, Launch, LaunchError, MAX_GRID_DIM, MAX_THREADS_PER_BLOCK,
+};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -95,10 +97,13 @@ impl Launch {
             ..Launch::default()
         };
         if let Some(v) = &schema.grid {
-            launch.grid = dims_from_toml(v).map_err(|m| err(format!("grid: {m}")))?;
+            launch.grid = dims_from_toml(v, MAX_GRID_DIM, "a grid dimension")
+                .map_err(|m| err(format!("grid: {m}")))?;
         }
         if let Some(v) = &schema.block {
-            launch.block = dims_from_toml(v).map_err(|m| err(format!("block: {m}")))?;
+            let max = MAX_THREADS_PER_BLOCK as u32;
+            launch.block = dims_from_toml(v, max, "a block dimension")
+                .map_err(|m| err(format!("block: {m}")))?;
         }
         for (name, v) in &schema.args {
             let lit = literal_from_toml(v).map_err(|m| err(format!("args.{name}: {m}")))?;
@@ -121,8 +126,9 @@ impl Launch {
     }
 }
 
-/// `[2]`, `[2, 3]`, `[2, 3, 4]` or `2`; missing dimensions are 1.
-fn dims_from_toml(v: &toml::Value) -> Result<[u32; 3], String> {
+/// `[2]`, `[2, 3]`, `[2, 3, 4]` or `2`, each in `1..=max`; missing dimensions are 1.
+/// (The product of block dimensions is checked when the launch is bound.)
+fn dims_from_toml(v: &toml::Value, max: u32, what: &str) -> Result<[u32; 3], String> {
     let items: Vec<&toml::Value> = match v {
         toml::Value::Array(a) => a.iter().collect(),
         other => vec![other],
@@ -135,7 +141,8 @@ fn dims_from_toml(v: &toml::Value) -> Result<[u32; 3], String> {
         *d = item
             .as_integer()
             .and_then(|i| u32::try_from(i).ok())
-            .ok_or_else(|| format!("`{item}` is not a dimension (an integer 1 to 2^32-1)"))?;
+            .filter(|d| (1..=max).contains(d))
+            .ok_or_else(|| format!("`{item}` is not {what} (an integer 1 to {max})"))?;
     }
     Ok(dims)
 }

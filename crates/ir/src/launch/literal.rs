@@ -54,6 +54,13 @@ pub fn parse_literal(text: &str) -> Result<Literal, String> {
             Literal::Int(v)
         });
     }
+    if is_int_syntax(s) {
+        // Integer syntax that `parse_int` refused can only be too large; reading it as a
+        // float instead would report a misleading "float given" later.
+        return Err(format!(
+            "integer `{text}` does not fit in 64 bits, signed or unsigned"
+        ));
+    }
     let looks_float = !s.is_empty()
         && s.chars()
             .all(|c| c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E' | '+' | '-' | '_'));
@@ -70,6 +77,36 @@ pub fn parse_literal(text: &str) -> Result<Literal, String> {
         }
     }
     Err(format!("`{text}` is not a number"))
+}
+
+/// Is `s` an optionally signed decimal or `0x` hexadecimal integer, `_` separators allowed
+/// (whatever its magnitude)?
+fn is_int_syntax(s: &str) -> bool {
+    let rest = s.strip_prefix(['-', '+']).unwrap_or(s);
+    let (hex, digits) = match rest.strip_prefix("0x").or_else(|| rest.strip_prefix("0X")) {
+        Some(d) => (true, d),
+        None => (false, rest),
+    };
+    !digits.is_empty()
+        && !digits.starts_with('_')
+        && digits.chars().any(|c| c != '_')
+        && digits.chars().all(|c| {
+            c == '_'
+                || if hex {
+                    c.is_ascii_hexdigit()
+                } else {
+                    c.is_ascii_digit()
+                }
+        })
+}
+
+/// An integer literal as written: `-0x1`, not the two's complement of the `i128`.
+fn hex_text(v: i128) -> String {
+    if v < 0 {
+        format!("-{:#x}", v.unsigned_abs())
+    } else {
+        format!("{v:#x}")
+    }
 }
 
 /// Parses a decimal or `0x` hexadecimal integer with optional sign and `_` separators;
@@ -148,7 +185,7 @@ impl Scalar {
 /// integers and decimal floats convert to a float type rounding once to nearest even (a
 /// bare TOML float is already an `f64`, so an `f32` gets it rounded from that `f64`); a
 /// finite value that overflows the type is an error (write `inf` for infinity).
-/// Hexadecimal integers give a float's raw bits (`"0x7fc00000"`). Any NaN
+/// Non-negative hexadecimal integers give a float's raw bits (`"0x7fc00000"`). Any NaN
 /// written as `nan` becomes the canonical NaN, matching the `nan` of the text format.
 pub fn literal_bits(lit: Literal, kind: Scalar) -> Result<u64, String> {
     match (kind, lit) {
@@ -160,6 +197,10 @@ pub fn literal_bits(lit: Literal, kind: Scalar) -> Result<u64, String> {
             let lo = if bits == 1 { 0 } else { -(1i128 << (bits - 1)) };
             let hi = (1i128 << bits) - 1;
             if v < lo || v > hi {
+                let v = match lit {
+                    Literal::Hex(_) => hex_text(v),
+                    _ => v.to_string(),
+                };
                 return Err(format!("{v} does not fit in {bits} bits"));
             }
             Ok((v as u64) & mask(bits))
@@ -170,6 +211,10 @@ pub fn literal_bits(lit: Literal, kind: Scalar) -> Result<u64, String> {
         (Scalar::F32 | Scalar::F64, Literal::Bool(_)) => {
             Err("a boolean is not a float".to_string())
         }
+        (Scalar::F32 | Scalar::F64, Literal::Hex(v)) if v < 0 => Err(format!(
+            "{} is negative: a hexadecimal float gives raw bits",
+            hex_text(v)
+        )),
         (Scalar::F32, Literal::Hex(v)) => u32::try_from(v)
             .map(u64::from)
             .map_err(|_| format!("{v:#x} does not fit the 32 bits of an f32")),
@@ -354,6 +399,35 @@ mod tests {
             toml_bits(&toml::Value::Float(f64::NEG_INFINITY), Scalar::F32),
             Ok(u64::from(f32::NEG_INFINITY.to_bits()))
         );
+    }
+
+    #[test]
+    fn error_messages_say_what_was_written() {
+        // Too large for any type: not "float ... given for a 64-bit integer".
+        let e = parse_bits("18446744073709551617", Scalar::Int(64)).unwrap_err();
+        assert_eq!(
+            e,
+            "integer `18446744073709551617` does not fit in 64 bits, signed or unsigned"
+        );
+        assert!(parse_literal("-0x1_0000_0000_0000_0000_0")
+            .unwrap_err()
+            .contains("does not fit"));
+        assert_eq!(
+            parse_bits("18446744073709551616", Scalar::Int(64)).unwrap_err(),
+            "18446744073709551616 does not fit in 64 bits"
+        );
+        // Negative hex for a float: the literal as written, not a 128-bit pattern.
+        assert_eq!(
+            parse_bits("-0x1", Scalar::F32).unwrap_err(),
+            "-0x1 is negative: a hexadecimal float gives raw bits"
+        );
+        assert_eq!(
+            parse_bits("-0x100", Scalar::Int(8)).unwrap_err(),
+            "-0x100 does not fit in 8 bits"
+        );
+        // Not integer syntax: still "not a number".
+        assert!(parse_literal("1_").is_ok());
+        assert!(parse_literal("0x_1").unwrap_err().contains("not a number"));
     }
 
     #[test]

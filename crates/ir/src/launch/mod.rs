@@ -528,16 +528,12 @@ fn float_range(elem: ElemType, range: &Option<(Literal, Literal)>) -> Result<(f6
     let Some((lo, hi)) = range else {
         return Ok((0.0, 1.0));
     };
-    let float = |l: &Literal| match *l {
-        Literal::Hex(_) | Literal::Bool(_) => Err(format!(
+    // A hexadecimal bound is the raw bits of the element type, as for values.
+    let float = |l: &Literal| match literal_float(*l, elem.scalar())? {
+        x if x.is_finite() => Ok(x),
+        _ => Err(format!(
             "the bounds of an {elem} range must be finite numbers"
         )),
-        l => match literal_float(l, elem.scalar())? {
-            x if x.is_finite() => Ok(x),
-            _ => Err(format!(
-                "the bounds of an {elem} range must be finite numbers"
-            )),
-        },
     };
     let (lo, hi) = (float(lo)?, float(hi)?);
     if lo > hi || !(hi - lo).is_finite() {

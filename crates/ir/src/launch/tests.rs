@@ -149,7 +149,23 @@ fn file_errors_name_file_and_key() {
     let e = parse("grid = [1, 2, 3, 4]").unwrap_err().to_string();
     assert!(e.contains("grid: expected 1 to 3 dimensions"), "{e}");
     let e = parse("block = [-1]").unwrap_err().to_string();
-    assert!(e.contains("block: `-1` is not a dimension"), "{e}");
+    assert!(
+        e.contains("block: `-1` is not a block dimension (an integer 1 to 1024)"),
+        "{e}"
+    );
+    // The messages state the real limits, not those of a u32.
+    let e = parse("grid = [2147483648]").unwrap_err().to_string();
+    assert!(
+        e.ends_with("grid: `2147483648` is not a grid dimension (an integer 1 to 2147483647)"),
+        "{e}"
+    );
+    let e = parse("block = [1, 1025]").unwrap_err().to_string();
+    assert!(e.ends_with("(an integer 1 to 1024)"), "{e}");
+    assert!(parse("grid = [0]").is_err());
+    assert_eq!(
+        parse("grid = [2147483647]\nblock = 1024").unwrap().grid,
+        [2147483647, 1, 1]
+    );
     let e = parse("[args]\nn = [1]").unwrap_err().to_string();
     assert!(e.contains("args.n: expected a number"), "{e}");
     let e = parse("[expect]\ny = [1, \"x\"]").unwrap_err().to_string();
@@ -450,6 +466,17 @@ fn random_ranges() {
         .unwrap()
         .iter()
         .all(|v| matches!(v, TypedValue::F64(x) if (-2.0..2.0).contains(x))));
+    // Hexadecimal bounds are raw bits, as for values: 0x3f800000 is 1.0f32.
+    l.add_buffer("x=f32[64]:random:0:0x3f800000:2").unwrap();
+    let p = l.prepare(&f).unwrap();
+    assert!(p
+        .memory
+        .buffer_values("x")
+        .unwrap()
+        .iter()
+        .all(|v| matches!(v, TypedValue::F32(x) if (1.0..=2.0).contains(x))));
+    l.add_buffer("x=f32[4]:random:0:0x7f800000:2").unwrap();
+    assert!(l.prepare(&f).is_err(), "an infinite bound");
     // f32 bounds are the f32 values of the decimals, so every element lies within them.
     l.add_buffer("x=f32[256]:random:5:0.1:0.2").unwrap();
     let p = l.prepare(&f).unwrap();
