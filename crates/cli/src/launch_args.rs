@@ -59,7 +59,7 @@ impl LaunchArgs {
             None => Launch::default(),
         };
         if let Some(k) = &self.kernel {
-            launch.kernel = Some(k.trim_start_matches('%').to_string());
+            launch.set_kernel(k);
         }
         if let Some(g) = &self.grid {
             launch.set_grid(g).context("--grid")?;

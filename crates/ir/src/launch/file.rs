@@ -122,6 +122,21 @@ impl Launch {
                 literals(values).map_err(|(i, m)| err(format!("expect.{name}[{i}]: {m}")))?;
             launch.expect.insert(name.clone(), lits);
         }
+
+        // Remember which settings this file made, for errors found when binding.
+        let singles = [
+            ("kernel", launch.kernel.is_some()),
+            ("grid", schema.grid.is_some()),
+            ("block", schema.block.is_some()),
+            ("print", launch.print.is_some()),
+        ];
+        let keys = (singles.iter().filter(|(_, set)| *set))
+            .map(|(key, _)| key.to_string())
+            .chain(launch.args.keys().map(|n| format!("args.{n}")))
+            .chain(launch.buffers.keys().map(|n| format!("buffers.{n}")))
+            .chain(launch.save.keys().map(|n| format!("save.{n}")))
+            .chain(launch.expect.keys().map(|n| format!("expect.{n}")));
+        launch.origins = keys.map(|key| (key, file.to_path_buf())).collect();
         Ok(launch)
     }
 }

@@ -313,6 +313,79 @@ fn buffer_spec_syntax() {
     }
 }
 
+/// Errors found only when the launch is bound to a kernel still name the launch file the
+/// setting came from, and the key; a flag that overrides the setting drops the file.
+#[test]
+fn binding_errors_name_the_launch_file() {
+    let f = kernel(&[("x", Type::I64), ("n", Type::I32)]);
+    let err = |text: &str| {
+        let l = parse(text).unwrap();
+        l.prepare(&f).unwrap_err().to_string()
+    };
+    let x = "[args]\nn = 1\n[buffers.x]\ntype = \"u8\"\n";
+    assert_eq!(
+        err(&format!("{x}values = [1, 256]")),
+        "dir/k.launch.toml: buffers.x.values[1]: 256 does not fit in 8 bits"
+    );
+    assert_eq!(
+        err(&format!("{x}values = [1]\n[expect]\nx = [0x1ff]")),
+        "dir/k.launch.toml: expect.x[0]: 511 does not fit in 8 bits"
+    );
+    assert_eq!(
+        err(&format!("{x}values = [1]\n[expect]\nx = [1, 2]")),
+        "dir/k.launch.toml: expect.x: 2 values given for a buffer of 1 elements"
+    );
+    assert_eq!(
+        err("[args]\nn = 1.5\nx = 0"),
+        "dir/k.launch.toml: kernel %k: argument n for a i32 parameter: float 1.5 given for a \
+         32-bit integer"
+    );
+    assert_eq!(
+        err("[args]\nn = 1\nx = 0\nm = 2"),
+        "dir/k.launch.toml: kernel %k: m: not a parameter of the kernel"
+    );
+    assert_eq!(
+        err(&format!("{x}len = 1\n[buffers.n]\ntype = \"i32\"\nlen = 1")),
+        "dir/k.launch.toml: kernel %k: n: bound both to a scalar argument and to a buffer"
+    );
+    assert_eq!(
+        err(&format!("{x}len = 1\nrange = [0, 300]\ninit = \"random\"")),
+        "dir/k.launch.toml: buffers.x.range: 300 is outside the range of u8 (0..=255)"
+    );
+    assert_eq!(
+        err(&format!("{x}len = 1\n[save]\ny = \"y.bin\"")),
+        "dir/k.launch.toml: save.y: no buffer of that name"
+    );
+    assert_eq!(
+        err(&format!("print = [\"y\"]\n{x}len = 1")),
+        "dir/k.launch.toml: print.y: no buffer of that name"
+    );
+    let l = parse(&format!("kernel = \"q\"\n{x}len = 1")).unwrap();
+    assert_eq!(
+        l.select_kernel(std::slice::from_ref(&f))
+            .unwrap_err()
+            .to_string(),
+        "dir/k.launch.toml: kernel: no kernel %q (have %k)"
+    );
+    assert_eq!(
+        err(&format!("block = [1024, 2]\n{x}len = 1")),
+        "dir/k.launch.toml: block: 1024x2x1 is not a block of 1 to 1024 threads"
+    );
+    // A flag replaces the setting: the error no longer names the file.
+    let mut l = parse(&format!("block = [1024, 2]\n{x}values = [1]")).unwrap();
+    l.set_block("1024,2").unwrap();
+    assert_eq!(
+        l.prepare(&f).unwrap_err().to_string(),
+        "block: 1024x2x1 is not a block of 1 to 1024 threads"
+    );
+    l.set_block("1").unwrap();
+    l.add_buffer("x=u8:values:1,256").unwrap();
+    assert_eq!(
+        l.prepare(&f).unwrap_err().to_string(),
+        "buffers.x.values[1]: 256 does not fit in 8 bits"
+    );
+}
+
 #[test]
 fn binding_errors() {
     let f = kernel(&[("p", Type::I64), ("n", Type::I32), ("b", Type::I1)]);
