@@ -263,7 +263,14 @@ fn one_line(e: &toml::de::Error, text: &str) -> String {
         Some(span) => {
             let before = &text.as_bytes()[..span.start.min(text.len())];
             let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
-            let col = before.iter().rev().take_while(|&&b| b != b'\n').count() + 1;
+            // Columns count characters, as in .wir errors: skip UTF-8 continuation bytes.
+            let col = before
+                .iter()
+                .rev()
+                .take_while(|&&b| b != b'\n')
+                .filter(|&&b| b & 0xc0 != 0x80)
+                .count()
+                + 1;
             format!("{line}:{col}: {msg}")
         }
         None => msg,

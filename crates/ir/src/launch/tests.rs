@@ -316,6 +316,15 @@ fn buffer_spec_syntax() {
 /// Errors found only when the launch is bound to a kernel still name the launch file the
 /// setting came from, and the key; a flag that overrides the setting drops the file.
 #[test]
+fn toml_error_columns_count_characters() {
+    // `é` is two bytes: `x` is byte 15 but character 14 of its line.
+    let e = parse("[args]\n\"éü\" = 1\nn = @").unwrap_err().to_string();
+    assert!(e.starts_with("dir/k.launch.toml: 3:5: "), "{e}");
+    let e = parse("kernel = \"é\" x").unwrap_err().to_string();
+    assert!(e.starts_with("dir/k.launch.toml: 1:14: "), "{e}");
+}
+
+#[test]
 fn binding_errors_name_the_launch_file() {
     let f = kernel(&[("x", Type::I64), ("n", Type::I32)]);
     let err = |text: &str| {
