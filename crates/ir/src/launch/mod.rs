@@ -392,9 +392,9 @@ impl Launch {
                 return Err(LaunchError::invalid(
                     ctx,
                     format!(
-                        "{} values given for a buffer of {} elements",
-                        values.len(),
-                        buf.len()
+                        "{} given for a buffer of {}",
+                        crate::write::count(values.len(), "value"),
+                        crate::write::count(buf.len(), "element")
                     ),
                 ));
             }

@@ -342,7 +342,7 @@ fn binding_errors_name_the_launch_file() {
     );
     assert_eq!(
         err(&format!("{x}values = [1]\n[expect]\nx = [1, 2]")),
-        "dir/k.launch.toml: expect.x: 2 values given for a buffer of 1 elements"
+        "dir/k.launch.toml: expect.x: 2 values given for a buffer of 1 element"
     );
     assert_eq!(
         err("[args]\nn = 1.5\nx = 0"),
