@@ -9,4 +9,7 @@
 //!
 //! Only the machine IR exists so far; lowering, allocation and the targets build on it.
 
+extern crate alloc;
+
+pub mod lower;
 pub mod mir;
