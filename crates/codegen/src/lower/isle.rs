@@ -393,6 +393,14 @@ impl generated::Context for Lower<'_> {
         u64::from(self.local_offsets[var])
     }
 
+    fn var_offset(&mut self, inst: Inst) -> Option<u64> {
+        match self.func.dfg.insts[inst] {
+            InstructionData::SharedAddr { var, .. } => Some(u64::from(self.shared_offsets[var])),
+            InstructionData::LocalAddr { var, .. } => Some(u64::from(self.local_offsets[var])),
+            _ => None,
+        }
+    }
+
     fn address(&mut self, base: Reg, offset: i32) -> Address {
         Address {
             base: Some(base),
