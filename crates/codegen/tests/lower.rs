@@ -94,16 +94,12 @@ fn kernels_for(op: Opcode) -> Vec<String> {
         let p3 = format!("a: {t}, b: {t}, c: {t}");
         let e3 = format!("v0: {t}, v1: {t}, v2: {t}");
         match op.format() {
-            F::Unary => {
+            F::Unary if op.has_explicit_type() => {
                 for to in TYPES {
-                    let dotted = if op.has_explicit_type() {
-                        format!("{name}.{to}")
-                    } else {
-                        name.to_string()
-                    };
-                    out.push(wrap(&p1, &e1, &format!("    v1 = {dotted} v0\n")));
+                    out.push(wrap(&p1, &e1, &format!("    v1 = {name}.{to} v0\n")));
                 }
             }
+            F::Unary => out.push(wrap(&p1, &e1, &format!("    v1 = {name} v0\n"))),
             F::Binary => out.push(wrap(&p2, &e2, &format!("    v2 = {name} v0, v1\n"))),
             F::Ternary => {
                 out.push(wrap(&p3, &e3, &format!("    v3 = {name} v0, v1, v2\n")));
@@ -198,6 +194,34 @@ fn every_opcode_lowers_at_every_valid_type() {
             verify_mir(&mir).unwrap_or_else(|e| panic!("{op}: {e}\n{text}\n{mir}"));
         }
         assert!(valid > 0, "no valid kernel exercised {op}");
-        println!("{op}: {valid} kernels");
+    }
+}
+
+#[test]
+fn malformed_functions_are_errors_not_panics() {
+    use warplift_codegen::lower::LowerError;
+    let empty = Function::with_name_signature("k", Default::default());
+    assert!(matches!(lower(&empty), Err(LowerError::NoEntry(_))));
+
+    let cases = [
+        // A use before its definition.
+        "kernel %k() {\nblock0:\n    v1 = iadd v0, v0\n    v0 = iconst.i32 1\n    return\n}\n",
+        // Entry parameters that do not match the signature.
+        "kernel %k(a: i32) {\nblock0:\n    return\n}\n",
+        // Operand types no rule accepts.
+        "kernel %k(a: i1, b: i1) {\nblock0(v0: i1, v1: i1):\n    v2 = iadd v0, v1\n    return\n}\n",
+        // A block without a terminator, falling off the end.
+        "kernel %k() {\nblock0:\n    v0 = iconst.i32 1\n}\n",
+    ];
+    for text in cases {
+        let Ok(f) = warplift_ir::parser::parse_function(text) else {
+            continue;
+        };
+        assert!(verify_function(&f).is_err(), "{text}");
+        // Lowering may succeed or fail on an unverified function, but must not panic;
+        // whatever it produces must not pass off as valid MIR silently.
+        if let Ok(mir) = lower(&f) {
+            let _ = verify_mir(&mir);
+        }
     }
 }

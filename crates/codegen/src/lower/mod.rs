@@ -116,9 +116,23 @@ impl<'f> Lower<'f> {
         mir.local_size = func.local_size();
         let mut use_counts = vec![0u32; func.dfg.num_values()];
         for inst in func.layout.insts() {
-            for v in func.dfg.insts[inst].all_values() {
-                if let Some(c) = use_counts.get_mut(v.index()) {
-                    *c += 1;
+            // The rules index the DFG by these values and blocks: make sure they exist.
+            if !func.dfg.insts.is_valid(inst) {
+                return Err(LowerError::Malformed { inst });
+            }
+            let data = &func.dfg.insts[inst];
+            for v in data.all_values() {
+                match use_counts.get_mut(v.index()) {
+                    Some(c) => *c += 1,
+                    None => return Err(LowerError::Malformed { inst }),
+                }
+            }
+            for call in data.branch_destinations() {
+                if !func.dfg.block_is_valid(call.block) {
+                    return Err(LowerError::BadTarget {
+                        inst,
+                        block: call.block,
+                    });
                 }
             }
         }
