@@ -131,10 +131,6 @@ impl generated::Context for Lower<'_> {
         Some(r)
     }
 
-    fn no_output(&mut self) -> InstOutput {
-        None
-    }
-
     fn emit_bin(&mut self, op: &BinOp, ty: &MType, a: Reg, b: Operand) -> Reg {
         let dst = self.mir.new_vreg(ty.class());
         self.emit(MInstKind::Bin {

@@ -2,7 +2,7 @@
 //! (SSA over virtual registers, block parameters, no guards).
 //!
 //! The choice of machine instructions is made by the ISLE rules in `isle/lower.isle`
-//! (compiled by `build.rs`); this module drives them and [`isle`](self) holds the glue:
+//! (compiled by `build.rs`); this module drives them and `lower/isle.rs` holds the glue:
 //!
 //! 1. Blocks reachable from the entry get one machine block each, in layout order; their
 //!    parameters become virtual registers. Unreachable blocks are dropped: they can never
