@@ -7,7 +7,11 @@
 //!               ──emit────────────────▶ PTX text | SIMT bytecode in an ELF object
 //! ```
 //!
-//! Only the machine IR exists so far; lowering, allocation and the targets build on it.
+//! So far: the machine IR ([`mir`], with its verifier) and the lowering to it ([`lower`]);
+//! allocation and the targets build on them.
 
+extern crate alloc;
+
+pub mod lower;
 pub mod mir;
 pub mod settings;
