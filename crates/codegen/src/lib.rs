@@ -7,6 +7,8 @@
 //!               ──emit────────────────▶ PTX text | SIMT bytecode in an ELF object
 //! ```
 //!
-//! Only the machine IR exists so far; lowering, allocation and the targets build on it.
+//! The machine IR and register allocation exist so far; lowering, linearization and the
+//! targets build on them.
 
 pub mod mir;
+pub mod regalloc;
