@@ -61,11 +61,21 @@ fn check_blocks(
             None => Err(format!("{r} in {block} was never created")),
         }
     };
+    // Single definitions: the cheap half of SSA, checked always (regalloc2 validates
+    // dominance in debug builds only).
+    let mut defined = vec![false; vreg_classes.len()];
+    let mut define = |r: Reg, block: MBlock| -> Result<(), String> {
+        check_reg(r, block)?;
+        if std::mem::replace(&mut defined[r.index() as usize], true) {
+            return Err(format!("{r} is defined twice (second time in {block})"));
+        }
+        Ok(())
+    };
     for i in 0..f.order.len() {
         let block = f.order[i];
         let params = f.blocks[block].params.clone();
         for &p in &params {
-            check_reg(p, block)?;
+            define(p, block)?;
         }
         let n = f.blocks[block].insts.len();
         if n == 0 || !f.blocks[block].insts[n - 1].kind.is_terminator() {
@@ -79,7 +89,10 @@ fn check_blocks(
             let mut result = Ok(());
             inst.visit_regs(|r, role| {
                 if result.is_ok() {
-                    result = check_reg(*r, block);
+                    result = match role {
+                        RegRole::Use => check_reg(*r, block),
+                        RegRole::Def => define(*r, block),
+                    };
                 }
                 if result.is_ok() && guarded && role == RegRole::Def {
                     result = Err(format!("guarded instruction in {block} defines {r}"));

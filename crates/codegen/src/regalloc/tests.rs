@@ -119,6 +119,12 @@ fn execute(f: &MirFunction, params: &[u64]) -> Vec<(i32, u64)> {
         MType::Pred => v & 1,
         _ => v & 0xffff_ffff,
     };
+    fn copy<K: std::hash::Hash + Eq>(map: &mut HashMap<K, u64>, key: K, value: Option<u64>) {
+        match value {
+            Some(v) => map.insert(key, v),
+            None => map.remove(&key),
+        };
+    }
     for _step in 0..100_000 {
         let mut next = None;
         for i in &f.blocks[block].insts {
@@ -145,6 +151,17 @@ fn execute(f: &MirFunction, params: &[u64]) -> Vec<(i32, u64)> {
                         _ => unimplemented!("{op:?}"),
                     };
                     regs.insert(dst, mask(ty, v));
+                }
+                // Copies, spills and reloads carry "undefined" along: with no scratch
+                // register, regalloc2's move resolver may save and restore a register that
+                // holds nothing. Only computations and stores must read defined values.
+                &MInstKind::Mov {
+                    ty,
+                    dst,
+                    src: Operand::Reg(src),
+                } => {
+                    let v = regs.get(&src).map(|&v| mask(ty, v));
+                    copy(&mut regs, dst, v);
                 }
                 &MInstKind::Mov { ty, dst, src } => {
                     let v = operand(&regs, src);
@@ -179,10 +196,12 @@ fn execute(f: &MirFunction, params: &[u64]) -> Vec<(i32, u64)> {
                     stores.push((addr.offset, operand(&regs, src)));
                 }
                 &MInstKind::Spill { src, slot } => {
-                    slots.insert(slot.0, read(&regs, src));
+                    let v = regs.get(&src).copied();
+                    copy(&mut slots, slot.0, v);
                 }
                 &MInstKind::Reload { dst, slot } => {
-                    regs.insert(dst, slots[&slot.0]);
+                    let v = slots.get(&slot.0).copied();
+                    copy(&mut regs, dst, v);
                 }
                 MInstKind::Jump { dest } => next = Some(jump_to(&mut regs, dest)),
                 MInstKind::Branch {
@@ -639,6 +658,11 @@ fn malformed_inputs_are_errors() {
         .push(Reg::virt(0, RegClass::B32));
     check(&f, "entry block");
 
+    let mut f = good.clone();
+    let i = f.blocks[header].params[0];
+    f.blocks[exit].insts.insert(0, imm(i, 5));
+    check(&f, "defined twice");
+
     check(&MirFunction::new("empty", Vec::new()), "no blocks");
 }
 
@@ -730,4 +754,157 @@ fn stats_of_a_small_function() {
         ]
     );
     assert_eq!(r.func.num_insts(), 8);
+}
+
+/// A small deterministic generator (xorshift64*), so the random tests need no dependency.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+
+    fn pick<T: Copy>(&mut self, items: &[T]) -> T {
+        items[self.below(items.len())]
+    }
+}
+
+/// A random acyclic function: kernel parameters and predicates defined in the entry block
+/// (so usable everywhere), blocks with parameters fed by branch arguments, arithmetic,
+/// comparisons, selects and stores, jumps and branches to later blocks (critical edges and
+/// double edges included).
+fn random_function(rng: &mut Rng) -> MirFunction {
+    let mut f = MirFunction::new("random", Vec::new());
+    let num_blocks = 2 + rng.below(7);
+    let blocks: Vec<MBlock> = (0..num_blocks)
+        .map(|n| f.new_block(Some(warplift_ir::Block::from_u32(n as u32))))
+        .collect();
+    f.order = blocks.clone();
+    for &b in &blocks[1..] {
+        f.blocks[b].params = (0..rng.below(4))
+            .map(|_| f.new_vreg(RegClass::B32))
+            .collect();
+    }
+    let mut global = Vec::new();
+    let mut global_preds = Vec::new();
+    let mut entry = Vec::new();
+    for index in 0..4 {
+        let (v, ld) = param(&mut f, index, RegClass::B32);
+        entry.push(ld);
+        global.push(v);
+    }
+    for _ in 0..rng.below(3) {
+        let p = f.new_vreg(RegClass::Pred);
+        entry.push(setp(
+            IntCC::SignedLessThan,
+            p,
+            rng.pick(&global),
+            Operand::Imm(50),
+        ));
+        global_preds.push(p);
+    }
+    f.blocks[blocks[0]].insts = entry;
+    let mut offset = 0;
+    for i in 0..num_blocks {
+        let b = blocks[i];
+        let mut vals = global.clone();
+        vals.extend(f.blocks[b].params.iter().copied());
+        let mut preds = global_preds.clone();
+        let mut insts = std::mem::take(&mut f.blocks[b].insts);
+        for _ in 0..1 + rng.below(8) {
+            match rng.below(6) {
+                0..=2 => {
+                    let op = rng.pick(&[BinOp::Add, BinOp::Sub, BinOp::Mul, BinOp::Xor]);
+                    let dst = f.new_vreg(RegClass::B32);
+                    let b = if rng.below(3) == 0 {
+                        Operand::Imm(rng.below(100) as u64)
+                    } else {
+                        rng.pick(&vals).into()
+                    };
+                    insts.push(bin(op, dst, rng.pick(&vals), b));
+                    vals.push(dst);
+                }
+                3 => {
+                    let p = f.new_vreg(RegClass::Pred);
+                    let cc = rng.pick(&[IntCC::SignedLessThan, IntCC::Equal, IntCC::NotEqual]);
+                    insts.push(setp(cc, p, rng.pick(&vals), rng.pick(&vals)));
+                    preds.push(p);
+                }
+                4 if !preds.is_empty() => {
+                    let dst = f.new_vreg(RegClass::B32);
+                    insts.push(inst(MInstKind::Selp {
+                        ty: MType::I32,
+                        dst,
+                        a: rng.pick(&vals).into(),
+                        b: rng.pick(&vals).into(),
+                        pred: rng.pick(&preds),
+                    }));
+                    vals.push(dst);
+                }
+                _ => {
+                    insts.push(store(rng.pick(&vals), offset));
+                    offset += 4;
+                }
+            }
+        }
+        let edge = |rng: &mut Rng, f: &MirFunction| {
+            let to = blocks[i + 1 + rng.below(num_blocks - i - 1)];
+            let args = f.blocks[to]
+                .params
+                .iter()
+                .map(|_| rng.pick(&vals))
+                .collect();
+            target(to, args)
+        };
+        if i + 1 == num_blocks {
+            insts.push(store(rng.pick(&vals), offset));
+            offset += 4;
+            insts.push(ret());
+        } else if rng.below(2) == 0 {
+            let t = edge(rng, &f);
+            insts.push(inst(MInstKind::Jump { dest: t }));
+        } else {
+            let p = if preds.is_empty() || rng.below(3) == 0 {
+                let p = f.new_vreg(RegClass::Pred);
+                insts.push(setp(
+                    IntCC::SignedLessThan,
+                    p,
+                    rng.pick(&vals),
+                    rng.pick(&vals),
+                ));
+                p
+            } else {
+                rng.pick(&preds)
+            };
+            let (t, n) = (edge(rng, &f), edge(rng, &f));
+            insts.push(branch(p, t, n));
+        }
+        f.blocks[b].insts = insts;
+    }
+    f
+}
+
+#[test]
+fn random_functions_allocate_correctly() {
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut spilled = 0;
+    for _ in 0..300 {
+        let f = random_function(&mut rng);
+        let regs = RegisterFile::new(3 + rng.below(4) as u32, 1, 1 + rng.below(3) as u32);
+        let request = ReservationRequest::none().with(RegClass::B32, rng.below(2) as u32);
+        let inputs: Vec<Vec<u64>> = (0..4)
+            .map(|_| (0..4).map(|_| rng.below(100) as u64).collect())
+            .collect();
+        let a = allocate_checked(&f, regs, request, &inputs);
+        spilled += (a.stats.spills > 0) as u32;
+    }
+    // The register files are small enough that many functions spill.
+    assert!(spilled > 30, "{spilled}");
 }
