@@ -1,7 +1,9 @@
 //! The MIR as regalloc2 sees it: an implementation of `regalloc2::Function`.
 //!
-//! regalloc2 numbers blocks and instructions densely: block `i` is the `i`-th block of the
-//! MIR order, and instructions are numbered consecutively through the blocks in that order.
+//! regalloc2 numbers blocks and instructions densely: block `i` is the `i`-th block in
+//! reverse postorder (see `prepare::reverse_postorder`; the MIR's own block order is kept
+//! for the allocated function), and instructions are numbered consecutively through the
+//! blocks in that order.
 //! An instruction's operands are its registers in [`MInst::visit_regs`] order (the guard,
 //! then the sources, then the destination); applying the allocation walks the same order.
 //! Sources are early uses and destinations late definitions, each in some register.
@@ -47,20 +49,22 @@ fn vreg(r: Reg) -> ra::VReg {
 }
 
 impl Adapter {
-    /// Flattens `f`, which has passed `prepare::check_input` and `prepare::prepare`.
-    /// Fails if an instruction needs more registers of a class at once than `reservation`
-    /// leaves allocatable.
+    /// Flattens `f`, which has passed `prepare::check_input` and `prepare::prepare`, with
+    /// its blocks in the order `order` (which starts with the entry and holds every placed
+    /// block). Fails if an instruction needs more registers of a class at once than
+    /// `reservation` leaves allocatable.
     pub(super) fn build(
         f: &mut MirFunction,
+        order: Vec<MBlock>,
         reservation: &Reservation,
     ) -> Result<Adapter, RegallocError> {
         let mut index: SecondaryMap<MBlock, u32> = SecondaryMap::new();
-        for (i, &block) in f.order.iter().enumerate() {
+        for (i, &block) in order.iter().enumerate() {
             index[block] = i as u32;
         }
-        let mut blocks = Vec::with_capacity(f.order.len());
+        let mut blocks = Vec::with_capacity(order.len());
         let mut insts = Vec::with_capacity(f.num_insts());
-        for &block in &f.order {
+        for &block in &order {
             let first = insts.len();
             let data = &mut f.blocks[block];
             let n = data.insts.len();
@@ -131,7 +135,7 @@ impl Adapter {
             blocks,
             insts,
             num_vregs: f.vreg_classes.len(),
-            order: f.order.clone(),
+            order,
         })
     }
 

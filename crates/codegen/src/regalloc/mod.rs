@@ -4,7 +4,8 @@
 //!
 //! ```text
 //!  lowered MIR ──prepare──▶ no unreachable blocks, edges split for regalloc2's CFG rules
-//!              ──adapter──▶ regalloc2::Function (flattened instructions, operands, edges)
+//!              ──adapter──▶ regalloc2::Function (blocks in reverse postorder, flattened
+//!                           instructions, operands, edges)
 //!              ──regalloc2 (+ its checker, in debug builds and tests)──▶ Output
 //!              ──apply────▶ allocated MIR: physical registers, Mov / Spill / Reload,
 //!                           registers renumbered densely, statistics
@@ -387,7 +388,8 @@ pub fn allocate_with(
     let mut f = func.clone();
     prepare::check_input(&mut f).map_err(malformed)?;
     let split_edges = prepare::prepare(&mut f);
-    let adapter = adapter::Adapter::build(&mut f, &reservation)?;
+    let ra_order = prepare::reverse_postorder(&f);
+    let adapter = adapter::Adapter::build(&mut f, ra_order, &reservation)?;
 
     let env = reservation.machine_env();
     let ra_options = ra::RegallocOptions {

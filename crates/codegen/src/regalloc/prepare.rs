@@ -138,19 +138,9 @@ fn terminator_targets(inst: &MInst) -> Vec<(MBlock, Vec<Reg>)> {
 /// moves on. Returns the number of blocks inserted. The function must pass
 /// [`check_input`].
 pub(super) fn prepare(f: &mut MirFunction) -> u32 {
-    // Reachability, with an explicit worklist: CFGs can be deep.
     let mut reachable: SecondaryMap<MBlock, bool> = SecondaryMap::new();
-    let mut work = Vec::new();
-    if let Some(entry) = f.entry() {
-        reachable[entry] = true;
-        work.push(entry);
-    }
-    while let Some(block) = work.pop() {
-        for succ in f.successors(block) {
-            if !std::mem::replace(&mut reachable[succ], true) {
-                work.push(succ);
-            }
-        }
+    for block in reverse_postorder(f) {
+        reachable[block] = true;
     }
     f.order.retain(|&b| reachable[b]);
     // Blocks left out of the order are emptied, so no virtual register survives anywhere.
@@ -198,4 +188,34 @@ pub(super) fn prepare(f: &mut MirFunction) -> u32 {
     }
     f.order = order;
     split
+}
+
+/// The blocks reachable from the entry, in reverse postorder (successors in branch order).
+/// regalloc2 sees the blocks in this order: its checker's dataflow analysis needs a block's
+/// forward predecessors to come before it (a block analysed before any predecessor starts
+/// from an empty state and wrongly forgets every value), and the allocators' heuristics
+/// expect it too.
+pub(super) fn reverse_postorder(f: &MirFunction) -> Vec<MBlock> {
+    let mut postorder = Vec::new();
+    let Some(entry) = f.entry() else {
+        return postorder;
+    };
+    let mut visited: SecondaryMap<MBlock, bool> = SecondaryMap::new();
+    // An explicit stack of (block, its successors, next successor): CFGs can be deep.
+    let mut stack = vec![(entry, f.successors(entry), 0)];
+    visited[entry] = true;
+    while let Some((block, succs, next)) = stack.last_mut() {
+        if let Some(&succ) = succs.get(*next) {
+            *next += 1;
+            if !std::mem::replace(&mut visited[succ], true) {
+                let succs = f.successors(succ);
+                stack.push((succ, succs, 0));
+            }
+        } else {
+            postorder.push(*block);
+            stack.pop();
+        }
+    }
+    postorder.reverse();
+    postorder
 }
