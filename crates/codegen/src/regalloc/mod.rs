@@ -251,6 +251,36 @@ impl RegallocStats {
     }
 }
 
+impl core::fmt::Display for RegallocStats {
+    /// One line: `b32 5+2, b64 1, pred 2+1 registers; 3 spill slots, 4 spills, 6 reloads,
+    /// 2 moves, 1 split edge` (`+n`: reserved registers).
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        for class in RegClass::ALL {
+            let (used, reserved) = (self.regs_used[class.index()], self.reserved[class.index()]);
+            let sep = if class == RegClass::Pred {
+                " registers; "
+            } else {
+                ", "
+            };
+            if reserved > 0 {
+                write!(f, "{class} {used}+{reserved}{sep}")?;
+            } else {
+                write!(f, "{class} {used}{sep}")?;
+            }
+        }
+        let plural = |n: u32, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
+        write!(
+            f,
+            "{}, {}, {}, {}, {}",
+            plural(self.spill_slots, "spill slot"),
+            plural(self.spills, "spill"),
+            plural(self.reloads, "reload"),
+            plural(self.moves, "move"),
+            plural(self.split_edges, "split edge")
+        )
+    }
+}
+
 /// The result of register allocation.
 #[derive(Clone, Debug)]
 pub struct AllocatedFunction {

@@ -763,6 +763,20 @@ fn stats_of_a_small_function() {
         ]
     );
     assert_eq!(r.func.num_insts(), 8);
+    let shown = RegallocStats {
+        regs_used: [5, 1, 2],
+        reserved: [2, 0, 1],
+        spill_slots: 3,
+        spills: 4,
+        reloads: 6,
+        moves: 2,
+        split_edges: 1,
+    }
+    .to_string();
+    assert_eq!(
+        shown,
+        "b32 5+2, b64 1, pred 2+1 registers; 3 spill slots, 4 spills, 6 reloads, 2 moves, 1 split edge"
+    );
 }
 
 /// A small deterministic generator (xorshift64*), so the random tests need no dependency.
