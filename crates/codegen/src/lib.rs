@@ -7,11 +7,12 @@
 //!               ──emit────────────────▶ PTX text | SIMT bytecode in an ELF object
 //! ```
 //!
-//! So far: the machine IR ([`mir`], with its verifier) and the lowering to it ([`lower`]);
-//! allocation and the targets build on them.
+//! So far: the machine IR ([`mir`], with its verifier), the lowering to it ([`lower`]) and
+//! register allocation ([`regalloc`]); linearization and the targets build on them.
 
 extern crate alloc;
 
 pub mod lower;
 pub mod mir;
 pub mod settings;
+pub mod regalloc;
