@@ -9,4 +9,5 @@
 //!
 //! Only the machine IR exists so far; lowering, allocation and the targets build on it.
 
+pub mod isa;
 pub mod mir;
