@@ -7,7 +7,8 @@
 //!               ──emit────────────────▶ PTX text | SIMT bytecode in an ELF object
 //! ```
 //!
-//! Only the machine IR exists so far; lowering, allocation and the targets build on it.
+//! The machine IR and the PTX target (`isa::ptx`) exist so far; lowering and allocation build
+//! the MIR the target consumes.
 
 pub mod isa;
 pub mod mir;

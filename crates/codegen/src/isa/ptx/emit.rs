@@ -975,7 +975,7 @@ impl<'a> Emitter<'a> {
     }
 
     /// `fmin`/`fmax`: PTX's `min`/`max` already return the other operand when one is NaN
-    /// and a NaN when both are; the emitter canonicalises that NaN for `f64` and orders the
+    /// and a NaN when both are; the emitter canonicalises that NaN and orders the
     /// zeros (`fmin(-0, +0) = -0`, `fmax(-0, +0) = +0`), which PTX leaves open: when the
     /// operands compare equal, the bitwise or (min) / and (max) of the two is the answer.
     fn fminmax(&mut self, g: &str, is_min: bool, ty: MType, d: &str, a: &str, b: &str) {
@@ -985,10 +985,15 @@ impl<'a> Emitter<'a> {
         let m = self.tmp(class);
         let opc = if is_min { "min" } else { "max" };
         self.ins("", &format!("{opc}.{t} {m}, {a}, {b}"));
-        if ty == MType::F64 {
+        {
+            let (nan, f) = if ty == MType::F64 {
+                (CANON_NAN_F64, "f64")
+            } else {
+                (CANON_NAN_F32, "f32")
+            };
             let p = self.tmp(RegClass::Pred);
-            self.ins("", &format!("testp.notanumber.f64 {p}, {m}"));
-            self.ins("", &format!("selp.b64 {m}, {CANON_NAN_F64}, {m}, {p}"));
+            self.ins("", &format!("testp.notanumber.{f} {p}, {m}"));
+            self.ins("", &format!("selp.{c} {m}, {nan}, {m}, {p}"));
         }
         let z = self.tmp(class);
         let bits_b = match b.strip_prefix("0f").or_else(|| b.strip_prefix("0d")) {

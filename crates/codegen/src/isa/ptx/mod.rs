@@ -31,6 +31,47 @@
 //! Both windows are zero-initialised by the prologue, as the IR requires (shared memory
 //! cooperatively by the whole block, then `bar.sync 0`).
 //!
+//! # How each operation keeps the IR's semantics
+//!
+//! Sub-word (`i8`/`i16`) values live in `b32` registers with unspecified upper bits; an
+//! operation whose result depends on them first widens its sources into temporaries
+//! (`cvt.s32.s8`/`cvt.s32.s16` to sign-extend, `and` to zero-extend) and then works in
+//! 32 bits. Integer immediates are written as hex literals of the instruction's width.
+//!
+//! | MIR | PTX |
+//! |---|---|
+//! | `add`/`sub`/`mul`/`and`/`or`/`xor` | `add.s`/`sub.s`/`mul.lo.s`/`and.b`/... of 32 or 64 bits; on `pred`: `and.pred`/..., immediates folded |
+//! | `mulhi` | `mul.hi.{s,u}`; sub-word: widen, `mul.lo.s32`, shift right by W |
+//! | `div.u`/`rem.u` | `setp.eq` zero test, `div.u`/`rem.u`, `selp` all-ones / dividend (PTX leaves x/0 unspecified) |
+//! | `div.s`/`rem.s` | divide by 1 when the divisor is 0 or -1, then `selp` -1 / `neg a` (so `MIN/-1 = MIN`) for div, the dividend for rem by 0 (`x % 1 = 0` covers -1); immediate divisors are resolved statically |
+//! | `min`/`max` | `min.{s,u}`/`max.{s,u}` after widening |
+//! | `shl`/`shr.u`/`shr.s` | `shl.b`/`shr.u`/`shr.s`: PTX clamps amounts above the width as the IR does; sub-word amounts are zero-extended, 64-bit amounts `min.u64 ..., 64` then narrowed to the `u32` PTX wants |
+//! | `popc`/`clz` | `popc.b`/`clz.b` (`u32` count, widened for 64 bits); sub-word: zero-extend, `clz` minus `32 - W` |
+//! | `ctz` | `brev` + `clz`; sub-word: `or` in bit W first, so `ctz 0 = W` |
+//! | `fadd`/`fsub`/`fmul`/`fma` | `.rn` forms; `f32` NaN results are already `0x7fffffff` on NVIDIA hardware; `f64` results go through `testp.notanumber` + `selp` to the canonical NaN |
+//! | `fdiv`/`fsqrt` | `div.rn`/`sqrt.rn` (software sequences in `ptxas` for `f32`), canonicalised for both types |
+//! | `fmin`/`fmax` | `min`/`max` (a NaN operand yields the other), NaN canonicalised, and when `a == b` the bitwise `or` (min) / `and` (max) of the operands, which orders `-0 < +0` |
+//! | `fneg`/`fabs` | `xor`/`and` of the sign bit: NaN payloads pass unchanged |
+//! | `setp` | `setp.{eq,ne,lt,le,gt,ge}.s` / `{eq,ne,lo,ls,hi,hs}.u` after widening; floats `eq ne lt le gt ge equ neu ltu leu gtu geu num nan`; `pred` `eq`/`ne` by `xor.pred` |
+//! | `selp` | `selp.b32`/`.b64`; `pred`: `(c and a) or (!c and b)` |
+//! | `cvt` zext/sext | full-width results: `and` / `cvt.s32.s8`..., `cvt.{u,s}64.{u,s}32`, from `pred` `selp 1/-1, 0` |
+//! | `cvt` trunc | `cvt.u32.u64` or a move; to `pred`: `and 1` + `setp.ne` |
+//! | `cvt` ftos/ftou | `cvt.rzi.{s,u}{32,64}` (saturating), sub-word clamped with `max`/`min`, `selp` 0 when `testp.notanumber` |
+//! | `cvt` stof/utof, fext, ftrunc | `cvt.rn` after widening; `cvt.f64.f32`, `cvt.rn.f32.f64`, NaN canonicalised |
+//! | `ld`/`st` | `ld`/`st.{space}.{u8,u16,u32,u64}` (float immediates stored as their bits); `pred` as one byte: `selp` 1/0 + `st.u8`, `ld.u8` + `setp.ne` |
+//! | `atom`/`cas` | `fence.sc.{gpu,cta}` then `atom.acq_rel.{gpu,cta}.{global,shared}.{add.u,min.s,max.s,min.u,max.u,and.b,or.b,xor.b,exch.b,cas.b}{32,64}` (sequentially consistent, as the IR's); local: load, operation, store |
+//! | `bar` | `bar.sync 0` |
+//! | `spill`/`reload` | `st.local`/`ld.local` at `[__wl_local+OFFSET]`; `pred` as a byte |
+//! | `jump` | `bra.uni`, omitted when the target is the next block |
+//! | `branch` | `@p bra` (divergent) or `@p bra.uni` (uniform) to one side, `bra.uni` to the other; the side that is the next block falls through, the condition inverted if need be |
+//! | `ret` | `ret` |
+//! | special registers | `%tid`, `%ctaid`, `%ntid`, `%nctaid`, `%laneid` (the IR's `lane_id` with a warp size of 32) |
+//!
+//! Kernel parameters are `.param .u8` (`i1`, `i8`), `.u16`, `.u32`, `.u64`, `.f32`,
+//! `.f64`, named `p0`, `p1`, ..., read with `ld.param`; an `i1` is 0 or 1 in its byte.
+//! `.loc` line information needs no debug target: `ptxas` accepts `.file`/`.loc` in a
+//! plain `.target sm_70` module, as `nvcc -lineinfo` writes them.
+//!
 //! [`ptxas`] finds and runs NVIDIA's assembler, for tests and for users who want the
 //! check.
 
