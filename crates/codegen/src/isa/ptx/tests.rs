@@ -687,3 +687,96 @@ fn identifiers() {
         assert!(!is_ptx_identifier(bad), "{bad}");
     }
 }
+
+/// The sequences of a few expansions, read as a reviewer would.
+#[test]
+fn expansions_read_as_documented() {
+    let emit1 = |kind| {
+        let f = function(vec![MInst {
+            kind,
+            guard: Some(Guard {
+                pred: p(3),
+                negated: false,
+            }),
+            srcloc: SourceLoc::default(),
+        }]);
+        let ptx = emit_ptx(
+            &f,
+            &PtxOptions {
+                zero_init: false,
+                ..PtxOptions::default()
+            },
+        )
+        .unwrap();
+        let body = &ptx[ptx.find("$Lbb0:\n").unwrap() + 7..ptx.find("\tret;").unwrap()];
+        body.to_string()
+    };
+    let i32r = |n| r(n, MType::I32);
+    assert_eq!(
+        emit1(MInstKind::Bin {
+            op: BinOp::DivS,
+            ty: MType::I32,
+            dst: i32r(0),
+            a: i32r(0),
+            b: Operand::Reg(i32r(1)),
+        }),
+        "\tsetp.eq.s32 %tp0, %r1, 0;\n\
+         \tsetp.eq.s32 %tp1, %r1, -1;\n\
+         \tor.pred %tp2, %tp0, %tp1;\n\
+         \tselp.b32 %tr0, 1, %r1, %tp2;\n\
+         \tdiv.s32 %tr1, %r0, %tr0;\n\
+         \tneg.s32 %tr2, %r0;\n\
+         \tselp.b32 %tr1, %tr2, %tr1, %tp1;\n\
+         \t@%p3 selp.b32 %r0, -1, %tr1, %tp0;\n"
+    );
+    assert_eq!(
+        emit1(MInstKind::Un {
+            op: UnOp::Ctz,
+            ty: MType::I8,
+            dst: i32r(0),
+            src: i32r(1),
+        }),
+        "\tor.b32 %tr1, %r1, 0x100;\n\tbrev.b32 %tr0, %tr1;\n\t@%p3 clz.b32 %r0, %tr0;\n"
+    );
+    assert_eq!(
+        emit1(MInstKind::Bin {
+            op: BinOp::Shl,
+            ty: MType::I64,
+            dst: r(0, MType::I64),
+            a: r(1, MType::I64),
+            b: Operand::Reg(r(2, MType::I64)),
+        }),
+        "\tmin.u64 %trd0, %rd2, 64;\n\tcvt.u32.u64 %tr0, %trd0;\n\t@%p3 shl.b64 %rd0, %rd1, %tr0;\n"
+    );
+    assert_eq!(
+        emit1(MInstKind::Bin {
+            op: BinOp::FMin,
+            ty: MType::F32,
+            dst: i32r(0),
+            a: i32r(1),
+            b: Operand::Reg(i32r(2)),
+        }),
+        "\tmin.f32 %tr0, %r1, %r2;\n\
+         \ttestp.notanumber.f32 %tp0, %tr0;\n\
+         \tselp.b32 %tr0, 0f7FFFFFFF, %tr0, %tp0;\n\
+         \tor.b32 %tr1, %r1, %r2;\n\
+         \tsetp.eq.f32 %tp1, %r1, %r2;\n\
+         \t@%p3 selp.b32 %r0, %tr1, %tr0, %tp1;\n"
+    );
+    assert_eq!(
+        emit1(MInstKind::Atom {
+            op: AtomicRmwOp::Smin,
+            space: AddrSpace::Shared,
+            ty: MType::I64,
+            dst: r(0, MType::I64),
+            addr: Address {
+                base: Some(i32r(1)),
+                offset: 8,
+            },
+            src: Operand::Reg(r(0, MType::I64)),
+        }),
+        "\tadd.u32 %tr0, %wl_sbase, %r1;\n\
+         \t@%p3 fence.sc.cta;\n\
+         \t@%p3 atom.acq_rel.cta.shared.min.s64 %rd0, [%tr0+8], %rd0;\n"
+    );
+}
