@@ -7,12 +7,13 @@
 //!               ──emit────────────────▶ PTX text | SIMT bytecode in an ELF object
 //! ```
 //!
-//! So far: the machine IR ([`mir`], with its verifier), the lowering to it ([`lower`]) and
-//! register allocation ([`regalloc`]); linearization and the targets build on them.
+//! The machine IR ([`mir`], with its verifier), the lowering to it ([`lower`]), register
+//! allocation ([`regalloc`]) and the PTX target ([`isa::ptx`]).
 
 extern crate alloc;
 
+pub mod isa;
 pub mod lower;
 pub mod mir;
-pub mod settings;
 pub mod regalloc;
+pub mod settings;
