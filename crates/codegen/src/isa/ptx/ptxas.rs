@@ -105,3 +105,41 @@ pub fn assemble(ptxas: &Path, ptx: &str, arch: &str) -> Result<String, PtxasErro
         })
     }
 }
+
+/// The `ptxas` that tests assemble with. When there is none, says so loudly on stderr and
+/// returns `None` so the test can skip the assembly — except on CI (`CI` set), where a
+/// missing `ptxas` fails the test: there, every emitted PTX must be assembled.
+pub fn ptxas_for_tests() -> Option<PathBuf> {
+    let found = find_ptxas();
+    if found.is_none() {
+        let msg = "\n!!!!!!!! ptxas NOT FOUND: the emitted PTX was NOT assembled !!!!!!!!\n\
+                   Run scripts/install-ptxas.sh or set WARPLIFT_PTXAS.\n";
+        eprintln!("{msg}");
+        assert!(std::env::var_os("CI").is_none(), "{msg}");
+    }
+    found
+}
+
+/// The architectures every emitted PTX must assemble for.
+pub const CHECKED_ARCHS: [&str; 3] = ["sm_70", "sm_80", "sm_90"];
+
+/// Assembles `ptx` for each of [`CHECKED_ARCHS`] that its `.target` allows (a PTX for
+/// `sm_90` only for `sm_90`); on a rejection, the error holds ptxas's message and the PTX
+/// with line numbers.
+pub fn check_assembles(ptxas: &Path, ptx: &str) -> Result<(), String> {
+    let target_90 = ptx.contains(".target sm_90");
+    for arch in CHECKED_ARCHS {
+        if target_90 && arch != "sm_90" {
+            continue;
+        }
+        if let Err(e) = assemble(ptxas, ptx, arch) {
+            let numbered: String = ptx
+                .lines()
+                .enumerate()
+                .map(|(i, l)| format!("{:5} {l}\n", i + 1))
+                .collect();
+            return Err(format!("{e}\n--- PTX ---\n{numbered}"));
+        }
+    }
+    Ok(())
+}

@@ -3,7 +3,6 @@
 //! for `sm_70`, `sm_80` and `sm_90`; combinations no IR instruction lowers to must be
 //! refused with an error.
 
-use super::ptxas::{assemble, find_ptxas};
 use super::*;
 use crate::mir::*;
 use warplift_ir::{AddrSpace, AtomicRmwOp, Dim, FloatCC, IntCC, Param, SourceLoc, Type};
@@ -409,36 +408,14 @@ fn function(insts: Vec<MInst>) -> MirFunction {
     f
 }
 
-/// The `ptxas` to test with; `None` (after a loud message) when there is none and the
-/// tests may skip the assembly, a panic when there is none on CI.
-fn ptxas_or_skip() -> Option<std::path::PathBuf> {
-    let found = find_ptxas();
-    if found.is_none() {
-        let msg = "\n!!!!!!!! ptxas NOT FOUND: the emitted PTX was NOT assembled !!!!!!!!\n\
-                   Run scripts/install-ptxas.sh or set WARPLIFT_PTXAS.\n";
-        eprintln!("{msg}");
-        assert!(std::env::var_os("CI").is_none(), "{msg}");
-    }
-    found
-}
-
-/// Assembles `ptx` for sm_70, sm_80 and sm_90 (with `.target` lifted for sm_90), failing
-/// with ptxas's message and the numbered PTX on a rejection.
+/// Assembles `ptx` for sm_70, sm_80 and sm_90, failing with ptxas's message and the
+/// numbered PTX on a rejection; skipped (loudly) when there is no ptxas outside CI.
 fn check_ptx(ptx: &str) {
-    let Some(ptxas) = ptxas_or_skip() else { return };
-    let target_90 = ptx.contains(".target sm_90");
-    for arch in ["sm_70", "sm_80", "sm_90"] {
-        if target_90 && arch != "sm_90" {
-            continue;
-        }
-        if let Err(e) = assemble(&ptxas, ptx, arch) {
-            let numbered: String = ptx
-                .lines()
-                .enumerate()
-                .map(|(i, l)| format!("{:5} {l}\n", i + 1))
-                .collect();
-            panic!("{e}\n--- PTX ---\n{numbered}");
-        }
+    let Some(ptxas) = super::ptxas::ptxas_for_tests() else {
+        return;
+    };
+    if let Err(e) = super::ptxas::check_assembles(&ptxas, ptx) {
+        panic!("{e}");
     }
 }
 
