@@ -14,9 +14,9 @@
 //! .version 7.0
 //! .target sm_70
 //! .address_size 64
-//! .shared .align 16 .b8 __wl_shared[SIZE];        // the block's shared window
 //! .visible .entry NAME(.param .u64 p0, ...)
 //! {
+//!     .shared .align 16 .b8 __wl_shared[SIZE];    // the block's shared window
 //!     .reg .b32 %r<N>; .reg .b64 %rd<N>; .reg .pred %p<N>;   // allocated registers
 //!     .reg .b32 %tr<N>; ...                                   // expansion temporaries
 //!     .local .align 8 .b8 __wl_local[FRAME];       // locals, then spill slots
@@ -205,6 +205,24 @@ pub enum PtxError {
 
 /// Emits `func`, which must be allocated MIR, as a PTX module holding one `.entry`.
 pub fn emit_ptx(func: &MirFunction, opts: &PtxOptions) -> Result<String, PtxError> {
+    emit_ptx_module(core::slice::from_ref(func), opts)
+}
+
+/// Emits a PTX module holding every kernel of `funcs` (allocated MIR), each as its own
+/// `.entry` with its own shared window.
+pub fn emit_ptx_module(funcs: &[MirFunction], opts: &PtxOptions) -> Result<String, PtxError> {
+    check_version(opts)?;
+    let mut out = emit::header(opts);
+    for (i, func) in funcs.iter().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        out.push_str(&emit::Emitter::new(func, opts).run()?);
+    }
+    Ok(out)
+}
+
+fn check_version(opts: &PtxOptions) -> Result<(), PtxError> {
     let min = min_ptx_version(&opts.target)
         .ok_or_else(|| PtxError::UnknownTarget(opts.target.clone()))?;
     if opts.version < min {
@@ -214,7 +232,7 @@ pub fn emit_ptx(func: &MirFunction, opts: &PtxOptions) -> Result<String, PtxErro
             min,
         });
     }
-    emit::Emitter::new(func, opts).run()
+    Ok(())
 }
 
 /// Is `s` a PTX identifier: a letter followed by letters, digits, `_` and `$`, or one of
