@@ -7,13 +7,19 @@
 //!               ──emit────────────────▶ PTX text | SIMT bytecode in an ELF object
 //! ```
 //!
-//! The machine IR ([`mir`], with its verifier), the lowering to it ([`lower`]), register
-//! allocation ([`regalloc`]) and the PTX target ([`isa::ptx`]).
+//! [`Context`] runs the pipeline; [`lookup`] picks a [`TargetIsa`] by triple.
 
 extern crate alloc;
 
+mod context;
 pub mod isa;
 pub mod lower;
 pub mod mir;
 pub mod regalloc;
 pub mod settings;
+
+pub use context::{
+    CodegenError, CompileStats, CompiledCode, CompiledKernel, CompiledModule, Context,
+};
+pub use isa::{lookup, lookup_by_name, TargetIsa};
+pub use settings::Settings;

@@ -76,7 +76,10 @@
 //! check.
 
 mod emit;
+mod isa;
 pub mod ptxas;
+
+pub use isa::PtxIsa;
 
 #[cfg(test)]
 mod tests;
