@@ -58,7 +58,7 @@ macro_rules! for_each_op {
             /// `dst = src`.
             Mov = 0x08, "mov" { ty: MType, dst: Reg, src: Operand };
             /// `dst = special register` (a `b32` value).
-            ReadSpecial = 0x09, "sreg" { sreg: SpecialReg, dst: Reg };
+            ReadSpecial = 0x09, "sreg" { dst: Reg, sreg: SpecialReg };
             /// `dst = kernel parameter index`.
             LdParam = 0x0a, "ldparam" { ty: MType, dst: Reg, index: u32 };
             /// `dst = load ty from space [addr]`.
