@@ -196,10 +196,7 @@ mod tests {
         assert_eq!(bijective::<CvtOp>(), 10);
         assert_eq!(bijective::<AddrSpace>(), AddrSpace::ALL.len());
         assert_eq!(bijective::<AtomicRmwOp>(), AtomicRmwOp::ALL.len());
-        assert_eq!(
-            bijective::<Cond>(),
-            IntCC::ALL.len() + FloatCC::ALL.len()
-        );
+        assert_eq!(bijective::<Cond>(), IntCC::ALL.len() + FloatCC::ALL.len());
         assert_eq!(bijective::<SpecialReg>(), 13);
     }
 }

@@ -22,8 +22,8 @@
 
 use crate::ops::{Op, Pc, MAX_REGS_PER_CLASS};
 use cranelift_entity::{entity_impl, EntityRef};
-use warplift_codegen::mir::{Address, BinOp, Cond, CvtOp, Guard, MType, Operand, Reg, UnOp};
 use warplift_codegen::mir::RegClass;
+use warplift_codegen::mir::{Address, BinOp, Cond, CvtOp, Guard, MType, Operand, Reg, UnOp};
 use warplift_ir::cfg::{Cfg, ControlFlowGraph, PostDominatorTree};
 use warplift_ir::{AddrSpace, Block, Param};
 
@@ -162,7 +162,9 @@ impl DecodedKernel {
 
     /// The index in the block table of the block holding the instruction at index `inst`.
     pub fn block_of(&self, inst: usize) -> usize {
-        self.block_starts.partition_point(|&s| s <= inst).saturating_sub(1)
+        self.block_starts
+            .partition_point(|&s| s <= inst)
+            .saturating_sub(1)
     }
 
     /// The index in the block table of the block starting at `pc`, if one does.
@@ -252,7 +254,11 @@ fn check_inst(k: &DecodedKernel, inst: &Inst) -> Result<(), DecodeError> {
         }
         let declared = info.num_regs[class.index()];
         if r.index() >= declared {
-            return Err(DecodeError::RegisterOutOfRange { pc, reg: r, declared });
+            return Err(DecodeError::RegisterOutOfRange {
+                pc,
+                reg: r,
+                declared,
+            });
         }
         Ok(())
     };
@@ -291,7 +297,11 @@ fn check_inst(k: &DecodedKernel, inst: &Inst) -> Result<(), DecodeError> {
     match inst.op {
         Op::Bin { op, ty, dst, a, b } => {
             let ok = match op {
-                BinOp::FAdd | BinOp::FSub | BinOp::FMul | BinOp::FDiv | BinOp::FMin
+                BinOp::FAdd
+                | BinOp::FSub
+                | BinOp::FMul
+                | BinOp::FDiv
+                | BinOp::FMin
                 | BinOp::FMax => ty.is_float(),
                 BinOp::And | BinOp::Or | BinOp::Xor => is_int(ty) || ty == MType::Pred,
                 _ => is_int(ty),
@@ -332,7 +342,13 @@ fn check_inst(k: &DecodedKernel, inst: &Inst) -> Result<(), DecodeError> {
                 reg(r, ty.class())?;
             }
         }
-        Op::Setp { cond, ty, dst, a, b } => {
+        Op::Setp {
+            cond,
+            ty,
+            dst,
+            a,
+            b,
+        } => {
             let ok = match cond {
                 Cond::Int(_) => is_int(ty),
                 Cond::Float(_) => ty.is_float(),
@@ -525,4 +541,3 @@ fn check_reconvergence(k: &DecodedKernel) -> Result<(), DecodeError> {
     }
     Ok(())
 }
-

@@ -305,7 +305,8 @@ pub fn encode(func: &MirFunction) -> Result<KernelCode, EncodeError> {
     let mut scratch = Vec::new();
     let mut size: u64 = 0;
     for &block in &func.order {
-        block_pcs[block] = u32::try_from(size).map_err(|_| EncodeError::TooLarge(func.name.clone()))?;
+        block_pcs[block] =
+            u32::try_from(size).map_err(|_| EncodeError::TooLarge(func.name.clone()))?;
         for inst in &func.blocks[block].insts {
             scratch.clear();
             op_of(&inst.kind, &|_| Pc(0), None).encode(inst.guard, &mut scratch);
@@ -510,4 +511,3 @@ impl DecodedKernel {
         f
     }
 }
-

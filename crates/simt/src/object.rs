@@ -347,22 +347,18 @@ fn write_dwarf(
     let cu = dwarf.unit.get_mut(root);
     cu.set(gimli::DW_AT_name, AttributeValue::StringRef(name));
     cu.set(gimli::DW_AT_producer, AttributeValue::StringRef(producer));
-    cu.set(
-        gimli::DW_AT_comp_dir,
-        AttributeValue::String(b".".to_vec()),
-    );
+    cu.set(gimli::DW_AT_comp_dir, AttributeValue::String(b".".to_vec()));
     let mut sections = Sections::new(EndianVec::new(gimli::LittleEndian));
     dwarf
         .write(&mut sections)
         .map_err(|e| ObjectError::Dwarf(e.to_string()))?;
     let mut out = Vec::new();
-    sections
-        .for_each(|id, data| {
-            if !data.slice().is_empty() {
-                out.push((id.name(), data.slice().to_vec()));
-            }
-            Ok::<(), ObjectError>(())
-        })?;
+    sections.for_each(|id, data| {
+        if !data.slice().is_empty() {
+            out.push((id.name(), data.slice().to_vec()));
+        }
+        Ok::<(), ObjectError>(())
+    })?;
     Ok(out)
 }
 
@@ -376,15 +372,14 @@ fn read_dwarf(
     if file.section_by_name(".debug_info").is_none() {
         return Ok(None);
     }
-    let load = |id: gimli::SectionId| -> Result<gimli::EndianSlice<'_, gimli::LittleEndian>, LoadError> {
-        let data = match file.section_by_name(id.name()) {
-            Some(s) => s
-                .data()
-                .map_err(|e| LoadError::Elf(e.to_string()))?,
-            None => &[],
+    let load =
+        |id: gimli::SectionId| -> Result<gimli::EndianSlice<'_, gimli::LittleEndian>, LoadError> {
+            let data = match file.section_by_name(id.name()) {
+                Some(s) => s.data().map_err(|e| LoadError::Elf(e.to_string()))?,
+                None => &[],
+            };
+            Ok(gimli::EndianSlice::new(data, gimli::LittleEndian))
         };
-        Ok(gimli::EndianSlice::new(data, gimli::LittleEndian))
-    };
     let dwarf = gimli::Dwarf::load(load)?;
     let mut units = dwarf.units();
     let header = units
@@ -396,10 +391,16 @@ fn read_dwarf(
         .name
         .map(|n| String::from_utf8_lossy(n.slice()).into_owned())
         .unwrap_or_default();
-    let program = unit
-        .line_program
-        .clone()
-        .ok_or_else(|| LoadError::Dwarf("the compile unit has no line program".into()))?;
+    let Some(program) = unit.line_program.clone() else {
+        // An object without kernels has an empty line program, which is not written.
+        return if kernels.is_empty() {
+            Ok(Some((name, Vec::new())))
+        } else {
+            Err(LoadError::Dwarf(
+                "the compile unit has no line program".into(),
+            ))
+        };
+    };
     let mut tables: Vec<LineTable> = Vec::new();
     let mut current = LineTable::default();
     let mut rows = program.rows();
@@ -575,7 +576,7 @@ pub fn write_object(kernels: &[KernelCode], source_name: &str) -> Result<Vec<u8>
             sh_type: s.sh_type,
             sh_flags: s.sh_flags,
             sh_addr: 0,
-            sh_offset: offsets[i] as u64,
+            sh_offset: offsets[i],
             sh_size: s.data.len() as u64,
             sh_link: 0,
             sh_info: 0,
@@ -653,4 +654,3 @@ pub fn load_object(bytes: &[u8]) -> Result<LoadedObject, LoadError> {
         kernels,
     })
 }
-

@@ -143,13 +143,13 @@ macro_rules! define_ops {
             pub(crate) fn decode_fields(
                 code: u8,
                 r: &mut Reader<'_>,
-            ) -> Option<Result<Op, DecodeError>> {
+            ) -> Result<Option<Op>, DecodeError> {
                 match code {
-                    $( $code => Some((|| {
+                    $( $code => {
                         $( let $field = <$fty as Field>::get(r)?; )*
-                        Ok(Op::$name { $( $field ),* })
-                    })()), )*
-                    _ => None,
+                        Ok(Some(Op::$name { $( $field ),* }))
+                    } )*
+                    _ => Ok(None),
                 }
             }
 
@@ -209,8 +209,8 @@ impl Op {
         } else {
             None
         };
-        let op = Op::decode_fields(byte & !GUARD_FLAG, &mut r)
-            .ok_or(DecodeError::UnknownOpcode { pc, byte })??;
+        let op = Op::decode_fields(byte & !GUARD_FLAG, &mut r)?
+            .ok_or(DecodeError::UnknownOpcode { pc, byte })?;
         Ok((guard, op, r.pos))
     }
 
@@ -375,8 +375,7 @@ pub(crate) trait Field: Sized {
     /// Reads the encoding, checking that it is well formed.
     fn get(r: &mut Reader<'_>) -> Result<Self, DecodeError>;
     /// Adds the disassembly: a modifier to `mods` or an operand to `operands`.
-    fn show(&self, ctx: &ShowCtx, mods: &mut String, operands: &mut Vec<String>)
-        -> fmt::Result;
+    fn show(&self, ctx: &ShowCtx, mods: &mut String, operands: &mut Vec<String>) -> fmt::Result;
 }
 
 /// The enums with byte codes are modifiers in the disassembly.
@@ -395,7 +394,7 @@ macro_rules! code_fields {
                 })
             }
             fn show(&self, _: &ShowCtx, mods: &mut String, _: &mut Vec<String>) -> fmt::Result {
-                write!(mods, ".{}", ModName(*self))
+                write!(mods, ".{}", self.mod_name())
             }
         }
     )* };
@@ -404,14 +403,16 @@ macro_rules! code_fields {
 code_fields!(BinOp, UnOp, CvtOp, MType, AddrSpace, AtomicRmwOp, Cond);
 
 /// The disassembly name of a modifier.
-struct ModName<T>(T);
+trait ModName {
+    fn mod_name(self) -> String;
+}
 
 macro_rules! mod_names {
     ($( $ty:ty => |$v:ident| $e:expr ),* $(,)?) => { $(
-        impl fmt::Display for ModName<$ty> {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                let $v = self.0;
-                f.write_str(&$e)
+        impl ModName for $ty {
+            fn mod_name(self) -> String {
+                let $v = self;
+                $e
             }
         }
     )* };
@@ -497,7 +498,11 @@ impl Field for Guard {
         })
     }
     fn show(&self, _: &ShowCtx, _: &mut String, operands: &mut Vec<String>) -> fmt::Result {
-        operands.push(format!("{}{}", if self.negated { "!" } else { "" }, self.pred));
+        operands.push(format!(
+            "{}{}",
+            if self.negated { "!" } else { "" },
+            self.pred
+        ));
         Ok(())
     }
 }

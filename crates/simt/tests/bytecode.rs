@@ -73,7 +73,9 @@ fn branches_carry_their_reconvergence_points() {
     let code = encode(&f).unwrap();
     let k = decode(&code.code, &code.info).unwrap();
     let starts: Vec<u32> = k.info.blocks.iter().map(|b| b.pc).collect();
-    let ends: Vec<&Op> = (0..6).map(|b| &k.insts[k.block_insts(b).end - 1].op).collect();
+    let ends: Vec<&Op> = (0..6)
+        .map(|b| &k.insts[k.block_insts(b).end - 1].op)
+        .collect();
     assert_eq!(
         ends[0],
         &Op::BrDiv {
@@ -126,15 +128,24 @@ fn encoder_rejects_unallocated_or_malformed_functions() {
         dst: Reg::virt(3, RegClass::B32),
         index: 0,
     };
-    assert!(matches!(encode(&f), Err(EncodeError::VirtualRegister { .. })));
+    assert!(matches!(
+        encode(&f),
+        Err(EncodeError::VirtualRegister { .. })
+    ));
 
     let mut f = common::small_kernel("s");
     f.blocks[b0].insts.pop();
-    assert!(matches!(encode(&f), Err(EncodeError::MissingTerminator { .. })));
+    assert!(matches!(
+        encode(&f),
+        Err(EncodeError::MissingTerminator { .. })
+    ));
 
     let mut f = common::small_kernel("s");
     f.order.pop();
-    assert!(matches!(encode(&f), Err(EncodeError::UnplacedTarget { .. })));
+    assert!(matches!(
+        encode(&f),
+        Err(EncodeError::UnplacedTarget { .. })
+    ));
 
     let mut f = common::small_kernel("s");
     f.blocks[b0].insts[0].kind = MInstKind::LdParam {
@@ -206,7 +217,10 @@ fn decoder_rejects_inconsistent_code() {
 fn decoder_survives_truncation_flips_and_garbage() {
     let code = encode(&common::kernel("k")).unwrap();
     for len in 0..code.code.len() {
-        assert!(decode(&code.code[..len], &code.info).is_err(), "prefix {len}");
+        assert!(
+            decode(&code.code[..len], &code.info).is_err(),
+            "prefix {len}"
+        );
     }
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
     for _ in 0..2000 {

@@ -30,7 +30,9 @@ pub const UN_OPS: [UnOp; 8] = {
 };
 pub const CVT_OPS: [CvtOp; 10] = {
     use CvtOp::*;
-    [Zext, Sext, Trunc, FToS, FToU, SToF, UToF, FExt, FTrunc, Bitcast]
+    [
+        Zext, Sext, Trunc, FToS, FToU, SToF, UToF, FExt, FTrunc, Bitcast,
+    ]
 };
 
 fn is_int(t: MType) -> bool {
@@ -90,7 +92,14 @@ impl Gen {
 
     pub fn imm(&mut self, ty: MType) -> Operand {
         self.n += 1;
-        let raw = [0u64, 5, 0x1234, 0xdead_beef, u64::MAX, 0x8000_0000_0000_0001][self.n as usize % 6];
+        let raw = [
+            0u64,
+            5,
+            0x1234,
+            0xdead_beef,
+            u64::MAX,
+            0x8000_0000_0000_0001,
+        ][self.n as usize % 6];
         let masked = if ty.bits() < 64 {
             raw & ((1 << ty.bits()) - 1)
         } else {
@@ -101,7 +110,7 @@ impl Gen {
 
     pub fn operand(&mut self, ty: MType) -> Operand {
         self.n += 1;
-        if self.n % 2 == 0 {
+        if self.n.is_multiple_of(2) {
             self.imm(ty)
         } else {
             Operand::Reg(self.r(ty))
@@ -123,12 +132,12 @@ impl Gen {
     /// every other instruction (so rows of the line table cover several instructions).
     pub fn inst(&mut self, kind: MInstKind) -> MInst {
         self.n += 1;
-        if self.n % 2 == 0 {
+        if self.n.is_multiple_of(2) {
             self.line += 1;
         }
-        let guard = (self.n % 3 == 0 && !kind.is_terminator()).then(|| Guard {
+        let guard = (self.n.is_multiple_of(3) && !kind.is_terminator()).then(|| Guard {
             pred: Reg::phys(self.n % 64, RegClass::Pred),
-            negated: self.n % 2 == 0,
+            negated: self.n.is_multiple_of(2),
         });
         MInst {
             kind,
@@ -144,7 +153,11 @@ pub fn every_form(g: &mut Gen, params: &[Param]) -> Vec<MInst> {
     for op in BIN_OPS {
         for ty in ALL_TYPES.into_iter().filter(|&t| bin_legal(op, t)) {
             for imm in [false, true] {
-                let b = if imm { g.imm(ty) } else { Operand::Reg(g.r(ty)) };
+                let b = if imm {
+                    g.imm(ty)
+                } else {
+                    Operand::Reg(g.r(ty))
+                };
                 let k = MInstKind::Bin {
                     op,
                     ty,
@@ -241,7 +254,11 @@ pub fn every_form(g: &mut Gen, params: &[Param]) -> Vec<MInst> {
     }
     for ty in ALL_TYPES {
         for imm in [false, true] {
-            let src = if imm { g.imm(ty) } else { Operand::Reg(g.r(ty)) };
+            let src = if imm {
+                g.imm(ty)
+            } else {
+                Operand::Reg(g.r(ty))
+            };
             let k = MInstKind::Mov {
                 ty,
                 dst: g.r(ty),
@@ -423,7 +440,9 @@ pub fn small_kernel(name: &str) -> MirFunction {
             ty: Type::I32,
         }],
     );
-    let b: Vec<MBlock> = (0..3).map(|i| f.new_block(Some(Block::from_u32(i)))).collect();
+    let b: Vec<MBlock> = (0..3)
+        .map(|i| f.new_block(Some(Block::from_u32(i))))
+        .collect();
     f.order = b.clone();
     let r = |i| Reg::phys(i, RegClass::B32);
     let p0 = Reg::phys(0, RegClass::Pred);
