@@ -132,6 +132,43 @@ fn interp_without_launch_file_describes_the_launch_with_flags() {
 }
 
 #[test]
+fn interp_expect_checks_the_results() {
+    let flags = |expect_y: &str| {
+        warplift(&[
+            "interp",
+            "examples/saxpy.wir",
+            "--no-launch-file",
+            "--block",
+            "4",
+            "--arg",
+            "n=4",
+            "--arg",
+            "a=0.5",
+            "--buffer",
+            "x=f32[4]:values:2,4,6,8",
+            "--buffer",
+            "y=f32[4]:zeros",
+            "--expect",
+            "x=2,4,6,8",
+            "--expect",
+            expect_y,
+        ])
+    };
+    let o = flags("y=1,2,3,4");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = flags("y=1,2,3,5");
+    assert_fails_with(
+        &o,
+        "buffer y: element [3] is 4.0, expected 5.0 (1 of 4 elements differ)",
+    );
+    assert_fails_with(
+        &flags("y=1,2,3"),
+        "3 values given for a buffer of 4 elements",
+    );
+    assert_fails_with(&flags("y"), "--expect");
+}
+
+#[test]
 fn interp_faults_name_kernel_block_thread_and_line() {
     let o = warplift(&["interp", "examples/saxpy.wir", "--arg", "n=81"]);
     assert_fails_with(&o, "out-of-bounds global load");

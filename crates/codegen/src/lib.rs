@@ -10,3 +10,4 @@
 //! Only the machine IR exists so far; lowering, allocation and the targets build on it.
 
 pub mod mir;
+pub mod settings;
