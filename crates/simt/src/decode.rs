@@ -160,7 +160,8 @@ impl DecodedKernel {
         self.insts.binary_search_by_key(&pc, |i| i.pc).ok()
     }
 
-    /// The index in the block table of the block holding the instruction at index `inst`.
+    /// The index in the block table of the block holding the instruction at index `inst`
+    /// (the last block if `inst` is past the end).
     pub fn block_of(&self, inst: usize) -> usize {
         self.block_starts
             .partition_point(|&s| s <= inst)
@@ -173,6 +174,10 @@ impl DecodedKernel {
     }
 
     /// The range of instruction indices of block `block`.
+    ///
+    /// # Panics
+    ///
+    /// If `block` is not an index of the block table.
     pub fn block_insts(&self, block: usize) -> core::ops::Range<usize> {
         let start = self.block_starts[block];
         let end = self

@@ -236,3 +236,90 @@ fn decoder_survives_truncation_flips_and_garbage() {
         let _ = decode(&bytes, &code.info);
     }
 }
+
+/// Code made of `ops` (the last one a terminator) in one block, with 8 registers of each
+/// class and one spill slot.
+fn one_block(ops: &[Op]) -> (Vec<u8>, warplift_simt::KernelInfo) {
+    let mut code = Vec::new();
+    for op in ops {
+        op.encode(None, &mut code);
+    }
+    let info = warplift_simt::KernelInfo {
+        name: "k".into(),
+        params: common::params(),
+        num_regs: [8, 8, 8],
+        shared_size: 0,
+        local_size: 0,
+        spill_slots: 1,
+        blocks: vec![warplift_simt::BlockInfo {
+            pc: 0,
+            origin: None,
+        }],
+    };
+    (code, info)
+}
+
+#[test]
+fn decoder_checks_types_classes_immediates_and_slots() {
+    use warplift_codegen::mir::{BinOp, MType, Operand};
+    let r = |i| Reg::phys(i, RegClass::B32);
+    let rd = |i| Reg::phys(i, RegClass::B64);
+    let check = |op: Op| {
+        let (code, info) = one_block(&[op, Op::Ret {}]);
+        decode(&code, &info)
+    };
+    let bin = |op, ty, dst, b| Op::Bin {
+        op,
+        ty,
+        dst,
+        a: dst,
+        b,
+    };
+    assert!(check(bin(BinOp::Add, MType::I32, r(1), Operand::Imm(7))).is_ok());
+    assert!(matches!(
+        check(bin(BinOp::FAdd, MType::I32, r(1), Operand::Imm(7))),
+        Err(DecodeError::IllegalType { .. })
+    ));
+    assert!(matches!(
+        check(bin(BinOp::Add, MType::I32, rd(1), Operand::Imm(7))),
+        Err(DecodeError::WrongClass { .. })
+    ));
+    assert!(matches!(
+        check(bin(BinOp::Add, MType::I8, r(1), Operand::Imm(0x100))),
+        Err(DecodeError::ImmediateTooWide { .. })
+    ));
+    assert!(matches!(
+        check(bin(BinOp::Add, MType::I32, r(8), Operand::Imm(0))),
+        Err(DecodeError::RegisterOutOfRange { .. })
+    ));
+    assert!(matches!(
+        check(Op::Spill { slot: 1, src: r(0) }),
+        Err(DecodeError::BadSpillSlot { .. })
+    ));
+    assert!(matches!(
+        check(Op::LdParam {
+            ty: MType::I64,
+            dst: rd(0),
+            index: 3
+        }),
+        Err(DecodeError::BadParam { .. })
+    ));
+    // A block that does not end with a terminator; a terminator inside a block.
+    let (code, info) = one_block(&[Op::Bar {}]);
+    assert!(matches!(
+        decode(&code, &info),
+        Err(DecodeError::MissingTerminator { .. })
+    ));
+    let (code, info) = one_block(&[Op::Ret {}, Op::Ret {}]);
+    assert!(matches!(
+        decode(&code, &info),
+        Err(DecodeError::TerminatorInsideBlock { .. })
+    ));
+    // More registers declared than the encoding can name.
+    let (code, mut info) = one_block(&[Op::Ret {}]);
+    info.num_regs[2] = 65;
+    assert!(matches!(
+        decode(&code, &info),
+        Err(DecodeError::TooManyRegisters(_))
+    ));
+}
