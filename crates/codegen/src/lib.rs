@@ -7,7 +7,13 @@
 //!               ──emit────────────────▶ PTX text | SIMT bytecode in an ELF object
 //! ```
 //!
-//! Only the machine IR exists so far; lowering, allocation and the targets build on it.
+//! The machine IR ([`mir`], with its verifier), the lowering to it ([`lower`]), register
+//! allocation ([`regalloc`]) and the PTX target ([`isa::ptx`]).
 
+extern crate alloc;
+
+pub mod isa;
+pub mod lower;
 pub mod mir;
+pub mod regalloc;
 pub mod settings;
