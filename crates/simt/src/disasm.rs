@@ -74,8 +74,11 @@ fn listing(
         k.code_len
     );
     let mut last_loc: Option<SourceLoc> = None;
+    let mut next_block = 0;
     for (i, inst) in k.insts.iter().enumerate() {
-        if let Some(b) = k.block_starts.iter().position(|&s| s == i) {
+        if k.block_starts.get(next_block) == Some(&i) {
+            let b = next_block;
+            next_block += 1;
             let _ = write!(out, "block{b}:");
             if let Some(o) = info.blocks[b].origin {
                 let _ = write!(out, "  ; {o}");

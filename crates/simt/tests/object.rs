@@ -198,3 +198,33 @@ fn readelf_shows_the_sections_and_decoded_lines() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn the_listing_of_a_small_kernel() {
+    let code = encode(&common::small_kernel("loop")).unwrap();
+    let obj = load_object(&write_object(&[code], "kernels.wir").unwrap()).unwrap();
+    let expected = "\
+; object compiled from kernels.wir
+
+kernel %loop(n: i32)
+    ; registers: 2 b32, 0 b64, 1 pred; shared 0 bytes; local 0 bytes + 0 spill slots; 40 bytes of code
+block0:  ; block0
+    ; kernels.wir:2:5
+    0x0000:  ldparam.i32 $r0, 0
+    ; kernels.wir:3:5
+    0x0004:  sreg $r1, %tid.x
+    ; kernels.wir:4:5
+    0x0007:  jump 0x000c
+block1:  ; block1
+    ; kernels.wir:6:5
+    0x000c:  bin.add.i32 $r1, $r1, 32
+    ; kernels.wir:7:5
+    0x0013:  setp.slt.i32 $p0, $r1, $r0
+    ; kernels.wir:8:5
+    0x0019:  br.div $p0, 0x000c, 0x0027, reconv 0x0027
+block2:  ; block2
+    ; kernels.wir:10:5
+    0x0027:  ret
+";
+    assert_eq!(disassemble_object(&obj), expected);
+}
