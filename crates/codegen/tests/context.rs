@@ -113,3 +113,30 @@ fn errors_are_typed() {
     assert!(lookup_by_name("x86_64-unknown-linux-gnu", Settings::default()).is_err());
     assert!(lookup_by_name("gpu", Settings::default()).is_err());
 }
+
+#[test]
+fn the_simt_target_emits_an_object_the_loader_reads_back() {
+    use warplift_codegen::isa::simt::load_object;
+    let func = parse_function(SAXPY).unwrap();
+    for name in ["simt", "unknown-warplift-unknown"] {
+        let isa = lookup_by_name(name, Settings::default()).unwrap();
+        assert_eq!(isa.name(), "simt");
+        assert!(!isa.emits_text());
+        let module = Context::new()
+            .compile_module(std::slice::from_ref(&func), isa.as_ref(), Some("saxpy.wir"))
+            .unwrap();
+        let object = load_object(&module.code).unwrap();
+        assert_eq!(object.kernels.len(), 1);
+        assert_eq!(object.kernels[0].kernel.info.name, "saxpy");
+        assert_eq!(object.source_name, "saxpy.wir");
+    }
+}
+
+#[test]
+fn compile_for_simt_without_a_source_name() {
+    let func = parse_function(SAXPY).unwrap();
+    let isa = lookup_by_name("simt", Settings::default()).unwrap();
+    let compiled = Context::new().compile(&func, isa.as_ref()).unwrap();
+    let object = warplift_codegen::isa::simt::load_object(&compiled.code).unwrap();
+    assert_eq!(object.source_name, "<unknown>");
+}

@@ -6,12 +6,14 @@
 //! | name | triple | output |
 //! |---|---|---|
 //! | `ptx` | `nvptx64-nvidia-cuda` | PTX text for NVIDIA GPUs, checked by NVIDIA's `ptxas` ([`ptx`]) |
+//! | `simt` | `unknown-warplift-unknown` | SIMT bytecode in an ELF object, run by the emulator ([`simt`]) |
 //!
 //! What a target supplies is exactly what differs between targets: its register file (how
 //! many registers of each class the allocator may use) and its emitter. Lowering, register
 //! allocation and every mid-level pass are shared.
 
 pub mod ptx;
+pub mod simt;
 
 use crate::mir::MirFunction;
 use crate::regalloc::RegisterFile;
@@ -22,7 +24,7 @@ use thiserror::Error;
 
 /// A compilation target.
 pub trait TargetIsa {
-    /// The target's short name (`ptx`).
+    /// The target's short name (`ptx`, `simt`).
     fn name(&self) -> &'static str;
 
     /// The target triple.
@@ -61,10 +63,10 @@ pub struct EmitError {
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum LookupError {
     /// The triple names no supported target.
-    #[error("no warplift target for the triple `{0}` (supported: nvptx64-nvidia-cuda)")]
+    #[error("no warplift target for the triple `{0}` (supported: nvptx64-nvidia-cuda, unknown-warplift-unknown)")]
     Unsupported(String),
     /// The name is neither a target name nor a triple.
-    #[error("unknown target `{0}` (targets: ptx; or a triple such as nvptx64-nvidia-cuda)")]
+    #[error("unknown target `{0}` (targets: ptx, simt; or a triple such as nvptx64-nvidia-cuda)")]
     UnknownName(String),
 }
 
@@ -75,14 +77,18 @@ pub fn lookup(triple: Triple, settings: Settings) -> Result<Box<dyn TargetIsa>, 
         (Architecture::Nvptx64, OperatingSystem::Cuda | OperatingSystem::Unknown) => {
             Ok(Box::new(ptx::PtxIsa::new(triple, settings)))
         }
+        (Architecture::Unknown, _) if triple.vendor.as_str() == "warplift" => {
+            Ok(Box::new(simt::SimtIsa::new(triple, settings)))
+        }
         _ => Err(LookupError::Unsupported(triple.to_string())),
     }
 }
 
-/// The target called `name` (`ptx`), or named by the triple `name`.
+/// The target called `name` (`ptx`, `simt`), or named by the triple `name`.
 pub fn lookup_by_name(name: &str, settings: Settings) -> Result<Box<dyn TargetIsa>, LookupError> {
     let triple = match name {
         "ptx" => ptx::PtxIsa::default_triple(),
+        "simt" => simt::SimtIsa::default_triple(),
         _ => Triple::from_str(name).map_err(|_| LookupError::UnknownName(name.to_string()))?,
     };
     lookup(triple, settings)

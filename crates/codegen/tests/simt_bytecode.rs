@@ -1,13 +1,14 @@
 //! Round trips of every instruction form through the bytecode, and the decoder's
 //! rejection of malformed code.
 
+#[path = "simt_common/mod.rs"]
 mod common;
 
 use rand::{Rng, SeedableRng};
+use warplift_codegen::isa::simt::ops::{opcode, OPCODES};
+use warplift_codegen::isa::simt::{decode, disassemble, encode, DecodeError, EncodeError, Op, Pc};
 use warplift_codegen::mir::{MInstKind, MirFunction, Reg, RegClass};
 use warplift_ir::SourceLoc;
-use warplift_simt::ops::{opcode, OPCODES};
-use warplift_simt::{decode, disassemble, encode, DecodeError, EncodeError, Op, Pc};
 
 fn srclocs(f: &MirFunction) -> Vec<SourceLoc> {
     f.order
@@ -165,7 +166,7 @@ fn encoder_rejects_unallocated_or_malformed_functions() {
 #[test]
 fn decoder_rejects_inconsistent_code() {
     let code = encode(&common::small_kernel("s")).unwrap();
-    let ok = |info: &warplift_simt::KernelInfo, bytes: &[u8]| decode(bytes, info);
+    let ok = |info: &warplift_codegen::isa::simt::KernelInfo, bytes: &[u8]| decode(bytes, info);
 
     // Fewer registers declared than used.
     let mut info = code.info.clone();
@@ -239,19 +240,19 @@ fn decoder_survives_truncation_flips_and_garbage() {
 
 /// Code made of `ops` (the last one a terminator) in one block, with 8 registers of each
 /// class and one spill slot.
-fn one_block(ops: &[Op]) -> (Vec<u8>, warplift_simt::KernelInfo) {
+fn one_block(ops: &[Op]) -> (Vec<u8>, warplift_codegen::isa::simt::KernelInfo) {
     let mut code = Vec::new();
     for op in ops {
         op.encode(None, &mut code);
     }
-    let info = warplift_simt::KernelInfo {
+    let info = warplift_codegen::isa::simt::KernelInfo {
         name: "k".into(),
         params: common::params(),
         num_regs: [8, 8, 8],
         shared_size: 0,
         local_size: 0,
         spill_slots: 1,
-        blocks: vec![warplift_simt::BlockInfo {
+        blocks: vec![warplift_codegen::isa::simt::BlockInfo {
             pc: 0,
             origin: None,
         }],

@@ -11,12 +11,12 @@
 //! [`DecodedKernel::to_mir`] goes the other way, for printing bytecode as MIR and for
 //! round-trip tests.
 
-use crate::decode::{decode, BlockInfo, DecodeError, DecodedKernel, KernelInfo};
-use crate::ops::{Op, Pc, MAX_REGS_PER_CLASS};
-use cranelift_entity::{EntityRef, SecondaryMap};
-use warplift_codegen::mir::{
+use super::decode::{decode, BlockInfo, DecodeError, DecodedKernel, KernelInfo};
+use super::ops::{Op, Pc, MAX_REGS_PER_CLASS};
+use crate::mir::{
     BlockTarget, MBlock, MInst, MInstKind, MType, MirFunction, Operand, Reg, SpillSlot,
 };
+use cranelift_entity::{EntityRef, SecondaryMap};
 use warplift_ir::cfg::{ControlFlowGraph, PostDominatorTree};
 use warplift_ir::SourceLoc;
 
@@ -206,7 +206,7 @@ fn op_of(kind: &MInstKind, pc_of: &impl Fn(MBlock) -> Pc, reconv: Option<Pc>) ->
             not_taken,
             divergent,
         } => {
-            let cond = warplift_codegen::mir::Guard { pred, negated };
+            let cond = crate::mir::Guard { pred, negated };
             let (taken, not_taken) = (pc_of(taken.block), pc_of(not_taken.block));
             if divergent {
                 Op::BrDiv {

@@ -20,10 +20,10 @@
 //!   exactly the immediate post-dominator of its block (computed here again with
 //!   `warplift_ir::cfg::PostDominatorTree`), or "exit" when there is none.
 
-use crate::ops::{Op, Pc, MAX_REGS_PER_CLASS};
+use super::ops::{Op, Pc, MAX_REGS_PER_CLASS};
+use crate::mir::RegClass;
+use crate::mir::{Address, BinOp, Cond, CvtOp, Guard, MType, Operand, Reg, UnOp};
 use cranelift_entity::{entity_impl, EntityRef};
-use warplift_codegen::mir::RegClass;
-use warplift_codegen::mir::{Address, BinOp, Cond, CvtOp, Guard, MType, Operand, Reg, UnOp};
 use warplift_ir::cfg::{Cfg, ControlFlowGraph, PostDominatorTree};
 use warplift_ir::{AddrSpace, Block, Param};
 

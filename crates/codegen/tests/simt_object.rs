@@ -1,11 +1,12 @@
 //! ELF objects: round trips, DWARF line tables, what `readelf` shows, and the loader's
 //! robustness against corrupted input.
 
+#[path = "simt_common/mod.rs"]
 mod common;
 
 use rand::{Rng, SeedableRng};
 use std::process::Command;
-use warplift_simt::{
+use warplift_codegen::isa::simt::{
     decode, disassemble_object, disassemble_object_with_source, encode, load_object, write_object,
     KernelCode, LoadError, ObjectError,
 };
@@ -122,7 +123,7 @@ fn loader_checks_the_format_version() {
     let mut bytes = object();
     let magic = bytes
         .windows(4)
-        .position(|w| w == warplift_simt::object::METADATA_MAGIC)
+        .position(|w| w == warplift_codegen::isa::simt::object::METADATA_MAGIC)
         .unwrap();
     bytes[magic + 4] = 99;
     assert!(matches!(

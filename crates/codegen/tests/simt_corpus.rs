@@ -2,10 +2,10 @@
 //! bytecode and an ELF object: parse → lower → allocate → encode → object → load.
 
 use std::path::Path;
+use warplift_codegen::isa::simt::{decode, disassemble_object, encode, load_object, write_object};
 use warplift_codegen::lower::lower;
 use warplift_codegen::mir::{MBlock, MirFunction};
 use warplift_codegen::regalloc::{allocate, RegisterFile, ReservationRequest};
-use warplift_simt::{decode, disassemble_object, encode, load_object, write_object};
 
 fn allocated(path: &Path) -> Vec<MirFunction> {
     let text = std::fs::read_to_string(path).unwrap();

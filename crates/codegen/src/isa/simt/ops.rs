@@ -12,14 +12,14 @@
 //! `my_macro!` with the whole list.
 //!
 //! This module defines the format only: which combinations of types and register classes
-//! make sense is checked by the validator in [`crate::decode`].
+//! make sense is checked by the validator in [`super::decode`].
 
-use crate::codes::ByteCode;
-use crate::decode::DecodeError;
-use core::fmt::{self, Write};
-use warplift_codegen::mir::{
+use super::codes::ByteCode;
+use super::decode::DecodeError;
+use crate::mir::{
     Address, BinOp, Cond, CvtOp, Guard, MType, Operand, Reg, RegClass, SpecialReg, UnOp,
 };
+use core::fmt::{self, Write};
 use warplift_ir::write::{format_f32, format_f64, format_int_imm};
 use warplift_ir::{AddrSpace, AtomicRmwOp, Type};
 
@@ -200,7 +200,7 @@ impl Op {
     }
 
     /// Decodes the instruction at byte `pc` of `code`: its guard, operation and the pc of
-    /// the next instruction. Checks the encoding only (see [`crate::decode`] for meaning).
+    /// the next instruction. Checks the encoding only (see [`super::decode`] for meaning).
     pub fn decode(code: &[u8], pc: u32) -> Result<(Option<Guard>, Op, u32), DecodeError> {
         let mut r = Reader::new(code, pc);
         let byte = r.u8()?;

@@ -19,12 +19,14 @@ mod codes;
 pub mod decode;
 pub mod disasm;
 pub mod encode;
+mod isa;
 pub mod object;
 pub mod ops;
 
 pub use decode::{decode, BlockInfo, DecodeError, DecodedKernel, Inst, KernelInfo};
 pub use disasm::{disassemble, disassemble_object, disassemble_object_with_source};
 pub use encode::{encode, EncodeError, InstLoc, KernelCode};
+pub use isa::{SimtIsa, SIMT_TRIPLE};
 pub use object::{
     load_object, write_object, LineTable, LoadError, LoadedKernel, LoadedObject, ObjectError,
 };

@@ -5,11 +5,11 @@
 //! implements, and, for objects, the source location of each run of instructions from
 //! the line table, like `objdump -dl` (`-S` with [`disassemble_object_with_source`]).
 
-use crate::decode::DecodedKernel;
-use crate::object::{LineTable, LoadedObject};
-use crate::ops::display_guard;
+use super::decode::DecodedKernel;
+use super::object::{LineTable, LoadedObject};
+use super::ops::display_guard;
+use crate::mir::RegClass;
 use core::fmt::Write;
-use warplift_codegen::mir::RegClass;
 use warplift_ir::SourceLoc;
 
 /// The listing of one kernel, without source information.
