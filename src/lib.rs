@@ -4,7 +4,9 @@
 //! depends on one crate:
 //!
 //! - [`ir`]: the SSA IR — entities, text format, builder, verifier, reference interpreter
-//!   and launch descriptions.
+//!   and launch descriptions;
+//! - [`codegen`]: the code generator — lowering to machine IR, register allocation, the
+//!   PTX and SIMT-bytecode targets, and the [`codegen::Context`] that runs them.
 //!
 //! ```
 //! use warplift::ir::parser::parse_function;
@@ -28,4 +30,5 @@
 //! assert_eq!(func.name, "double");
 //! ```
 
+pub use warplift_codegen as codegen;
 pub use warplift_ir as ir;

@@ -1,0 +1,52 @@
+//! Compile throughput: IR instructions per second through lowering and register
+//! allocation (and through the whole pipeline to each target), on generated kernels of
+//! about 1k, 10k and 100k instructions.
+
+mod common;
+
+use common::generated_kernel;
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use std::hint::black_box;
+use warplift::codegen::lower::lower;
+use warplift::codegen::regalloc::{allocate_with, AllocOptions, RegisterFile, ReservationRequest};
+use warplift::codegen::{lookup_by_name, Context, Settings};
+use warplift::ir::parser::parse_function;
+
+fn bench_lower_and_allocate(c: &mut Criterion) {
+    let mut group = c.benchmark_group("codegen");
+    group.sample_size(10);
+    let options = AllocOptions {
+        check: false,
+        ..AllocOptions::default()
+    };
+    for size in [1_000, 10_000, 100_000] {
+        let func = parse_function(&generated_kernel(size)).unwrap();
+        let n = func.num_placed_insts() as u64;
+        group.throughput(Throughput::Elements(n));
+        group.bench_with_input(BenchmarkId::new("lower+regalloc", n), &func, |b, func| {
+            b.iter(|| {
+                let mir = lower(black_box(func)).unwrap();
+                allocate_with(
+                    &mir,
+                    &RegisterFile::MAX,
+                    &ReservationRequest::none(),
+                    &options,
+                )
+                .unwrap()
+            })
+        });
+        for target in ["ptx", "simt"] {
+            let mut settings = Settings::builder();
+            settings.set("verify", "false").unwrap();
+            let isa = lookup_by_name(target, settings.finish()).unwrap();
+            group.bench_with_input(BenchmarkId::new(target, n), &func, |b, func| {
+                let mut ctx = Context::new();
+                b.iter(|| ctx.compile(black_box(func), isa.as_ref()).unwrap())
+            });
+        }
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench_lower_and_allocate);
+criterion_main!(benches);
