@@ -169,6 +169,8 @@ struct Sm {
     next_ready: u64,
     /// Warps resident and not done.
     live_warps: u64,
+    /// The last scan, while only the warp it chose has changed since.
+    cache: Option<Scan>,
 }
 
 /// Launch geometry and everything fixed during the run.
@@ -302,6 +304,7 @@ impl<'a> Machine<'a> {
                 reason: StallReason::Idle,
                 next_ready: u64::MAX,
                 live_warps: 0,
+                cache: None,
             });
         }
         let stats = Stats {
@@ -352,6 +355,7 @@ impl<'a> Machine<'a> {
         ];
         let wpb = self.warps_per_block;
         let sm = &mut self.sms[s];
+        sm.cache = None;
         let cta = &mut sm.ctas[slot];
         cta.linear = linear;
         cta.id = id;
@@ -410,7 +414,25 @@ impl<'a> Machine<'a> {
                 if sm.next_ready > now {
                     continue;
                 }
-                let Some(w) = pick(sm, now, self.ctx.config.scheduler) else {
+                // Greedy-then-oldest keeps issuing from the last warp while it is ready;
+                // the other warps have not changed since the last scan, so its result
+                // about them still holds.
+                let policy = self.ctx.config.scheduler;
+                let scan = match sm.cache {
+                    Some(c)
+                        if policy == SchedulerPolicy::Gto
+                            && sm.warps[sm.last].state == WarpState::Running
+                            && sm.warps[sm.last].ready_at <= now =>
+                    {
+                        Scan {
+                            chosen: Some(sm.last),
+                            ..c
+                        }
+                    }
+                    _ => pick(sm, now, policy),
+                };
+                sm.cache = None;
+                let Some(w) = scan.chosen else {
                     self.refresh(s);
                     continue;
                 };
@@ -424,10 +446,31 @@ impl<'a> Machine<'a> {
                         FaultKind::InstructionLimit(max_insts),
                     ));
                 }
-                self.issue(s, w, now, launch)?;
+                let others_changed = self.issue(s, w, now, launch)?;
                 last_issue = Some(now);
-                self.sms[s].accounted = now + 1;
-                self.refresh(s);
+                let sm = &mut self.sms[s];
+                sm.accounted = now + 1;
+                if others_changed {
+                    self.refresh(s);
+                } else {
+                    sm.cache = Some(scan);
+                    // Only the issuing warp changed: combine it with the scan.
+                    let warp = &sm.warps[w];
+                    let (mut next, mut reason) = (scan.next_other, scan.reason_other);
+                    if warp.state == WarpState::Running && warp.ready_at < next {
+                        next = warp.ready_at;
+                        reason = warp.reason;
+                    }
+                    if next == u64::MAX {
+                        reason = if scan.waiting {
+                            StallReason::Barrier
+                        } else {
+                            StallReason::Idle
+                        };
+                    }
+                    sm.next_ready = next;
+                    sm.reason = reason;
+                }
             }
             let next = self
                 .sms
@@ -480,6 +523,7 @@ impl<'a> Machine<'a> {
     /// Recomputes SM `s`'s next ready cycle and stall reason.
     fn refresh(&mut self, s: usize) {
         let sm = &mut self.sms[s];
+        sm.cache = None;
         let mut next = u64::MAX;
         let mut reason = StallReason::Idle;
         let mut waiting = false;
@@ -500,14 +544,15 @@ impl<'a> Machine<'a> {
         sm.reason = reason;
     }
 
-    /// Issues the next instruction of warp `w` on SM `s` at cycle `now`.
+    /// Issues the next instruction of warp `w` on SM `s` at cycle `now`. Returns whether
+    /// other warps may have changed (a barrier, an exit), so that the SM must be rescanned.
     fn issue(
         &mut self,
         s: usize,
         w: usize,
         now: u64,
         launch: &mut PreparedLaunch,
-    ) -> Result<(), EmuError> {
+    ) -> Result<bool, EmuError> {
         let ctx = &self.ctx;
         let sm = &mut self.sms[s];
         sm.last = w;
@@ -569,10 +614,11 @@ impl<'a> Machine<'a> {
                 });
             }
         }
-        if matches!(flow, Flow::Barrier | Flow::Exit(_)) {
+        let others_changed = matches!(flow, Flow::Barrier | Flow::Exit(_));
+        if others_changed {
             self.check_cta(s, cta_slot, now)?;
         }
-        Ok(())
+        Ok(others_changed)
     }
 
     /// After a warp of block slot `slot` waits at a barrier or ends: releases the
@@ -673,26 +719,71 @@ impl<'a> Machine<'a> {
     }
 }
 
-/// Picks the warp to issue on `sm` at `now`.
-fn pick(sm: &Sm, now: u64, policy: SchedulerPolicy) -> Option<usize> {
-    let ready = |w: &Warp| w.state == WarpState::Running && w.ready_at <= now;
+/// What one scan of an SM's warps found.
+#[derive(Copy, Clone)]
+struct Scan {
+    /// The warp to issue, by the policy.
+    chosen: Option<usize>,
+    /// The earliest ready cycle of the other running warps (`u64::MAX`: none).
+    next_other: u64,
+    /// The stall reason of that warp.
+    reason_other: StallReason,
+    /// Whether some warp waits at a barrier.
+    waiting: bool,
+}
+
+/// Picks the warp to issue on `sm` at `now`, and in the same pass finds when the others
+/// can issue, so that one scan per issue suffices.
+fn pick(sm: &Sm, now: u64, policy: SchedulerPolicy) -> Scan {
     let n = sm.warps.len();
-    match policy {
-        SchedulerPolicy::Lrr => (1..=n)
-            .map(|i| (sm.last + i) % n)
-            .find(|&i| ready(&sm.warps[i])),
-        SchedulerPolicy::Gto => {
-            if sm.last < n && ready(&sm.warps[sm.last]) {
-                return Some(sm.last);
+    let mut scan = Scan {
+        chosen: None,
+        next_other: u64::MAX,
+        reason_other: StallReason::Idle,
+        waiting: false,
+    };
+    let mut note_other = |scan: &mut Scan, w: &Warp| {
+        if w.ready_at < scan.next_other {
+            scan.next_other = w.ready_at;
+            scan.reason_other = w.reason;
+        }
+    };
+    // LRR visits from the warp after the last one and keeps the first ready warp; GTO
+    // keeps the last warp if ready, else the oldest ready one.
+    let start = match policy {
+        SchedulerPolicy::Lrr => sm.last + 1,
+        SchedulerPolicy::Gto => sm.last,
+    };
+    for i in 0..n {
+        let idx = (start + i) % n;
+        let w = &sm.warps[idx];
+        match w.state {
+            WarpState::Running => {}
+            WarpState::Barrier(_) => {
+                scan.waiting = true;
+                continue;
             }
-            sm.warps
-                .iter()
-                .enumerate()
-                .filter(|(_, w)| ready(w))
-                .min_by_key(|(_, w)| w.age)
-                .map(|(i, _)| i)
+            WarpState::Free | WarpState::Done => continue,
+        }
+        if w.ready_at > now {
+            note_other(&mut scan, w);
+            continue;
+        }
+        let better = match (scan.chosen, policy) {
+            (None, _) => true,
+            (Some(_), SchedulerPolicy::Lrr) => false,
+            (Some(c), SchedulerPolicy::Gto) => c != sm.last && w.age < sm.warps[c].age,
+        };
+        if better {
+            if let Some(c) = scan.chosen {
+                note_other(&mut scan, &sm.warps[c]);
+            }
+            scan.chosen = Some(idx);
+        } else {
+            note_other(&mut scan, w);
         }
     }
+    scan
 }
 
 /// The fault of `warp` at its current pc, blamed on its first active (else live) lane.
