@@ -742,7 +742,7 @@ fn pick(sm: &Sm, now: u64, policy: SchedulerPolicy) -> Scan {
         reason_other: StallReason::Idle,
         waiting: false,
     };
-    let mut note_other = |scan: &mut Scan, w: &Warp| {
+    let note_other = |scan: &mut Scan, w: &Warp| {
         if w.ready_at < scan.next_other {
             scan.next_other = w.ready_at;
             scan.reason_other = w.reason;
