@@ -39,6 +39,10 @@ pub struct LaunchArgs {
     /// Save a buffer's final contents as raw little-endian bytes: `NAME=PATH` (repeatable).
     #[arg(long = "save", value_name = "NAME=PATH")]
     saves: Vec<String>,
+    /// What a buffer must hold after the run, every element: `NAME=V1,V2,...`
+    /// (repeatable); a mismatch fails the run.
+    #[arg(long = "expect", value_name = "NAME=V1,V2,...")]
+    expects: Vec<String>,
 }
 
 impl LaunchArgs {
@@ -55,7 +59,7 @@ impl LaunchArgs {
             None => Launch::default(),
         };
         if let Some(k) = &self.kernel {
-            launch.kernel = Some(k.trim_start_matches('%').to_string());
+            launch.set_kernel(k);
         }
         if let Some(g) = &self.grid {
             launch.set_grid(g).context("--grid")?;
@@ -74,6 +78,9 @@ impl LaunchArgs {
         }
         for s in &self.saves {
             launch.add_save(s).context("--save")?;
+        }
+        for e in &self.expects {
+            launch.add_expect(e).context("--expect")?;
         }
         Ok(launch)
     }

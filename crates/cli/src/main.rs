@@ -27,6 +27,12 @@ enum Command {
     Verify(commands::verify::VerifyArgs),
     /// Run a kernel on the reference interpreter and print its buffers.
     Interp(Box<commands::interp::InterpArgs>),
+    /// Compile a file's kernels to PTX or to a SIMT object.
+    Compile(commands::compile::CompileArgs),
+    /// Disassemble a SIMT object, with source lines.
+    Objdump(commands::objdump::ObjdumpArgs),
+    /// List the code generator's settings (for `--set`).
+    Settings,
 }
 
 fn main() -> ExitCode {
@@ -35,6 +41,14 @@ fn main() -> ExitCode {
         Command::Fmt(args) => commands::fmt::run(&args),
         Command::Verify(args) => commands::verify::run(&args),
         Command::Interp(args) => commands::interp::run(&args),
+        Command::Compile(args) => commands::compile::run(&args),
+        Command::Objdump(args) => commands::objdump::run(&args),
+        Command::Settings => {
+            for (name, doc) in warplift_codegen::Settings::DESCRIPTIONS {
+                println!("{name:12} {}", doc.trim().replace('\n', " "));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
     };
     match result {
         Ok(code) => code,

@@ -132,6 +132,43 @@ fn interp_without_launch_file_describes_the_launch_with_flags() {
 }
 
 #[test]
+fn interp_expect_checks_the_results() {
+    let flags = |expect_y: &str| {
+        warplift(&[
+            "interp",
+            "examples/saxpy.wir",
+            "--no-launch-file",
+            "--block",
+            "4",
+            "--arg",
+            "n=4",
+            "--arg",
+            "a=0.5",
+            "--buffer",
+            "x=f32[4]:values:2,4,6,8",
+            "--buffer",
+            "y=f32[4]:zeros",
+            "--expect",
+            "x=2,4,6,8",
+            "--expect",
+            expect_y,
+        ])
+    };
+    let o = flags("y=1,2,3,4");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = flags("y=1,2,3,5");
+    assert_fails_with(
+        &o,
+        "buffer y: element [3] is 4.0, expected 5.0 (1 of 4 elements differ)",
+    );
+    assert_fails_with(
+        &flags("y=1,2,3"),
+        "3 values given for a buffer of 4 elements",
+    );
+    assert_fails_with(&flags("y"), "--expect");
+}
+
+#[test]
 fn interp_faults_name_kernel_block_thread_and_line() {
     let o = warplift(&["interp", "examples/saxpy.wir", "--arg", "n=81"]);
     assert_fails_with(&o, "out-of-bounds global load");
@@ -171,4 +208,74 @@ fn bad_input_is_an_error_not_a_crash() {
         "0",
     ]);
     assert_fails_with(&o, "--warp-size");
+}
+
+#[test]
+fn compile_to_ptx_prints_ptx_and_stats() {
+    let o = warplift(&[
+        "compile",
+        "examples/saxpy.wir",
+        "--target",
+        "ptx",
+        "--stats",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains(".visible .entry saxpy("));
+    assert!(
+        stderr(&o).contains("%saxpy: 18 IR instructions"),
+        "{}",
+        stderr(&o)
+    );
+    let o = warplift(&[
+        "compile",
+        "examples/saxpy.wir",
+        "--target",
+        "nvptx64-nvidia-cuda",
+        "--set",
+        "ptx_target=sm_80",
+    ]);
+    assert!(stdout(&o).contains(".target sm_80"));
+}
+
+#[test]
+fn compile_print_mir_shows_lowered_and_final_machine_ir() {
+    let o = warplift(&["compile", "examples/saxpy.wir", "--print-mir=lowered"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("setp.slt.i32 %p"), "{}", stdout(&o));
+    let o = warplift(&["compile", "examples/saxpy.wir", "--print-mir"]);
+    assert!(stdout(&o).contains("setp.slt.i32 $p0"), "{}", stdout(&o));
+}
+
+#[test]
+fn compile_to_an_object_and_objdump_it_with_source_lines() {
+    let dir = std::env::temp_dir().join(format!("warplift-objdump-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let wir = dir.join("saxpy.wir");
+    std::fs::copy(repo_root().join("examples/saxpy.wir"), &wir).unwrap();
+    let o = warplift(&["compile", wir.to_str().unwrap(), "--target", "simt"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let obj = dir.join("saxpy.o");
+    assert!(obj.is_file());
+    let o = warplift(&["objdump", obj.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let listing = stdout(&o);
+    assert!(listing.contains("kernel %saxpy"), "{listing}");
+    assert!(listing.contains("; saxpy.wir:10:5"), "{listing}");
+    assert!(listing.contains("v9 = icmp slt v8, v3"), "{listing}");
+    assert!(listing.contains("br.div $p0"), "{listing}");
+}
+
+#[test]
+fn compile_and_objdump_reject_bad_input() {
+    assert_fails_with(
+        &warplift(&["compile", "examples/saxpy.wir", "--target", "x86"]),
+        "unknown target `x86`",
+    );
+    assert_fails_with(
+        &warplift(&["compile", "examples/saxpy.wir", "--set", "regs_b32=0"]),
+        "regs_b32",
+    );
+    let garbage = temp_file("garbage.o", b"\x7fELF\x02\x01\x01garbage");
+    let o = warplift(&["objdump", garbage.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
 }

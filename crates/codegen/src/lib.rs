@@ -7,6 +7,19 @@
 //!               ──emit────────────────▶ PTX text | SIMT bytecode in an ELF object
 //! ```
 //!
-//! Only the machine IR exists so far; lowering, allocation and the targets build on it.
+//! [`Context`] runs the pipeline; [`lookup`] picks a [`TargetIsa`] by triple.
 
+extern crate alloc;
+
+mod context;
+pub mod isa;
+pub mod lower;
 pub mod mir;
+pub mod regalloc;
+pub mod settings;
+
+pub use context::{
+    CodegenError, CompileStats, CompiledCode, CompiledKernel, CompiledModule, Context,
+};
+pub use isa::{lookup, lookup_by_name, TargetIsa};
+pub use settings::Settings;

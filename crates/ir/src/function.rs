@@ -159,17 +159,33 @@ impl PartialEq for Function {
 }
 
 /// Places variables one after another at their alignment; returns each offset and the
-/// total size. Sizes are summed in `u64` and saturated so absurd declarations cannot wrap.
+/// total size. A window larger than `u32::MAX` bytes is rejected by the verifier; for
+/// an unverified function the offsets and size saturate at `u32::MAX` so the layout
+/// stays total.
 fn layout_vars<'a>(vars: impl Iterator<Item = &'a MemVarData>) -> (Vec<u32>, u32) {
+    let clamp = |x: u64| x.min(u64::from(u32::MAX)) as u32;
     let mut offsets = Vec::new();
-    let mut end: u64 = 0;
-    for var in vars {
-        let align = u64::from(var.align.max(1));
-        let start = end.div_ceil(align) * align;
-        offsets.push(start.min(u64::from(u32::MAX)) as u32);
-        end = start + u64::from(var.size);
+    let mut end = 0;
+    for (start, var_end) in var_extents(vars) {
+        offsets.push(clamp(start));
+        end = var_end;
     }
-    (offsets, end.min(u64::from(u32::MAX)) as u32)
+    (offsets, clamp(end))
+}
+
+/// The `[start, end)` byte range of each variable in the layout of
+/// [`Function::shared_offsets`] and [`Function::local_offsets`], computed in `u64` (and
+/// saturating there, so no declaration can wrap) for the verifier to check against the
+/// `u32` address space.
+pub(crate) fn var_extents<'a>(vars: impl Iterator<Item = &'a MemVarData>) -> Vec<(u64, u64)> {
+    let mut end: u64 = 0;
+    vars.map(|var| {
+        let align = u64::from(var.align.max(1));
+        let start = end.div_ceil(align).saturating_mul(align);
+        end = start.saturating_add(u64::from(var.size));
+        (start, end)
+    })
+    .collect()
 }
 
 /// The bijection between two functions' values and blocks built while comparing them.

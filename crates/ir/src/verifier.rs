@@ -10,7 +10,9 @@
 //! The invariants checked:
 //!
 //! **Declarations**
-//! - Every shared and local memory variable has a power-of-two alignment.
+//! - Every shared and local memory variable has a power-of-two alignment, and each ends,
+//!   as laid out by [`Function::shared_offsets`] / [`Function::local_offsets`], within
+//!   the `u32::MAX` bytes an `i32` window address can reach.
 //! - Kernel parameter names are valid identifiers (`[A-Za-z_][A-Za-z0-9_]*`), each used
 //!   once.
 //!
@@ -56,7 +58,7 @@
 use crate::cfg::{ControlFlowGraph, DominatorTree};
 use crate::dfg::ValueDef;
 use crate::entities::{Block, Inst, Value};
-use crate::function::Function;
+use crate::function::{var_extents, Function};
 use crate::instructions::{InstructionData, InstructionFormat, Opcode};
 use crate::srcloc::SourceLoc;
 use crate::types::Type;
@@ -212,6 +214,17 @@ impl Verifier<'_> {
                 let message = format!("alignment {} is not a power of two", data.align);
                 self.push(None, None, var.to_string(), message);
             }
+        }
+        // Window offsets are u32: the layout of a window that does not fit would have to
+        // be clamped, placing variables on top of each other. Report the first variable
+        // that does not fit (the rest follow it, so one error says it all).
+        let shared = var_extents(func.shared_vars.values());
+        if let Some((var, end)) = first_past_u32(func.shared_vars.keys().zip(shared)) {
+            self.push(None, None, var.to_string(), window_message("shared", end));
+        }
+        let local = var_extents(func.local_vars.values());
+        if let Some((var, end)) = first_past_u32(func.local_vars.keys().zip(local)) {
+            self.push(None, None, var.to_string(), window_message("local", end));
         }
         let mut seen = HashSet::new();
         for p in &func.signature.params {
@@ -713,6 +726,20 @@ fn is_identifier(s: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
+/// The first variable whose extent ends past `u32::MAX`, with that end.
+fn first_past_u32<V>(mut vars: impl Iterator<Item = (V, (u64, u64))>) -> Option<(V, u64)> {
+    vars.find(|(_, (_, end))| *end > u64::from(u32::MAX))
+        .map(|(var, (_, end))| (var, end))
+}
+
+fn window_message(space: &str, end: u64) -> String {
+    format!(
+        "the {space} window would end at byte {end}, past the {} bytes its 32-bit \
+         addresses can reach",
+        u32::MAX
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -839,6 +866,54 @@ mod tests {
                 "?: lmem0: alignment 0 is not a power of two"
             ]
         );
+    }
+
+    #[test]
+    fn memory_windows_fit_u32_addresses() {
+        // Exactly u32::MAX bytes fit.
+        let mut f = with_body(&[], |_, _, _| {});
+        f.shared_vars.push(MemVarData {
+            size: u32::MAX - 16,
+            align: 1,
+        });
+        f.shared_vars.push(MemVarData { size: 16, align: 1 });
+        f.local_vars.push(MemVarData {
+            size: u32::MAX,
+            align: 16,
+        });
+        assert_eq!(errors(&f), Vec::<String>::new());
+        assert_eq!(f.shared_size(), u32::MAX);
+        // One byte more, in size or by alignment padding, does not.
+        f.shared_vars.push(MemVarData { size: 1, align: 1 });
+        f.local_vars.push(MemVarData { size: 0, align: 4 });
+        assert_eq!(
+            errors(&f),
+            vec![
+                "?: smem2: the shared window would end at byte 4294967296, past the \
+                 4294967295 bytes its 32-bit addresses can reach",
+                "?: lmem1: the local window would end at byte 4294967296, past the \
+                 4294967295 bytes its 32-bit addresses can reach"
+            ]
+        );
+        // The layout functions stay total on such a function.
+        assert_eq!(f.shared_size(), u32::MAX);
+        assert_eq!(f.local_offsets()[LocalVar::from_u32(1)], u32::MAX);
+        // Many huge variables: the u64 sums saturate rather than wrap.
+        let mut f = with_body(&[], |_, _, _| {});
+        for _ in 0..8 {
+            f.local_vars.push(MemVarData {
+                size: u32::MAX,
+                align: 1 << 31,
+            });
+        }
+        assert_eq!(
+            errors(&f),
+            vec![
+                "?: lmem1: the local window would end at byte 8589934591, past the \
+                 4294967295 bytes its 32-bit addresses can reach"
+            ]
+        );
+        assert_eq!(f.local_size(), u32::MAX);
     }
 
     #[test]

@@ -1,5 +1,7 @@
 //! The subcommands of `warplift`, one module each.
 
+pub mod compile;
 pub mod fmt;
 pub mod interp;
+pub mod objdump;
 pub mod verify;

@@ -17,6 +17,7 @@
 mod inst;
 mod print;
 mod regs;
+pub mod verify;
 
 pub use inst::*;
 pub use regs::{Reg, RegClass};

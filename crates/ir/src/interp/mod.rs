@@ -48,7 +48,7 @@ use crate::launch::memory::{read_le, write_le};
 use crate::launch::PreparedLaunch;
 use crate::srcloc::SourceLoc;
 use crate::types::Type;
-use crate::write::inst_to_string;
+use crate::write::{count, inst_to_string};
 use core::fmt;
 use cranelift_entity::{EntityRef, SecondaryMap};
 
@@ -116,7 +116,11 @@ impl fmt::Display for Access {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum FaultKind {
     /// The accessed bytes are not all inside a buffer or window.
-    #[error("out-of-bounds {space} {access} of {size} bytes at {} ({detail})", Addr(*.addr))]
+    #[error(
+        "out-of-bounds {space} {access} of {} at {} ({detail})",
+        count(*.size, "byte"),
+        Addr(*.addr)
+    )]
     OutOfBounds {
         /// The address space.
         space: AddrSpace,
@@ -130,7 +134,11 @@ pub enum FaultKind {
         detail: String,
     },
     /// The effective address is not a multiple of the access size.
-    #[error("misaligned {space} {access} of {size} bytes at {}", Addr(*.addr))]
+    #[error(
+        "misaligned {space} {access} of {} at {}",
+        count(*.size, "byte"),
+        Addr(*.addr)
+    )]
     Misaligned {
         /// The address space.
         space: AddrSpace,
@@ -142,7 +150,7 @@ pub enum FaultKind {
         addr: i128,
     },
     /// The launch executed more instructions than allowed.
-    #[error("step limit of {limit} instructions exceeded")]
+    #[error("step limit of {} exceeded", count(*.limit, "instruction"))]
     StepLimit {
         /// The limit.
         limit: u64,
@@ -325,7 +333,7 @@ impl<'a> Machine<'a> {
         if nparams != launch.args.len() || nparams != func.signature.params.len() {
             return Err(setup(format!(
                 "the kernel takes {}, the launch binds {}",
-                crate::write::count(func.signature.params.len(), "parameter"),
+                count(func.signature.params.len(), "parameter"),
                 launch.args.len()
             )));
         }
@@ -368,7 +376,9 @@ impl<'a> Machine<'a> {
     }
 
     fn run_grid(&mut self) -> Result<(), InterpError> {
-        let [gx, gy, _] = self.launch.grid.map(u64::from);
+        // The block count may exceed a u64 (up to about 2^93 blocks); the step limit,
+        // not the count, bounds how many run.
+        let [gx, gy, _] = self.launch.grid.map(u128::from);
         for linear in 0..self.launch.num_blocks() {
             // Each grid dimension fits in an i32, so the ids fit in a u32.
             self.block_id = [
@@ -465,7 +475,8 @@ impl<'a> Machine<'a> {
                             }
                             None => inst_to_string(self.func, inst),
                         };
-                        format!("{who} wait at {place}")
+                        let verb = if ts.len() == 1 { "waits" } else { "wait" };
+                        format!("{who} {verb} at {place}")
                     }
                     Status::Done => format!("{who} returned"),
                     Status::Running => format!("{who} still running"),
@@ -733,7 +744,7 @@ impl<'a> Machine<'a> {
             return Err(FaultKind::Malformed(format!(
                 "{} takes {}, {} given",
                 call.block,
-                crate::write::count(params.len(), "argument"),
+                count(params.len(), "argument"),
                 call.args.len()
             )));
         }
@@ -793,7 +804,8 @@ impl<'a> Machine<'a> {
                     self.local_size
                 };
                 if eff < 0 || eff + i128::from(size) > window as i128 {
-                    return Err(oob(eff, format!("the {space} window is {window} bytes")));
+                    let window = count(window, "byte");
+                    return Err(oob(eff, format!("the {space} window is {window}")));
                 }
                 let off = eff as usize;
                 let loc = if space == AddrSpace::Shared {

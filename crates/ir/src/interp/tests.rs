@@ -927,6 +927,43 @@ fn misaligned() {
         .starts_with("misaligned global load of 4 bytes at 0x10000002"));
 }
 
+/// Counts in messages agree with their nouns: `1 byte`, `1 instruction`.
+#[test]
+fn messages_use_singular_for_one() {
+    let mut b = Fb::new(&[]);
+    b.f.local_vars.push(MemVarData { size: 1, align: 1 });
+    let a = b.iconst(I32, 1);
+    let v = b.load(I8, AddrSpace::Local, a, 0);
+    b.store(AddrSpace::Local, v, a, 0);
+    b.ret();
+    let e = run_launch(&b.f, &launch("1", "1", &[]))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with("out-of-bounds local load of 1 byte at 0x1 (the local window is 1 byte)"),
+        "{e}"
+    );
+    let cfg = InterpConfig {
+        max_steps: 1,
+        ..Default::default()
+    };
+    let e = run_cfg(&b.f, &launch("1", "1", &[]), &cfg)
+        .unwrap_err()
+        .to_string();
+    assert!(e.starts_with("step limit of 1 instruction exceeded"), "{e}");
+    let cfg = InterpConfig {
+        max_steps: 0,
+        ..Default::default()
+    };
+    let e = run_cfg(&b.f, &launch("1", "1", &[]), &cfg)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with("step limit of 0 instructions exceeded"),
+        "{e}"
+    );
+}
+
 #[test]
 fn shared_and_local_bounds() {
     for space in [AddrSpace::Shared, AddrSpace::Local] {
@@ -1006,7 +1043,7 @@ fn different_barriers() {
         .unwrap_err()
         .to_string();
     assert!(
-        e.contains("thread (0,0,0) wait at") && e.contains("in block1; thread (1,0,0) wait at"),
+        e.contains("thread (0,0,0) waits at") && e.contains("in block1; thread (1,0,0) waits at"),
         "{e}"
     );
 }
@@ -1032,6 +1069,16 @@ fn step_limit() {
     let mut b = Fb::new(&[]);
     b.ret();
     let e = run_cfg(&b.f, &launch("2147483647,65535,65535", "1024", &[]), &cfg).unwrap_err();
+    assert!(matches!(
+        &e,
+        InterpError::Fault(f) if matches!(f.kind, FaultKind::StepLimit { limit: 1000 })
+    ));
+    // 2^21 * 2^21 * 2^22 blocks is 2^64, which a u64 count wraps to 0 (the run would
+    // then succeed without running a thread); the count must not wrap.
+    let big = launch("2097152,2097152,4194304", "1", &[]);
+    let prepared = big.prepare(&b.f).unwrap();
+    assert_eq!(prepared.num_blocks(), 1u128 << 64);
+    let e = run_cfg(&b.f, &big, &cfg).unwrap_err();
     assert!(matches!(
         &e,
         InterpError::Fault(f) if matches!(f.kind, FaultKind::StepLimit { limit: 1000 })

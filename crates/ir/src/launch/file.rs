@@ -28,10 +28,14 @@
 //!
 //! Unknown keys are errors, and every error names the file and the key. Numbers may also be
 //! written as strings, which admits `"nan"`, `"inf"`, `"-inf"` and hexadecimal (`"0xff"`;
-//! for a float element, its raw bits).
+//! for a float element, its raw bits). A decimal string is rounded once, straight to the
+//! element type; a bare TOML float arrives already rounded to `f64`, so an `f32` element
+//! gets it rounded twice.
 
 use super::literal::{literal_from_toml, Literal};
-use super::{BufferInit, BufferSpec, ElemType, Launch, LaunchError};
+use super::{
+    BufferInit, BufferSpec, ElemType, Launch, LaunchError, MAX_GRID_DIM, MAX_THREADS_PER_BLOCK,
+};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -93,10 +97,13 @@ impl Launch {
             ..Launch::default()
         };
         if let Some(v) = &schema.grid {
-            launch.grid = dims_from_toml(v).map_err(|m| err(format!("grid: {m}")))?;
+            launch.grid = dims_from_toml(v, MAX_GRID_DIM, "a grid dimension")
+                .map_err(|m| err(format!("grid: {m}")))?;
         }
         if let Some(v) = &schema.block {
-            launch.block = dims_from_toml(v).map_err(|m| err(format!("block: {m}")))?;
+            let max = MAX_THREADS_PER_BLOCK as u32;
+            launch.block = dims_from_toml(v, max, "a block dimension")
+                .map_err(|m| err(format!("block: {m}")))?;
         }
         for (name, v) in &schema.args {
             let lit = literal_from_toml(v).map_err(|m| err(format!("args.{name}: {m}")))?;
@@ -115,12 +122,28 @@ impl Launch {
                 literals(values).map_err(|(i, m)| err(format!("expect.{name}[{i}]: {m}")))?;
             launch.expect.insert(name.clone(), lits);
         }
+
+        // Remember which settings this file made, for errors found when binding.
+        let singles = [
+            ("kernel", launch.kernel.is_some()),
+            ("grid", schema.grid.is_some()),
+            ("block", schema.block.is_some()),
+            ("print", launch.print.is_some()),
+        ];
+        let keys = (singles.iter().filter(|(_, set)| *set))
+            .map(|(key, _)| key.to_string())
+            .chain(launch.args.keys().map(|n| format!("args.{n}")))
+            .chain(launch.buffers.keys().map(|n| format!("buffers.{n}")))
+            .chain(launch.save.keys().map(|n| format!("save.{n}")))
+            .chain(launch.expect.keys().map(|n| format!("expect.{n}")));
+        launch.origins = keys.map(|key| (key, file.to_path_buf())).collect();
         Ok(launch)
     }
 }
 
-/// `[2]`, `[2, 3]`, `[2, 3, 4]` or `2`; missing dimensions are 1.
-fn dims_from_toml(v: &toml::Value) -> Result<[u32; 3], String> {
+/// `[2]`, `[2, 3]`, `[2, 3, 4]` or `2`, each in `1..=max`; missing dimensions are 1.
+/// (The product of block dimensions is checked when the launch is bound.)
+fn dims_from_toml(v: &toml::Value, max: u32, what: &str) -> Result<[u32; 3], String> {
     let items: Vec<&toml::Value> = match v {
         toml::Value::Array(a) => a.iter().collect(),
         other => vec![other],
@@ -133,7 +156,8 @@ fn dims_from_toml(v: &toml::Value) -> Result<[u32; 3], String> {
         *d = item
             .as_integer()
             .and_then(|i| u32::try_from(i).ok())
-            .ok_or_else(|| format!("`{item}` is not a dimension (an integer 1 to 2^32-1)"))?;
+            .filter(|d| (1..=max).contains(d))
+            .ok_or_else(|| format!("`{item}` is not {what} (an integer 1 to {max})"))?;
     }
     Ok(dims)
 }
@@ -239,7 +263,14 @@ fn one_line(e: &toml::de::Error, text: &str) -> String {
         Some(span) => {
             let before = &text.as_bytes()[..span.start.min(text.len())];
             let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
-            let col = before.iter().rev().take_while(|&&b| b != b'\n').count() + 1;
+            // Columns count characters, as in .wir errors: skip UTF-8 continuation bytes.
+            let col = before
+                .iter()
+                .rev()
+                .take_while(|&&b| b != b'\n')
+                .filter(|&&b| b & 0xc0 != 0x80)
+                .count()
+                + 1;
             format!("{line}:{col}: {msg}")
         }
         None => msg,

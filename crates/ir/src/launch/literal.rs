@@ -16,8 +16,20 @@ pub enum Literal {
     Int(i128),
     /// A hexadecimal integer (`0x...`): an integer for integer types, raw bits for floats.
     Hex(i128),
-    /// A float (NaN meaning the canonical NaN).
+    /// A float known only as an `f64`: a bare TOML float (TOML parses floats to `f64`),
+    /// `inf`, `-inf` or `nan` (NaN meaning the canonical NaN). An `f32` gets it rounded
+    /// from the `f64`.
     Float(f64),
+    /// A decimal float written as text (`"0.1"`, `1e-30` on the command line), rounded
+    /// once to each float type from the text: going through `f64` for an `f32` would
+    /// round twice and can land on the wrong `f32`. Either may be infinite when the
+    /// decimal is out of that type's range; converting it to that type is then an error.
+    Decimal {
+        /// The decimal rounded to the nearest `f32`.
+        f32: f32,
+        /// The decimal rounded to the nearest `f64`.
+        f64: f64,
+    },
     /// A boolean, accepted for `i1` values only.
     Bool(bool),
 }
@@ -42,15 +54,59 @@ pub fn parse_literal(text: &str) -> Result<Literal, String> {
             Literal::Int(v)
         });
     }
+    if is_int_syntax(s) {
+        // Integer syntax that `parse_int` refused can only be too large; reading it as a
+        // float instead would report a misleading "float given" later.
+        return Err(format!(
+            "integer `{text}` does not fit in 64 bits, signed or unsigned"
+        ));
+    }
     let looks_float = !s.is_empty()
         && s.chars()
             .all(|c| c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E' | '+' | '-' | '_'));
     if looks_float {
-        if let Ok(x) = s.replace('_', "").parse::<f64>() {
-            return Ok(Literal::Float(x));
+        let clean = s.replace('_', "");
+        // Each float type gets its own rounding of the text (see `Literal::Decimal`).
+        if let (Ok(x32), Ok(x64)) = (clean.parse::<f32>(), clean.parse::<f64>()) {
+            if x64.is_infinite() {
+                return Err(format!(
+                    "float literal `{text}` is out of range (write `inf` for infinity)"
+                ));
+            }
+            return Ok(Literal::Decimal { f32: x32, f64: x64 });
         }
     }
     Err(format!("`{text}` is not a number"))
+}
+
+/// Is `s` an optionally signed decimal or `0x` hexadecimal integer, `_` separators allowed
+/// (whatever its magnitude)?
+fn is_int_syntax(s: &str) -> bool {
+    let rest = s.strip_prefix(['-', '+']).unwrap_or(s);
+    let (hex, digits) = match rest.strip_prefix("0x").or_else(|| rest.strip_prefix("0X")) {
+        Some(d) => (true, d),
+        None => (false, rest),
+    };
+    !digits.is_empty()
+        && !digits.starts_with('_')
+        && digits.chars().any(|c| c != '_')
+        && digits.chars().all(|c| {
+            c == '_'
+                || if hex {
+                    c.is_ascii_hexdigit()
+                } else {
+                    c.is_ascii_digit()
+                }
+        })
+}
+
+/// An integer literal as written: `-0x1`, not the two's complement of the `i128`.
+fn hex_text(v: i128) -> String {
+    if v < 0 {
+        format!("-{:#x}", v.unsigned_abs())
+    } else {
+        format!("{v:#x}")
+    }
 }
 
 /// Parses a decimal or `0x` hexadecimal integer with optional sign and `_` separators;
@@ -126,9 +182,11 @@ impl Scalar {
 ///
 /// Integers must fit the width as signed or unsigned (an 8-bit element accepts -128..=255);
 /// booleans are accepted only for 1-bit integers; floats only for float kinds. Decimal
-/// integers convert to floats rounding to nearest even; hexadecimal ones give a float's raw
-/// bits (`"0x7fc00000"`). Any NaN becomes the canonical NaN, matching the `nan` of the text
-/// format.
+/// integers and decimal floats convert to a float type rounding once to nearest even (a
+/// bare TOML float is already an `f64`, so an `f32` gets it rounded from that `f64`); a
+/// finite value that overflows the type is an error (write `inf` for infinity).
+/// Non-negative hexadecimal integers give a float's raw bits (`"0x7fc00000"`). Any NaN
+/// written as `nan` becomes the canonical NaN, matching the `nan` of the text format.
 pub fn literal_bits(lit: Literal, kind: Scalar) -> Result<u64, String> {
     match (kind, lit) {
         (Scalar::Int(1), Literal::Bool(b)) => Ok(u64::from(b)),
@@ -139,27 +197,68 @@ pub fn literal_bits(lit: Literal, kind: Scalar) -> Result<u64, String> {
             let lo = if bits == 1 { 0 } else { -(1i128 << (bits - 1)) };
             let hi = (1i128 << bits) - 1;
             if v < lo || v > hi {
+                let v = match lit {
+                    Literal::Hex(_) => hex_text(v),
+                    _ => v.to_string(),
+                };
                 return Err(format!("{v} does not fit in {bits} bits"));
             }
             Ok((v as u64) & mask(bits))
         }
-        (Scalar::Int(bits), Literal::Float(x)) => {
+        (Scalar::Int(bits), Literal::Float(x) | Literal::Decimal { f64: x, .. }) => {
             Err(format!("float {x} given for a {bits}-bit integer"))
         }
         (Scalar::F32 | Scalar::F64, Literal::Bool(_)) => {
             Err("a boolean is not a float".to_string())
         }
+        (Scalar::F32 | Scalar::F64, Literal::Hex(v)) if v < 0 => Err(format!(
+            "{} is negative: a hexadecimal float gives raw bits",
+            hex_text(v)
+        )),
         (Scalar::F32, Literal::Hex(v)) => u32::try_from(v)
             .map(u64::from)
             .map_err(|_| format!("{v:#x} does not fit the 32 bits of an f32")),
         (Scalar::F64, Literal::Hex(v)) => {
             u64::try_from(v).map_err(|_| format!("{v:#x} does not fit the 64 bits of an f64"))
         }
-        (Scalar::F32, Literal::Int(v)) => Ok(u64::from(f32_bits(v as f32))),
-        (Scalar::F64, Literal::Int(v)) => Ok(f64_bits(v as f64)),
-        (Scalar::F32, Literal::Float(x)) => Ok(u64::from(f32_bits(x as f32))),
-        (Scalar::F64, Literal::Float(x)) => Ok(f64_bits(x)),
+        (Scalar::F32, Literal::Int(v)) => finite_f32(v as f32, &v.to_string()),
+        (Scalar::F64, Literal::Int(v)) => finite_f64(v as f64, &v.to_string()),
+        (Scalar::F32, Literal::Float(x)) if x.is_infinite() => Ok(u64::from(f32_bits(x as f32))),
+        (Scalar::F32, Literal::Float(x)) => finite_f32(x as f32, &format!("{x:e}")),
+        (Scalar::F32, Literal::Decimal { f32, f64 }) => finite_f32(f32, &format!("{f64:e}")),
+        (Scalar::F64, Literal::Float(x) | Literal::Decimal { f64: x, .. }) => Ok(f64_bits(x)),
     }
+}
+
+/// The bits of `x`, which was rounded from the finite value `text`: overflowing to
+/// infinity is an error, as for `f32const` in the text format.
+fn finite_f32(x: f32, text: &str) -> Result<u64, String> {
+    if x.is_infinite() {
+        return Err(format!(
+            "{text} is out of range for f32 (write `inf` for infinity)"
+        ));
+    }
+    Ok(u64::from(f32_bits(x)))
+}
+
+/// As [`finite_f32`], for `f64`.
+fn finite_f64(x: f64, text: &str) -> Result<u64, String> {
+    if x.is_infinite() {
+        return Err(format!(
+            "{text} is out of range for f64 (write `inf` for infinity)"
+        ));
+    }
+    Ok(f64_bits(x))
+}
+
+/// The value a literal converts to for a float kind, widened to `f64` (exact for an
+/// `f32`): the number that converting `lit` to `kind` stores.
+pub fn literal_float(lit: Literal, kind: Scalar) -> Result<f64, String> {
+    let bits = literal_bits(lit, kind)?;
+    Ok(match kind {
+        Scalar::F32 => f64::from(f32::from_bits(bits as u32)),
+        _ => f64::from_bits(bits),
+    })
 }
 
 /// Parses a literal from text and converts it to the bits of `kind`.
@@ -253,6 +352,82 @@ mod tests {
         assert_eq!(parse_bits("1e3", Scalar::F64), Ok(1000f64.to_bits()));
         assert!(parse_bits("1.2.3", Scalar::F64).is_err());
         assert!(parse_bits("infinity", Scalar::F64).is_err());
+    }
+
+    #[test]
+    fn decimals_round_once_to_f32() {
+        // Through f64 this rounds twice: 1 + 2^-24 + 2^-60 rounds to 1 + 2^-24 in f64
+        // (a tie for f32, broken to even: 1.0), but once to f32 it is above the tie.
+        let text = "1.00000005960464477550";
+        assert_eq!(text.parse::<f32>().unwrap(), 1.0000001);
+        assert_eq!((text.parse::<f64>().unwrap() as f32), 1.0);
+        assert_eq!(
+            parse_bits(text, Scalar::F32),
+            Ok(u64::from(1.0000001f32.to_bits()))
+        );
+        assert_eq!(
+            parse_bits(text, Scalar::F64),
+            Ok(text.parse::<f64>().unwrap().to_bits())
+        );
+        let v = toml::Value::String(text.into());
+        assert_eq!(
+            toml_bits(&v, Scalar::F32),
+            Ok(u64::from(1.0000001f32.to_bits()))
+        );
+        // A bare TOML float is an f64 already.
+        let v = toml::Value::Float(text.parse().unwrap());
+        assert_eq!(toml_bits(&v, Scalar::F32), Ok(u64::from(1f32.to_bits())));
+    }
+
+    #[test]
+    fn overflow_to_infinity_is_an_error() {
+        let e = parse_bits("1e39", Scalar::F32).unwrap_err();
+        assert!(e.contains("out of range for f32"), "{e}");
+        assert_eq!(parse_bits("1e39", Scalar::F64), Ok(1e39f64.to_bits()));
+        assert!(parse_bits("-3.5e38", Scalar::F32).is_err());
+        assert!(parse_bits("1e309", Scalar::F64).is_err());
+        assert!(toml_bits(&toml::Value::Float(1e39), Scalar::F32).is_err());
+        assert!(
+            toml_bits(&toml::Value::Integer(i64::MAX), Scalar::F32).is_ok(),
+            "9.2e18 fits an f32"
+        );
+        assert_eq!(
+            parse_bits("inf", Scalar::F32),
+            Ok(u64::from(f32::INFINITY.to_bits()))
+        );
+        assert_eq!(
+            toml_bits(&toml::Value::Float(f64::NEG_INFINITY), Scalar::F32),
+            Ok(u64::from(f32::NEG_INFINITY.to_bits()))
+        );
+    }
+
+    #[test]
+    fn error_messages_say_what_was_written() {
+        // Too large for any type: not "float ... given for a 64-bit integer".
+        let e = parse_bits("18446744073709551617", Scalar::Int(64)).unwrap_err();
+        assert_eq!(
+            e,
+            "integer `18446744073709551617` does not fit in 64 bits, signed or unsigned"
+        );
+        assert!(parse_literal("-0x1_0000_0000_0000_0000_0")
+            .unwrap_err()
+            .contains("does not fit"));
+        assert_eq!(
+            parse_bits("18446744073709551616", Scalar::Int(64)).unwrap_err(),
+            "18446744073709551616 does not fit in 64 bits"
+        );
+        // Negative hex for a float: the literal as written, not a 128-bit pattern.
+        assert_eq!(
+            parse_bits("-0x1", Scalar::F32).unwrap_err(),
+            "-0x1 is negative: a hexadecimal float gives raw bits"
+        );
+        assert_eq!(
+            parse_bits("-0x100", Scalar::Int(8)).unwrap_err(),
+            "-0x100 does not fit in 8 bits"
+        );
+        // Not integer syntax: still "not a number".
+        assert!(parse_literal("1_").is_ok());
+        assert!(parse_literal("0x_1").unwrap_err().contains("not a number"));
     }
 
     #[test]

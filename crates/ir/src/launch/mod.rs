@@ -24,7 +24,7 @@ pub use self::memory::{
     BUFFER_BASE, GUARD_GAP,
 };
 
-use self::literal::{literal_bits, Scalar};
+use self::literal::{literal_bits, literal_float, Scalar};
 use crate::function::Function;
 use crate::types::Type;
 use rand::{RngCore, SeedableRng};
@@ -128,6 +128,12 @@ pub struct Launch {
     pub save: BTreeMap<String, PathBuf>,
     /// What buffers must hold after the run, by name.
     pub expect: BTreeMap<String, Vec<Literal>>,
+    /// The launch file each setting was read from, by its key in the file (`kernel`,
+    /// `grid`, `block`, `print`, `args.NAME`, `buffers.NAME`, `save.NAME`,
+    /// `expect.NAME`), so errors found only when binding to a kernel still name the
+    /// file. Settings from the command line have no entry: each setter removes the key
+    /// it overrides.
+    pub origins: BTreeMap<String, PathBuf>,
 }
 
 impl Default for Launch {
@@ -142,6 +148,7 @@ impl Default for Launch {
             print: None,
             save: BTreeMap::new(),
             expect: BTreeMap::new(),
+            origins: BTreeMap::new(),
         }
     }
 }
@@ -163,18 +170,42 @@ pub struct PreparedLaunch {
 }
 
 impl PreparedLaunch {
-    /// The number of threads in one block.
+    /// The number of threads in one block. The fields are public, so a launch that did
+    /// not pass [`check_geometry`] may exceed a `u32`; the count then saturates.
     pub fn threads_per_block(&self) -> u32 {
-        self.block.iter().product()
+        let n: u128 = self.block.iter().map(|&d| u128::from(d)).product();
+        u32::try_from(n).unwrap_or(u32::MAX)
     }
 
     /// The number of blocks in the grid.
-    pub fn num_blocks(&self) -> u64 {
-        self.grid.iter().map(|&d| u64::from(d)).product()
+    ///
+    /// Three grid dimensions of up to [`MAX_GRID_DIM`] give up to about 2^93 blocks, more
+    /// than a `u64` holds, so the count is a `u128` (three `u32` factors cannot overflow
+    /// it). Running that many blocks is bounded by the interpreter's step limit, not by
+    /// this count.
+    pub fn num_blocks(&self) -> u128 {
+        self.grid.iter().map(|&d| u128::from(d)).product()
     }
 }
 
 impl Launch {
+    /// `key`, prefixed with the launch file it was read from, if any: the context of an
+    /// error about that setting.
+    fn context(&self, key: &str) -> String {
+        match self.origins.get(key) {
+            Some(file) => format!("{}: {key}", file.display()),
+            None => key.to_string(),
+        }
+    }
+
+    /// As [`Launch::context`] for a context that is not the key itself.
+    fn context_for(&self, key: &str, context: String) -> String {
+        match self.origins.get(key) {
+            Some(file) => format!("{}: {context}", file.display()),
+            None => context,
+        }
+    }
+
     /// The launch file of a kernel file: `dir/foo.wir` -> `dir/foo.launch.toml`.
     pub fn path_next_to(kernel_path: &Path) -> PathBuf {
         let stem = kernel_path
@@ -198,7 +229,10 @@ impl Launch {
             Some(name) => {
                 let name = name.strip_prefix('%').unwrap_or(name);
                 funcs.iter().find(|f| f.name == name).ok_or_else(|| {
-                    LaunchError::invalid("kernel", format!("no kernel %{name} (have {})", names()))
+                    LaunchError::invalid(
+                        self.context("kernel"),
+                        format!("no kernel %{name} (have {})", names()),
+                    )
                 })
             }
             None => match funcs {
@@ -226,13 +260,22 @@ impl Launch {
     /// `lo + ((r * (hi - lo + 1)) >> 64)`; a float is `lo + (r >> 11) * 2^-53 * (hi - lo)`,
     /// computed in `f64` and rounded to the element type.
     pub fn prepare(&self, func: &Function) -> Result<PreparedLaunch, LaunchError> {
-        let kctx = |what: &str| format!("kernel %{}: {what}", func.name);
-        check_geometry(self.grid, self.block)?;
+        let kctx =
+            |key: &str, what: &str| self.context_for(key, format!("kernel %{}: {what}", func.name));
+        check_geometry(self.grid, self.block).map_err(|e| match e {
+            LaunchError::Invalid { context, message } => LaunchError::Invalid {
+                context: self.context(&context),
+                message,
+            },
+            e => e,
+        })?;
 
-        for name in self.args.keys().chain(self.buffers.keys()) {
+        let keys = (self.args.keys().map(|n| ("args", n)))
+            .chain(self.buffers.keys().map(|n| ("buffers", n)));
+        for (table, name) in keys {
             if !func.signature.params.iter().any(|p| &p.name == name) {
                 return Err(LaunchError::invalid(
-                    kctx(name),
+                    kctx(&format!("{table}.{name}"), name),
                     "not a parameter of the kernel",
                 ));
             }
@@ -241,7 +284,8 @@ impl Launch {
         // Sizes first, so nothing is allocated for a launch that is too large.
         let mut total: u64 = 0;
         for (name, spec) in &self.buffers {
-            let len = spec_len(name, spec)?;
+            let ctx = self.context(&format!("buffers.{name}"));
+            let len = spec_len(&ctx, spec)?;
             let bytes = len
                 .checked_mul(spec.elem.bytes() as u64)
                 .filter(|&b| b <= MAX_TOTAL_BUFFER_BYTES);
@@ -250,7 +294,7 @@ impl Launch {
                 .filter(|&t| t <= MAX_TOTAL_BUFFER_BYTES)
                 .ok_or_else(|| {
                     LaunchError::invalid(
-                        format!("buffers.{name}"),
+                        ctx.clone(),
                         format!(
                             "all buffers together may hold at most {MAX_TOTAL_BUFFER_BYTES} bytes"
                         ),
@@ -263,23 +307,33 @@ impl Launch {
         let mut next_base = BUFFER_BASE;
         for param in &func.signature.params {
             let name = &param.name;
+            let arg_key = format!("args.{name}");
+            let buf_key = format!("buffers.{name}");
             match (self.args.get(name), self.buffers.get(name)) {
                 (Some(_), Some(_)) => {
+                    let key = if self.origins.contains_key(&arg_key) {
+                        &arg_key
+                    } else {
+                        &buf_key
+                    };
                     return Err(LaunchError::invalid(
-                        kctx(name),
+                        kctx(key, name),
                         "bound both to a scalar argument and to a buffer",
-                    ))
+                    ));
                 }
                 (None, None) => {
                     return Err(LaunchError::invalid(
-                        kctx(name),
+                        kctx(name, name),
                         format!("parameter `{name}: {}` is not bound", param.ty),
                     ))
                 }
                 (Some(&lit), None) => {
                     let bits = literal_bits(lit, Scalar::of_type(param.ty)).map_err(|m| {
                         LaunchError::invalid(
-                            kctx(&format!("argument {name} for a {} parameter", param.ty)),
+                            kctx(
+                                &arg_key,
+                                &format!("argument {name} for a {} parameter", param.ty),
+                            ),
                             m,
                         )
                     })?;
@@ -288,14 +342,14 @@ impl Launch {
                 (None, Some(spec)) => {
                     if param.ty != Type::I64 {
                         return Err(LaunchError::invalid(
-                            kctx(name),
+                            kctx(&buf_key, name),
                             format!(
                                 "a buffer is bound to a {} parameter; buffer addresses are i64",
                                 param.ty
                             ),
                         ));
                     }
-                    let bytes = build_contents(name, spec)?;
+                    let bytes = build_contents(&self.context(&buf_key), spec)?;
                     let base = next_base;
                     let end = base + bytes.len() as u64;
                     next_base = end.div_ceil(BUFFER_ALIGN) * BUFFER_ALIGN + GUARD_GAP;
@@ -314,7 +368,11 @@ impl Launch {
         }
 
         let find = |memory: &mut GlobalMemory, key: &str, name: &str| {
-            let ctx = format!("{key}.{name}");
+            let ctx = match key {
+                // `print` is one setting, a list.
+                "print" => self.context_for("print", format!("print.{name}")),
+                _ => self.context(&format!("{key}.{name}")),
+            };
             let idx = memory.buffers.iter().position(|b| b.name == name);
             idx.ok_or_else(|| LaunchError::invalid(ctx, "no buffer of that name"))
         };
@@ -329,14 +387,14 @@ impl Launch {
         for (name, values) in &self.expect {
             let i = find(&mut memory, "expect", name)?;
             let buf = &mut memory.buffers[i];
-            let ctx = format!("expect.{name}");
+            let ctx = self.context(&format!("expect.{name}"));
             if values.len() != buf.len() {
                 return Err(LaunchError::invalid(
                     ctx,
                     format!(
-                        "{} values given for a buffer of {} elements",
-                        values.len(),
-                        buf.len()
+                        "{} given for a buffer of {}",
+                        crate::write::count(values.len(), "value"),
+                        crate::write::count(buf.len(), "element")
                     ),
                 ));
             }
@@ -370,8 +428,9 @@ pub fn check_geometry(grid: [u32; 3], block: [u32; 3]) -> Result<(), LaunchError
             format!("dimension {d} is not in 1..={MAX_GRID_DIM}"),
         ));
     }
-    let threads: u64 = block.iter().map(|&d| u64::from(d)).product();
-    if block.contains(&0) || threads > MAX_THREADS_PER_BLOCK {
+    // Three u32 factors cannot overflow a u128 (they can overflow a u64).
+    let threads: u128 = block.iter().map(|&d| u128::from(d)).product();
+    if block.contains(&0) || threads > u128::from(MAX_THREADS_PER_BLOCK) {
         return Err(LaunchError::invalid(
             "block",
             format!(
@@ -383,9 +442,10 @@ pub fn check_geometry(grid: [u32; 3], block: [u32; 3]) -> Result<(), LaunchError
     Ok(())
 }
 
-/// The number of elements of a buffer, from its length, its values or its file.
-fn spec_len(name: &str, spec: &BufferSpec) -> Result<u64, LaunchError> {
-    let ctx = || format!("buffers.{name}");
+/// The number of elements of a buffer, from its length, its values or its file; `ctx`
+/// names the buffer in errors.
+fn spec_len(ctx: &str, spec: &BufferSpec) -> Result<u64, LaunchError> {
+    let ctx = || ctx.to_string();
     let derived = match &spec.init {
         BufferInit::Values(v) => Some(v.len() as u64),
         BufferInit::File(path) => {
@@ -419,10 +479,10 @@ fn spec_len(name: &str, spec: &BufferSpec) -> Result<u64, LaunchError> {
     }
 }
 
-/// The initial bytes of a buffer.
-fn build_contents(name: &str, spec: &BufferSpec) -> Result<Vec<u8>, LaunchError> {
-    let ctx = || format!("buffers.{name}");
-    let len = spec_len(name, spec)? as usize;
+/// The initial bytes of a buffer; `ctx` names the buffer in errors.
+fn build_contents(ctx: &str, spec: &BufferSpec) -> Result<Vec<u8>, LaunchError> {
+    let len = spec_len(ctx, spec)? as usize;
+    let ctx = || ctx.to_string();
     let esize = spec.elem.bytes();
     let mut bytes = vec![0u8; len * esize];
     let mut put =
@@ -513,14 +573,16 @@ fn int_range(elem: ElemType, range: &Option<(Literal, Literal)>) -> Result<(i128
     Ok((lo, hi))
 }
 
-/// The float range of a random buffer: finite bounds, `lo <= hi`.
+/// The float range of a random buffer: finite bounds, `lo <= hi`. Each bound is the value
+/// it converts to for the element type (an `f32` bound is rounded to `f32` first), so
+/// every generated element lies between the bounds as stored.
 fn float_range(elem: ElemType, range: &Option<(Literal, Literal)>) -> Result<(f64, f64), String> {
     let Some((lo, hi)) = range else {
         return Ok((0.0, 1.0));
     };
-    let float = |l: &Literal| match *l {
-        Literal::Int(v) => Ok(v as f64),
-        Literal::Float(x) if x.is_finite() => Ok(x),
+    // A hexadecimal bound is the raw bits of the element type, as for values.
+    let float = |l: &Literal| match literal_float(*l, elem.scalar())? {
+        x if x.is_finite() => Ok(x),
         _ => Err(format!(
             "the bounds of an {elem} range must be finite numbers"
         )),

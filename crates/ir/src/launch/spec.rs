@@ -33,18 +33,21 @@ impl Launch {
     /// Sets the grid shape from `X[,Y[,Z]]`.
     pub fn set_grid(&mut self, s: &str) -> Result<(), LaunchError> {
         self.grid = parse_dims(s).map_err(|m| LaunchError::invalid(format!("grid `{s}`"), m))?;
+        self.origins.remove("grid");
         Ok(())
     }
 
     /// Sets the block shape from `X[,Y[,Z]]`.
     pub fn set_block(&mut self, s: &str) -> Result<(), LaunchError> {
         self.block = parse_dims(s).map_err(|m| LaunchError::invalid(format!("block `{s}`"), m))?;
+        self.origins.remove("block");
         Ok(())
     }
 
     /// Sets the kernel to run, with or without its `%`.
     pub fn set_kernel(&mut self, s: &str) {
         self.kernel = Some(s.strip_prefix('%').unwrap_or(s).to_string());
+        self.origins.remove("kernel");
     }
 
     /// Adds or replaces a scalar argument from `NAME=VALUE`.
@@ -54,6 +57,7 @@ impl Launch {
         let lit = parse_literal(value).map_err(|m| LaunchError::invalid(ctx(), m))?;
         self.buffers.remove(name);
         self.args.insert(name.to_string(), lit);
+        self.forget_origins(name);
         Ok(())
     }
 
@@ -62,6 +66,7 @@ impl Launch {
         let (name, spec) =
             parse_buffer_spec(s).map_err(|m| LaunchError::invalid(format!("buffer `{s}`"), m))?;
         self.args.remove(&name);
+        self.forget_origins(&name);
         self.buffers.insert(name, spec);
         Ok(())
     }
@@ -69,6 +74,7 @@ impl Launch {
     /// Adds buffers to print, from `NAME[,NAME...]`. The first call replaces the file's
     /// default of printing every buffer.
     pub fn add_print(&mut self, s: &str) -> Result<(), LaunchError> {
+        self.origins.remove("print");
         let list = self.print.get_or_insert_with(Vec::new);
         for name in s.split(',').map(str::trim) {
             if !is_name(name) {
@@ -92,6 +98,7 @@ impl Launch {
             return Err(LaunchError::invalid(format!("save `{s}`"), "missing path"));
         }
         self.save.insert(name.to_string(), PathBuf::from(path));
+        self.origins.remove(&format!("save.{name}"));
         Ok(())
     }
 
@@ -101,7 +108,14 @@ impl Launch {
         let (name, values) = split_name(s).map_err(|m| LaunchError::invalid(ctx(), m))?;
         let lits = parse_values(values).map_err(|m| LaunchError::invalid(ctx(), m))?;
         self.expect.insert(name.to_string(), lits);
+        self.origins.remove(&format!("expect.{name}"));
         Ok(())
+    }
+
+    /// Forgets where the argument or buffer `name` came from: a flag replaced it.
+    fn forget_origins(&mut self, name: &str) {
+        self.origins.remove(&format!("args.{name}"));
+        self.origins.remove(&format!("buffers.{name}"));
     }
 }
 

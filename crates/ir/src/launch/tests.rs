@@ -149,7 +149,23 @@ fn file_errors_name_file_and_key() {
     let e = parse("grid = [1, 2, 3, 4]").unwrap_err().to_string();
     assert!(e.contains("grid: expected 1 to 3 dimensions"), "{e}");
     let e = parse("block = [-1]").unwrap_err().to_string();
-    assert!(e.contains("block: `-1` is not a dimension"), "{e}");
+    assert!(
+        e.contains("block: `-1` is not a block dimension (an integer 1 to 1024)"),
+        "{e}"
+    );
+    // The messages state the real limits, not those of a u32.
+    let e = parse("grid = [2147483648]").unwrap_err().to_string();
+    assert!(
+        e.ends_with("grid: `2147483648` is not a grid dimension (an integer 1 to 2147483647)"),
+        "{e}"
+    );
+    let e = parse("block = [1, 1025]").unwrap_err().to_string();
+    assert!(e.ends_with("(an integer 1 to 1024)"), "{e}");
+    assert!(parse("grid = [0]").is_err());
+    assert_eq!(
+        parse("grid = [2147483647]\nblock = 1024").unwrap().grid,
+        [2147483647, 1, 1]
+    );
     let e = parse("[args]\nn = [1]").unwrap_err().to_string();
     assert!(e.contains("args.n: expected a number"), "{e}");
     let e = parse("[expect]\ny = [1, \"x\"]").unwrap_err().to_string();
@@ -259,7 +275,13 @@ fn buffer_spec_syntax() {
         ok("x=f64[4]:random:9:-1.5:2").init,
         BufferInit::Random {
             seed: 9,
-            range: Some((Literal::Float(-1.5), Literal::Int(2)))
+            range: Some((
+                Literal::Decimal {
+                    f32: -1.5,
+                    f64: -1.5
+                },
+                Literal::Int(2)
+            ))
         }
     );
     assert_eq!(
@@ -289,6 +311,88 @@ fn buffer_spec_syntax() {
     ] {
         assert!(parse_buffer_spec(bad).is_err(), "{bad}");
     }
+}
+
+/// Errors found only when the launch is bound to a kernel still name the launch file the
+/// setting came from, and the key; a flag that overrides the setting drops the file.
+#[test]
+fn toml_error_columns_count_characters() {
+    // `é` is two bytes: `x` is byte 15 but character 14 of its line.
+    let e = parse("[args]\n\"éü\" = 1\nn = @").unwrap_err().to_string();
+    assert!(e.starts_with("dir/k.launch.toml: 3:5: "), "{e}");
+    let e = parse("kernel = \"é\" x").unwrap_err().to_string();
+    assert!(e.starts_with("dir/k.launch.toml: 1:14: "), "{e}");
+}
+
+#[test]
+fn binding_errors_name_the_launch_file() {
+    let f = kernel(&[("x", Type::I64), ("n", Type::I32)]);
+    let err = |text: &str| {
+        let l = parse(text).unwrap();
+        l.prepare(&f).unwrap_err().to_string()
+    };
+    let x = "[args]\nn = 1\n[buffers.x]\ntype = \"u8\"\n";
+    assert_eq!(
+        err(&format!("{x}values = [1, 256]")),
+        "dir/k.launch.toml: buffers.x.values[1]: 256 does not fit in 8 bits"
+    );
+    assert_eq!(
+        err(&format!("{x}values = [1]\n[expect]\nx = [0x1ff]")),
+        "dir/k.launch.toml: expect.x[0]: 511 does not fit in 8 bits"
+    );
+    assert_eq!(
+        err(&format!("{x}values = [1]\n[expect]\nx = [1, 2]")),
+        "dir/k.launch.toml: expect.x: 2 values given for a buffer of 1 element"
+    );
+    assert_eq!(
+        err("[args]\nn = 1.5\nx = 0"),
+        "dir/k.launch.toml: kernel %k: argument n for a i32 parameter: float 1.5 given for a \
+         32-bit integer"
+    );
+    assert_eq!(
+        err("[args]\nn = 1\nx = 0\nm = 2"),
+        "dir/k.launch.toml: kernel %k: m: not a parameter of the kernel"
+    );
+    assert_eq!(
+        err(&format!("{x}len = 1\n[buffers.n]\ntype = \"i32\"\nlen = 1")),
+        "dir/k.launch.toml: kernel %k: n: bound both to a scalar argument and to a buffer"
+    );
+    assert_eq!(
+        err(&format!("{x}len = 1\nrange = [0, 300]\ninit = \"random\"")),
+        "dir/k.launch.toml: buffers.x.range: 300 is outside the range of u8 (0..=255)"
+    );
+    assert_eq!(
+        err(&format!("{x}len = 1\n[save]\ny = \"y.bin\"")),
+        "dir/k.launch.toml: save.y: no buffer of that name"
+    );
+    assert_eq!(
+        err(&format!("print = [\"y\"]\n{x}len = 1")),
+        "dir/k.launch.toml: print.y: no buffer of that name"
+    );
+    let l = parse(&format!("kernel = \"q\"\n{x}len = 1")).unwrap();
+    assert_eq!(
+        l.select_kernel(std::slice::from_ref(&f))
+            .unwrap_err()
+            .to_string(),
+        "dir/k.launch.toml: kernel: no kernel %q (have %k)"
+    );
+    assert_eq!(
+        err(&format!("block = [1024, 2]\n{x}len = 1")),
+        "dir/k.launch.toml: block: 1024x2x1 is not a block of 1 to 1024 threads"
+    );
+    // A flag replaces the setting: the error no longer names the file.
+    let mut l = parse(&format!("block = [1024, 2]\n{x}values = [1]")).unwrap();
+    l.set_block("1024,2").unwrap();
+    assert_eq!(
+        l.prepare(&f).unwrap_err().to_string(),
+        "block: 1024x2x1 is not a block of 1 to 1024 threads"
+    );
+    l.set_block("1").unwrap();
+    l.add_buffer("x=u8:values:1,256").unwrap();
+    assert_eq!(
+        l.prepare(&f).unwrap_err().to_string(),
+        "buffers.x.values[1]: 256 does not fit in 8 bits"
+    );
 }
 
 #[test]
@@ -384,6 +488,9 @@ fn geometry_and_size_limits() {
         ("1", "1025"),
         ("1", "32,32,2"),
         ("2147483648", "1"),
+        // The product of these overflows a u64 and must not wrap to a small block.
+        ("1", "4294967295,4294967295,4294967295"),
+        ("1", "65536,65536,65536"),
     ] {
         l.set_grid(g).unwrap();
         l.set_block(b).unwrap();
@@ -392,6 +499,14 @@ fn geometry_and_size_limits() {
     l.set_grid("2147483647,65535,65535").unwrap();
     l.set_block("1024").unwrap();
     assert!(l.prepare(&f).is_ok());
+    // 2^64 blocks: a u64 product wraps to 0.
+    l.set_grid("2097152,2097152,4194304").unwrap();
+    assert_eq!(l.prepare(&f).unwrap().num_blocks(), 1u128 << 64);
+    l.set_grid("2147483647,2147483647,2147483647").unwrap();
+    assert_eq!(
+        l.prepare(&f).unwrap().num_blocks(),
+        (1u128 << 31).pow(3) - 3 * (1u128 << 62) + 3 * (1u128 << 31) - 1
+    );
     l.add_buffer("x=f64[18446744073709551615]").unwrap();
     assert!(l.prepare(&f).unwrap_err().to_string().contains("at most"));
     l.add_buffer("x=u8[1073741825]").unwrap();
@@ -413,6 +528,9 @@ fn random_ranges() {
         "x=i32[4]:random:1:0.5:4",
         "x=f32[4]:random:1:inf:4",
         "x=f32[4]:random:1:3:2",
+        // Finite as an f64 but infinite as an f32.
+        "x=f32[4]:random:1:0:1e39",
+        "x=f32[4]:values:1,1e39",
     ] {
         l.add_buffer(bad).unwrap();
         assert!(l.prepare(&f).is_err(), "{bad}");
@@ -430,6 +548,26 @@ fn random_ranges() {
         .unwrap()
         .iter()
         .all(|v| matches!(v, TypedValue::F64(x) if (-2.0..2.0).contains(x))));
+    // Hexadecimal bounds are raw bits, as for values: 0x3f800000 is 1.0f32.
+    l.add_buffer("x=f32[64]:random:0:0x3f800000:2").unwrap();
+    let p = l.prepare(&f).unwrap();
+    assert!(p
+        .memory
+        .buffer_values("x")
+        .unwrap()
+        .iter()
+        .all(|v| matches!(v, TypedValue::F32(x) if (1.0..=2.0).contains(x))));
+    l.add_buffer("x=f32[4]:random:0:0x7f800000:2").unwrap();
+    assert!(l.prepare(&f).is_err(), "an infinite bound");
+    // f32 bounds are the f32 values of the decimals, so every element lies within them.
+    l.add_buffer("x=f32[256]:random:5:0.1:0.2").unwrap();
+    let p = l.prepare(&f).unwrap();
+    assert!(p
+        .memory
+        .buffer_values("x")
+        .unwrap()
+        .iter()
+        .all(|v| matches!(v, TypedValue::F32(x) if (0.1f32..=0.2f32).contains(x))));
 }
 
 #[test]

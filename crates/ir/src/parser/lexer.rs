@@ -126,11 +126,13 @@ impl<'a> Lexer<'a> {
     }
 
     /// Consumes one byte, keeping the line and column of the next character up to date.
-    /// Continuation bytes of a UTF-8 sequence do not advance the column.
+    /// Continuation bytes of a UTF-8 sequence do not advance the column. A line break is
+    /// `\n`, `\r\n` (counted once, at its `\n`) or a lone `\r`, as editors show them.
     fn bump(&mut self) {
         if let Some(b) = self.peek_byte() {
             self.pos += 1;
-            if b == b'\n' {
+            let lone_cr = b == b'\r' && self.peek_byte() != Some(b'\n');
+            if b == b'\n' || lone_cr {
                 self.line = self.line.saturating_add(1);
                 self.col = 1;
             } else if b & 0xc0 != 0x80 {
@@ -150,7 +152,7 @@ impl<'a> Lexer<'a> {
         loop {
             match self.peek_byte() {
                 Some(b' ' | b'\t' | b'\r' | b'\n') => self.bump(),
-                Some(b';') => self.bump_while(|b| b != b'\n'),
+                Some(b';') => self.bump_while(|b| b != b'\n' && b != b'\r'),
                 _ => return,
             }
         }
@@ -319,6 +321,19 @@ mod tests {
         assert_eq!((toks[0].2, toks[0].3), (3, 2));
         let toks = lex("; ü\r\nx");
         assert_eq!((toks[0].2, toks[0].3), (2, 1));
+    }
+
+    #[test]
+    fn a_lone_carriage_return_breaks_lines() {
+        // Lone CR (classic Mac) breaks a line; CRLF is still one break.
+        let toks = lex("a\rb\r\nc\n\rd");
+        let pos: Vec<_> = toks.iter().map(|t| (t.2, t.3)).collect();
+        assert_eq!(pos, [(1, 1), (2, 1), (3, 1), (5, 1), (5, 2)]);
+        // A comment ends at a lone CR too.
+        let toks = lex("; comment\rx");
+        assert_eq!((toks[0].1.as_str(), toks[0].2, toks[0].3), ("x", 2, 1));
+        let err = Lexer::new("\r\r  #").next_token().unwrap_err();
+        assert_eq!(err.to_string(), "3:3: unexpected character `#`");
     }
 
     #[test]

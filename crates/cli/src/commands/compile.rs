@@ -1,0 +1,100 @@
+//! `warplift compile`: compiles a file's kernels for a target, writing PTX text or an ELF
+//! object, and optionally printing the machine IR and compilation statistics.
+
+use crate::source;
+use anyhow::{Context as _, Result};
+use clap::{Args, ValueEnum};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use warplift_codegen::lower::lower;
+use warplift_codegen::{lookup_by_name, Context, Settings, TargetIsa};
+
+/// Which machine IR `--print-mir` shows.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum MirStage {
+    /// Right after lowering: virtual registers, block parameters.
+    Lowered,
+    /// The final code the emitter sees: physical registers, spills explicit.
+    Final,
+}
+
+/// Arguments of `warplift compile`.
+#[derive(Args)]
+pub struct CompileArgs {
+    /// The .wir file.
+    file: PathBuf,
+    /// The target: `ptx`, `simt`, or a triple (`nvptx64-nvidia-cuda`,
+    /// `unknown-warplift-unknown`).
+    #[arg(long, short, default_value = "simt")]
+    target: String,
+    /// Where to write the output. Default: PTX to standard output, an object to FILE.o.
+    #[arg(long, short)]
+    output: Option<PathBuf>,
+    /// A code-generator setting, `name=value` (repeatable; see `warplift settings`).
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    settings: Vec<String>,
+    /// Print the machine IR of every kernel (`lowered` or `final`; default `final`) instead of
+    /// writing the output.
+    #[arg(long, value_name = "STAGE", num_args = 0..=1, default_missing_value = "final")]
+    print_mir: Option<MirStage>,
+    /// Print per-kernel statistics (instructions, registers, spills) on standard error.
+    #[arg(long)]
+    stats: bool,
+}
+
+/// Builds the target from `--target` and `--set` flags.
+pub fn target_from_flags(target: &str, settings: &[String]) -> Result<Box<dyn TargetIsa>> {
+    let mut builder = Settings::builder();
+    for s in settings {
+        builder.set_assignment(s).context("--set")?;
+    }
+    Ok(lookup_by_name(target, builder.finish())?)
+}
+
+/// Runs `warplift compile`.
+pub fn run(args: &CompileArgs) -> Result<ExitCode> {
+    let funcs = source::load_verified(&args.file)?;
+    let isa = target_from_flags(&args.target, &args.settings)?;
+    let mut ctx = Context::new();
+    if args.print_mir == Some(MirStage::Lowered) {
+        for f in &funcs {
+            print!("{}", lower(f)?);
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let source_name = args
+        .file
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned());
+    let module = ctx
+        .compile_module(&funcs, isa.as_ref(), source_name.as_deref())
+        .with_context(|| format!("compiling {}", args.file.display()))?;
+    if args.stats {
+        for k in &module.kernels {
+            let s = &k.stats;
+            eprintln!(
+                "%{}: {} IR instructions -> {} lowered -> {} final in {} blocks; {}",
+                k.mir.name, s.ir_insts, s.lowered_insts, s.final_insts, s.final_blocks, s.regalloc
+            );
+        }
+    }
+    if args.print_mir == Some(MirStage::Final) {
+        for k in &module.kernels {
+            print!("{}", k.mir);
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    match (&args.output, isa.emits_text()) {
+        (Some(path), _) => write_file(path, &module.code)?,
+        (None, true) => std::io::stdout()
+            .write_all(&module.code)
+            .context("writing to standard output")?,
+        (None, false) => write_file(&args.file.with_extension("o"), &module.code)?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
+    std::fs::write(path, bytes).with_context(|| format!("cannot write {}", path.display()))
+}

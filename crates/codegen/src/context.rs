@@ -1,0 +1,170 @@
+//! The compilation context: the one short function that runs the pipeline in order.
+//!
+//! ```text
+//! verify IR ─▶ lower (ISLE) ─▶ verify MIR ─▶ allocate (regalloc2) ─▶ verify MIR ─▶ emit
+//! ```
+//!
+//! [`Context::compile`] compiles one kernel; [`Context::compile_module`] several kernels
+//! into one PTX module or one object. Every failure is a [`CodegenError`]; nothing the
+//! caller passes in makes it panic.
+
+use crate::isa::{EmitError, TargetIsa};
+use crate::lower::{lower, LowerError};
+use crate::mir::verify::{verify_mir, verify_mir_with_limits, MirVerifyError};
+use crate::mir::MirFunction;
+use crate::regalloc::{
+    allocate_with, Algorithm, AllocOptions, RegallocError, RegallocStats, ReservationRequest,
+};
+use crate::settings::OptLevel;
+use thiserror::Error;
+use warplift_ir::verifier::{verify_function, VerifierErrors};
+use warplift_ir::Function;
+
+/// Why a compilation failed.
+#[derive(Debug, Error)]
+pub enum CodegenError {
+    /// The kernel is not valid IR.
+    #[error("kernel %{kernel} is not valid IR:\n{errors}")]
+    Verifier {
+        /// The kernel.
+        kernel: String,
+        /// What the verifier found.
+        errors: VerifierErrors,
+    },
+    /// The kernel uses something the code generator does not support.
+    #[error(transparent)]
+    Unsupported(#[from] LowerError),
+    /// A pass produced invalid machine IR (a bug in the code generator).
+    #[error("internal error: {0}")]
+    InvalidMir(#[from] MirVerifyError),
+    /// Register allocation failed, e.g. under register pressure the target's register file
+    /// cannot satisfy.
+    #[error(transparent)]
+    Regalloc(#[from] RegallocError),
+    /// The target's emitter failed.
+    #[error(transparent)]
+    Emit(#[from] EmitError),
+}
+
+/// What the code generator did to one kernel.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CompileStats {
+    /// IR instructions in the kernel.
+    pub ir_insts: usize,
+    /// Machine instructions after lowering.
+    pub lowered_insts: usize,
+    /// Machine instructions in the final code.
+    pub final_insts: usize,
+    /// Machine blocks in the final code.
+    pub final_blocks: usize,
+    /// Register allocation: registers per class, spill slots, spills, reloads, moves.
+    pub regalloc: RegallocStats,
+}
+
+/// One compiled kernel: its final machine IR and what it took.
+#[derive(Clone, Debug)]
+pub struct CompiledKernel {
+    /// The final machine IR, as the emitters see it.
+    pub mir: MirFunction,
+    /// Statistics of the compilation.
+    pub stats: CompileStats,
+}
+
+/// One kernel compiled and emitted on its own.
+#[derive(Clone, Debug)]
+pub struct CompiledCode {
+    /// The kernel.
+    pub kernel: CompiledKernel,
+    /// The target's output: PTX text or an object file.
+    pub code: Vec<u8>,
+}
+
+/// Several kernels emitted into one module.
+#[derive(Clone, Debug)]
+pub struct CompiledModule {
+    /// The kernels, in the order given.
+    pub kernels: Vec<CompiledKernel>,
+    /// The target's output: PTX text or an object file.
+    pub code: Vec<u8>,
+}
+
+/// A reusable compilation context.
+#[derive(Default)]
+pub struct Context {
+    _private: (),
+}
+
+impl Context {
+    /// A new context.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Compiles and emits one kernel for `isa`.
+    pub fn compile(
+        &mut self,
+        func: &Function,
+        isa: &dyn TargetIsa,
+    ) -> Result<CompiledCode, CodegenError> {
+        let kernel = self.compile_kernel(func, isa)?;
+        let code = isa.emit_module(core::slice::from_ref(&kernel.mir), None)?;
+        Ok(CompiledCode { kernel, code })
+    }
+
+    /// Compiles `funcs` for `isa` and emits them into one module; `source_name` names the
+    /// `.wir` file in the line information.
+    pub fn compile_module(
+        &mut self,
+        funcs: &[Function],
+        isa: &dyn TargetIsa,
+        source_name: Option<&str>,
+    ) -> Result<CompiledModule, CodegenError> {
+        let kernels = funcs
+            .iter()
+            .map(|f| self.compile_kernel(f, isa))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mirs: Vec<MirFunction> = kernels.iter().map(|k| k.mir.clone()).collect();
+        let code = isa.emit_module(&mirs, source_name)?;
+        Ok(CompiledModule { kernels, code })
+    }
+
+    /// Runs the pipeline up to the final machine IR, without emitting.
+    pub fn compile_kernel(
+        &mut self,
+        func: &Function,
+        isa: &dyn TargetIsa,
+    ) -> Result<CompiledKernel, CodegenError> {
+        let settings = isa.settings();
+        verify_function(func).map_err(|errors| CodegenError::Verifier {
+            kernel: func.name.clone(),
+            errors,
+        })?;
+        let lowered = lower(func)?;
+        if settings.verify {
+            verify_mir(&lowered)?;
+        }
+        let regs = isa.register_file();
+        let options = AllocOptions {
+            algorithm: match settings.opt_level {
+                OptLevel::None => Algorithm::Fast,
+                OptLevel::Speed => Algorithm::Backtracking,
+            },
+            ..AllocOptions::default()
+        };
+        let allocated = allocate_with(&lowered, &regs, &ReservationRequest::none(), &options)?;
+        if settings.verify {
+            verify_mir_with_limits(&allocated.func, Some([regs.b32, regs.b64, regs.pred]))?;
+        }
+        let stats = CompileStats {
+            ir_insts: func.num_placed_insts(),
+            lowered_insts: lowered.num_insts(),
+            final_insts: allocated.func.num_insts(),
+            final_blocks: allocated.func.order.len(),
+            regalloc: allocated.stats,
+        };
+        Ok(CompiledKernel {
+            mir: allocated.func,
+            stats,
+        })
+    }
+}

@@ -1,0 +1,513 @@
+//! Encoding allocated MIR into bytecode, and back.
+//!
+//! [`encode`] lays the blocks out in the function's block order, turns each [`MInst`] into
+//! an [`Op`] of the table (branch targets become the pcs of block starts; every divergent
+//! branch gets the pc of its immediate post-dominator's block, computed on the final CFG,
+//! or "exit"), and records the block table, the register counts and, for DWARF, the pc of
+//! every instruction with its source location. Immediates are stored masked to their
+//! operation's width, their canonical form. The result is decoded again before it is
+//! returned, so whatever `encode` produces, the loader accepts.
+//!
+//! [`DecodedKernel::to_mir`] goes the other way, for printing bytecode as MIR and for
+//! round-trip tests.
+
+use super::decode::{decode, BlockInfo, DecodeError, DecodedKernel, KernelInfo};
+use super::ops::{Op, Pc, MAX_REGS_PER_CLASS};
+use crate::mir::{
+    BlockTarget, MBlock, MInst, MInstKind, MType, MirFunction, Operand, Reg, SpillSlot,
+};
+use cranelift_entity::{EntityRef, SecondaryMap};
+use warplift_ir::cfg::{ControlFlowGraph, PostDominatorTree};
+use warplift_ir::SourceLoc;
+
+/// Why a function could not be encoded.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[allow(missing_docs)] // the fields are named for what they are
+pub enum EncodeError {
+    #[error("kernel {0} has no blocks")]
+    NoBlocks(String),
+    #[error("{block} is empty or does not end with a terminator")]
+    MissingTerminator { block: MBlock },
+    #[error("{block} has a terminator before its end")]
+    TerminatorInsideBlock { block: MBlock },
+    #[error("{block} has block parameters or branch arguments: the function is not allocated")]
+    BlockParams { block: MBlock },
+    #[error("virtual register {reg} in {block}: the function is not allocated")]
+    VirtualRegister { block: MBlock, reg: Reg },
+    #[error("register {reg} in {block} is beyond the {MAX_REGS_PER_CLASS} registers of its class")]
+    RegisterTooLarge { block: MBlock, reg: Reg },
+    #[error("{block} branches to {target}, which is not in the block order")]
+    UnplacedTarget { block: MBlock, target: MBlock },
+    #[error("{block} appears twice in the block order")]
+    DuplicateBlock { block: MBlock },
+    #[error("the code of kernel {0} is larger than 4 GiB")]
+    TooLarge(String),
+    #[error("the encoded kernel does not validate: {0}")]
+    Invalid(#[from] DecodeError),
+}
+
+/// A source location of an instruction, by pc: the input of the DWARF line table.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct InstLoc {
+    /// The instruction's pc.
+    pub pc: u32,
+    /// Where its IR instruction came from.
+    pub srcloc: SourceLoc,
+}
+
+/// An encoded kernel: its bytecode, metadata and source locations.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KernelCode {
+    /// Everything the metadata section says about the kernel.
+    pub info: KernelInfo,
+    /// The bytecode.
+    pub code: Vec<u8>,
+    /// Every instruction's pc and source location, in pc order.
+    pub insts: Vec<InstLoc>,
+}
+
+/// The canonical form of an immediate of type `ty`: its low `ty.bits()` bits.
+fn mask(o: Operand, ty: MType) -> Operand {
+    match o {
+        Operand::Imm(v) if ty.bits() < 64 => Operand::Imm(v & ((1u64 << ty.bits()) - 1)),
+        o => o,
+    }
+}
+
+/// The operation of `kind`, given where blocks start and the reconvergence point of the
+/// block it ends.
+fn op_of(kind: &MInstKind, pc_of: &impl Fn(MBlock) -> Pc, reconv: Option<Pc>) -> Op {
+    use MInstKind as K;
+    match kind.clone() {
+        K::Bin { op, ty, dst, a, b } => Op::Bin {
+            op,
+            ty,
+            dst,
+            a,
+            b: mask(b, ty),
+        },
+        K::Un { op, ty, dst, src } => Op::Un { op, ty, dst, src },
+        K::Mad { ty, dst, a, b, c } => Op::Mad {
+            ty,
+            dst,
+            a,
+            b: mask(b, ty),
+            c: mask(c, ty),
+        },
+        K::Fma { ty, dst, a, b, c } => Op::Fma { ty, dst, a, b, c },
+        K::Setp {
+            cond,
+            ty,
+            dst,
+            a,
+            b,
+        } => Op::Setp {
+            cond,
+            ty,
+            dst,
+            a,
+            b: mask(b, ty),
+        },
+        K::Selp {
+            ty,
+            dst,
+            a,
+            b,
+            pred,
+        } => Op::Selp {
+            ty,
+            dst,
+            a: mask(a, ty),
+            b: mask(b, ty),
+            pred,
+        },
+        K::Cvt {
+            op,
+            to,
+            from,
+            dst,
+            src,
+        } => Op::Cvt {
+            op,
+            to,
+            from,
+            dst,
+            src,
+        },
+        K::Mov { ty, dst, src } => Op::Mov {
+            ty,
+            dst,
+            src: mask(src, ty),
+        },
+        K::ReadSpecial { dst, sreg } => Op::ReadSpecial { sreg, dst },
+        K::LdParam { ty, dst, index } => Op::LdParam { ty, dst, index },
+        K::Ld {
+            space,
+            ty,
+            dst,
+            addr,
+        } => Op::Ld {
+            space,
+            ty,
+            dst,
+            addr,
+        },
+        K::St {
+            space,
+            ty,
+            src,
+            addr,
+        } => Op::St {
+            space,
+            ty,
+            addr,
+            src: mask(src, ty),
+        },
+        K::Atom {
+            op,
+            space,
+            ty,
+            dst,
+            addr,
+            src,
+        } => Op::Atom {
+            op,
+            space,
+            ty,
+            dst,
+            addr,
+            src: mask(src, ty),
+        },
+        K::Cas {
+            space,
+            ty,
+            dst,
+            addr,
+            expected,
+            replacement,
+        } => Op::Cas {
+            space,
+            ty,
+            dst,
+            addr,
+            expected: mask(expected, ty),
+            replacement: mask(replacement, ty),
+        },
+        K::Bar => Op::Bar {},
+        K::Spill { src, slot } => Op::Spill { slot: slot.0, src },
+        K::Reload { dst, slot } => Op::Reload { dst, slot: slot.0 },
+        K::Jump { dest } => Op::Jump {
+            target: pc_of(dest.block),
+        },
+        K::Branch {
+            pred,
+            negated,
+            taken,
+            not_taken,
+            divergent,
+        } => {
+            let cond = crate::mir::Guard { pred, negated };
+            let (taken, not_taken) = (pc_of(taken.block), pc_of(not_taken.block));
+            if divergent {
+                Op::BrDiv {
+                    cond,
+                    taken,
+                    not_taken,
+                    reconv,
+                }
+            } else {
+                Op::BrUni {
+                    cond,
+                    taken,
+                    not_taken,
+                }
+            }
+        }
+        K::Ret => Op::Ret {},
+    }
+}
+
+/// Encodes the allocated MIR function `func` (see the module documentation).
+pub fn encode(func: &MirFunction) -> Result<KernelCode, EncodeError> {
+    if func.order.is_empty() {
+        return Err(EncodeError::NoBlocks(func.name.clone()));
+    }
+    let mut position: SecondaryMap<MBlock, Option<usize>> = SecondaryMap::new();
+    let mut num_regs = [0u32; 3];
+    for (i, &block) in func.order.iter().enumerate() {
+        if position[block].replace(i).is_some() {
+            return Err(EncodeError::DuplicateBlock { block });
+        }
+        let data = &func.blocks[block];
+        if !data.params.is_empty() {
+            return Err(EncodeError::BlockParams { block });
+        }
+        match data.insts.last() {
+            Some(last) if last.kind.is_terminator() => {}
+            _ => return Err(EncodeError::MissingTerminator { block }),
+        }
+        for (j, inst) in data.insts.iter().enumerate() {
+            if inst.kind.is_terminator() && j + 1 != data.insts.len() {
+                return Err(EncodeError::TerminatorInsideBlock { block });
+            }
+            let mut bad = None;
+            inst.clone().visit_regs(|r, _| {
+                if r.is_virtual() {
+                    bad.get_or_insert(EncodeError::VirtualRegister { block, reg: *r });
+                } else if r.index() >= MAX_REGS_PER_CLASS {
+                    bad.get_or_insert(EncodeError::RegisterTooLarge { block, reg: *r });
+                } else {
+                    let n = &mut num_regs[r.class().index()];
+                    *n = (*n).max(r.index() + 1);
+                }
+            });
+            if let Some(e) = bad {
+                return Err(e);
+            }
+            let mut targets_ok = Ok(());
+            inst.kind.for_each_target(|t: &BlockTarget| {
+                if !t.args.is_empty() {
+                    targets_ok = Err(EncodeError::BlockParams { block });
+                } else if targets_ok.is_ok() && !func.blocks.is_valid(t.block) {
+                    targets_ok = Err(EncodeError::UnplacedTarget {
+                        block,
+                        target: t.block,
+                    });
+                }
+            });
+            targets_ok?;
+        }
+    }
+    // Targets must be placed; checked after the whole order is known.
+    for &block in &func.order {
+        if let Some(t) = func.terminator(block) {
+            let mut err = None;
+            t.kind.for_each_target(|t| {
+                if position[t.block].is_none() {
+                    err.get_or_insert(EncodeError::UnplacedTarget {
+                        block,
+                        target: t.block,
+                    });
+                }
+            });
+            if let Some(e) = err {
+                return Err(e);
+            }
+        }
+    }
+
+    let cfg = ControlFlowGraph::compute(func);
+    let pdt = PostDominatorTree::compute(&cfg);
+
+    // Instruction lengths do not depend on pcs: lay out once with dummy targets, then
+    // encode for real.
+    let mut block_pcs: SecondaryMap<MBlock, u32> = SecondaryMap::new();
+    let mut scratch = Vec::new();
+    let mut size: u64 = 0;
+    for &block in &func.order {
+        block_pcs[block] =
+            u32::try_from(size).map_err(|_| EncodeError::TooLarge(func.name.clone()))?;
+        for inst in &func.blocks[block].insts {
+            scratch.clear();
+            op_of(&inst.kind, &|_| Pc(0), None).encode(inst.guard, &mut scratch);
+            size += scratch.len() as u64;
+        }
+    }
+    if size >= u64::from(u32::MAX) {
+        return Err(EncodeError::TooLarge(func.name.clone()));
+    }
+    let pc_of = |b: MBlock| Pc(block_pcs[b]);
+    let mut code = Vec::with_capacity(size as usize);
+    let mut insts = Vec::with_capacity(func.num_insts());
+    let mut blocks = Vec::with_capacity(func.order.len());
+    for &block in &func.order {
+        blocks.push(BlockInfo {
+            pc: block_pcs[block],
+            origin: func.blocks[block].origin,
+        });
+        let reconv = pdt.reconvergence_point(block).map(pc_of);
+        for inst in &func.blocks[block].insts {
+            insts.push(InstLoc {
+                pc: code.len() as u32,
+                srcloc: inst.srcloc,
+            });
+            op_of(&inst.kind, &pc_of, reconv).encode(inst.guard, &mut code);
+        }
+    }
+    let info = KernelInfo {
+        name: func.name.clone(),
+        params: func.params.clone(),
+        num_regs,
+        shared_size: func.shared_size,
+        local_size: func.local_size,
+        spill_slots: func.spill_slots,
+        blocks,
+    };
+    decode(&code, &info)?;
+    Ok(KernelCode { info, code, insts })
+}
+
+impl DecodedKernel {
+    /// The kernel as allocated MIR: one block per block-table entry, in order
+    /// (`mblock0`, `mblock1`, …), with the source locations `srcloc` gives for each pc.
+    pub fn to_mir(&self, srcloc: impl Fn(u32) -> SourceLoc) -> MirFunction {
+        let mut f = MirFunction::new(self.info.name.clone(), self.info.params.clone());
+        f.shared_size = self.info.shared_size;
+        f.local_size = self.info.local_size;
+        f.spill_slots = self.info.spill_slots;
+        for b in &self.info.blocks {
+            let block = f.new_block(b.origin);
+            f.order.push(block);
+        }
+        let block_at = |pc: Pc| -> BlockTarget {
+            // Validation made every target a block start.
+            BlockTarget::new(MBlock::new(self.block_at(pc.0).unwrap_or(0)))
+        };
+        for (i, inst) in self.insts.iter().enumerate() {
+            use MInstKind as K;
+            let kind = match inst.op.clone() {
+                Op::Bin { op, ty, dst, a, b } => K::Bin { op, ty, dst, a, b },
+                Op::Un { op, ty, dst, src } => K::Un { op, ty, dst, src },
+                Op::Mad { ty, dst, a, b, c } => K::Mad { ty, dst, a, b, c },
+                Op::Fma { ty, dst, a, b, c } => K::Fma { ty, dst, a, b, c },
+                Op::Setp {
+                    cond,
+                    ty,
+                    dst,
+                    a,
+                    b,
+                } => K::Setp {
+                    cond,
+                    ty,
+                    dst,
+                    a,
+                    b,
+                },
+                Op::Selp {
+                    ty,
+                    dst,
+                    a,
+                    b,
+                    pred,
+                } => K::Selp {
+                    ty,
+                    dst,
+                    a,
+                    b,
+                    pred,
+                },
+                Op::Cvt {
+                    op,
+                    to,
+                    from,
+                    dst,
+                    src,
+                } => K::Cvt {
+                    op,
+                    to,
+                    from,
+                    dst,
+                    src,
+                },
+                Op::Mov { ty, dst, src } => K::Mov { ty, dst, src },
+                Op::ReadSpecial { sreg, dst } => K::ReadSpecial { dst, sreg },
+                Op::LdParam { ty, dst, index } => K::LdParam { ty, dst, index },
+                Op::Ld {
+                    space,
+                    ty,
+                    dst,
+                    addr,
+                } => K::Ld {
+                    space,
+                    ty,
+                    dst,
+                    addr,
+                },
+                Op::St {
+                    space,
+                    ty,
+                    addr,
+                    src,
+                } => K::St {
+                    space,
+                    ty,
+                    src,
+                    addr,
+                },
+                Op::Atom {
+                    op,
+                    space,
+                    ty,
+                    dst,
+                    addr,
+                    src,
+                } => K::Atom {
+                    op,
+                    space,
+                    ty,
+                    dst,
+                    addr,
+                    src,
+                },
+                Op::Cas {
+                    space,
+                    ty,
+                    dst,
+                    addr,
+                    expected,
+                    replacement,
+                } => K::Cas {
+                    space,
+                    ty,
+                    dst,
+                    addr,
+                    expected,
+                    replacement,
+                },
+                Op::Bar {} => K::Bar,
+                Op::Spill { slot, src } => K::Spill {
+                    src,
+                    slot: SpillSlot(slot),
+                },
+                Op::Reload { dst, slot } => K::Reload {
+                    dst,
+                    slot: SpillSlot(slot),
+                },
+                Op::Jump { target } => K::Jump {
+                    dest: block_at(target),
+                },
+                Op::BrUni {
+                    cond,
+                    taken,
+                    not_taken,
+                } => K::Branch {
+                    pred: cond.pred,
+                    negated: cond.negated,
+                    taken: block_at(taken),
+                    not_taken: block_at(not_taken),
+                    divergent: false,
+                },
+                Op::BrDiv {
+                    cond,
+                    taken,
+                    not_taken,
+                    ..
+                } => K::Branch {
+                    pred: cond.pred,
+                    negated: cond.negated,
+                    taken: block_at(taken),
+                    not_taken: block_at(not_taken),
+                    divergent: true,
+                },
+                Op::Ret {} => K::Ret,
+            };
+            let block = MBlock::new(self.block_of(i));
+            f.blocks[block].insts.push(MInst {
+                kind,
+                guard: inst.guard,
+                srcloc: srcloc(inst.pc),
+            });
+        }
+        f
+    }
+}

@@ -1,0 +1,225 @@
+//! Code-generator settings, in Cranelift's manner: every setting is declared once, in the
+//! table of [`declare_settings!`], with its type, default and documentation; the builder
+//! sets them by name from strings (`--set name=value` on the command line) and the
+//! [`Settings`] struct exposes them typed.
+
+use thiserror::Error;
+
+/// A setting could not be set.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum SettingError {
+    /// No setting has this name.
+    #[error("unknown setting `{name}` (known: {known})")]
+    Unknown {
+        /// The name given.
+        name: String,
+        /// The names of all settings.
+        known: String,
+    },
+    /// The value is not valid for the setting.
+    #[error("invalid value `{value}` for setting `{name}`: {expected}")]
+    BadValue {
+        /// The setting.
+        name: String,
+        /// The value given.
+        value: String,
+        /// What the setting accepts.
+        expected: String,
+    },
+}
+
+/// How hard the code generator works.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum OptLevel {
+    /// Compile fast: regalloc2's fast allocator.
+    None,
+    /// Generate fast code: regalloc2's backtracking allocator (Ion).
+    Speed,
+}
+
+/// Parses a setting value; each setting type implements it.
+trait SettingValue: Sized {
+    fn parse(s: &str) -> Result<Self, String>;
+}
+
+impl SettingValue for bool {
+    fn parse(s: &str) -> Result<Self, String> {
+        match s {
+            "true" | "on" | "yes" | "1" => Ok(true),
+            "false" | "off" | "no" | "0" => Ok(false),
+            _ => Err("expected true or false".into()),
+        }
+    }
+}
+
+impl SettingValue for u32 {
+    fn parse(s: &str) -> Result<Self, String> {
+        s.parse()
+            .map_err(|_| "expected a non-negative integer".into())
+    }
+}
+
+impl SettingValue for String {
+    fn parse(s: &str) -> Result<Self, String> {
+        Ok(s.to_string())
+    }
+}
+
+impl SettingValue for OptLevel {
+    fn parse(s: &str) -> Result<Self, String> {
+        match s {
+            "none" => Ok(OptLevel::None),
+            "speed" => Ok(OptLevel::Speed),
+            _ => Err("expected none or speed".into()),
+        }
+    }
+}
+
+macro_rules! declare_settings {
+    ($( $(#[doc = $doc:literal])+ $name:ident: $ty:ty = $default:expr, check $check:expr; )+) => {
+        /// The settings of a compilation. Build them with [`Settings::builder`].
+        #[derive(Clone, Debug, PartialEq, Eq)]
+        pub struct Settings {
+            $( $(#[doc = $doc])+ pub $name: $ty, )+
+        }
+
+        impl Default for Settings {
+            fn default() -> Self {
+                Settings { $( $name: $default, )+ }
+            }
+        }
+
+        impl Settings {
+            /// The name and documentation of every setting, in declaration order.
+            pub const DESCRIPTIONS: &'static [(&'static str, &'static str)] = &[
+                $( (stringify!($name), concat!($($doc, "\n"),+)), )+
+            ];
+
+            fn set_by_name(&mut self, name: &str, value: &str) -> Result<(), SettingError> {
+                match name {
+                    $( stringify!($name) => {
+                        let bad = |expected: String| SettingError::BadValue {
+                            name: name.to_string(),
+                            value: value.to_string(),
+                            expected,
+                        };
+                        let parsed: $ty = SettingValue::parse(value).map_err(bad)?;
+                        let check: fn(&$ty) -> Result<(), String> = $check;
+                        check(&parsed).map_err(|e| SettingError::BadValue {
+                            name: name.to_string(),
+                            value: value.to_string(),
+                            expected: e,
+                        })?;
+                        self.$name = parsed;
+                        Ok(())
+                    } )+
+                    _ => Err(SettingError::Unknown {
+                        name: name.to_string(),
+                        known: Self::DESCRIPTIONS.iter().map(|d| d.0).collect::<Vec<_>>().join(", "),
+                    }),
+                }
+            }
+        }
+    };
+}
+
+fn regs_in_range(n: &u32) -> Result<(), String> {
+    if (1..=64).contains(n) {
+        Ok(())
+    } else {
+        Err("expected 1 to 64 registers (regalloc2 allows at most 64 per class)".into())
+    }
+}
+
+fn anything<T>(_: &T) -> Result<(), String> {
+    Ok(())
+}
+
+#[allow(clippy::ptr_arg)] // checks have the signature `fn(&T)` for every setting type
+fn ptx_target(s: &String) -> Result<(), String> {
+    match s.strip_prefix("sm_").map(str::parse::<u32>) {
+        Some(Ok(n)) if n >= 70 => Ok(()),
+        _ => Err("expected sm_70 or later (sm_70, sm_80, sm_90, ...)".into()),
+    }
+}
+
+declare_settings! {
+    /// Optimisation level: `none` (fast allocator) or `speed` (backtracking allocator).
+    opt_level: OptLevel = OptLevel::Speed, check anything;
+    /// Allocatable 32-bit registers per thread (1 to 64).
+    regs_b32: u32 = 64, check regs_in_range;
+    /// Allocatable 64-bit registers per thread (1 to 64).
+    regs_b64: u32 = 64, check regs_in_range;
+    /// Allocatable predicate registers per thread (1 to 64).
+    regs_pred: u32 = 64, check regs_in_range;
+    /// PTX target architecture (`.target`), `sm_70` or later.
+    ptx_target: String = "sm_70".to_string(), check ptx_target;
+    /// Run the IR and machine-IR verifiers between passes.
+    verify: bool = true, check anything;
+}
+
+impl Settings {
+    /// A builder starting from the defaults.
+    pub fn builder() -> SettingsBuilder {
+        SettingsBuilder {
+            settings: Settings::default(),
+        }
+    }
+}
+
+/// Sets settings by name; [`SettingsBuilder::finish`] gives the [`Settings`].
+#[derive(Clone, Debug)]
+pub struct SettingsBuilder {
+    settings: Settings,
+}
+
+impl SettingsBuilder {
+    /// Sets `name` to `value`, parsed as the setting's type.
+    pub fn set(&mut self, name: &str, value: &str) -> Result<&mut Self, SettingError> {
+        self.settings.set_by_name(name, value)?;
+        Ok(self)
+    }
+
+    /// Sets a setting from `name=value` (as given to `--set`).
+    pub fn set_assignment(&mut self, assignment: &str) -> Result<&mut Self, SettingError> {
+        let (name, value) = assignment
+            .split_once('=')
+            .ok_or_else(|| SettingError::BadValue {
+                name: assignment.to_string(),
+                value: String::new(),
+                expected: "expected name=value".into(),
+            })?;
+        self.set(name.trim(), value.trim())
+    }
+
+    /// The settings.
+    pub fn finish(&self) -> Settings {
+        self.settings.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_are_set_by_name_and_checked() {
+        let mut b = Settings::builder();
+        b.set("regs_b32", "8").unwrap();
+        b.set_assignment("opt_level = none").unwrap();
+        b.set("ptx_target", "sm_90").unwrap();
+        let s = b.finish();
+        assert_eq!(s.regs_b32, 8);
+        assert_eq!(s.opt_level, OptLevel::None);
+        assert_eq!(s.ptx_target, "sm_90");
+        assert_eq!(s.regs_b64, 64);
+        let e = Settings::builder().set("regs_b32", "65").unwrap_err();
+        assert!(e.to_string().contains("at most 64"), "{e}");
+        let e = Settings::builder().set("regz", "1").unwrap_err();
+        assert!(e.to_string().contains("unknown setting `regz`"), "{e}");
+        assert!(Settings::builder().set("verify", "maybe").is_err());
+        assert!(Settings::builder().set("ptx_target", "sm_60").is_err());
+        assert!(Settings::builder().set_assignment("verify").is_err());
+        assert_eq!(Settings::DESCRIPTIONS.len(), 6);
+    }
+}
