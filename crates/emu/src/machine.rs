@@ -277,7 +277,8 @@ impl<'a> Machine<'a> {
             block: launch.block,
             args,
         };
-        let num_blocks = launch.num_blocks();
+        let num_blocks = u64::try_from(launch.num_blocks())
+            .map_err(|_| setup("the grid has more than 2^64 blocks".into()))?;
         // Only as many block slots as the grid can fill are materialised.
         let slots = u64::from(blocks_per_sm)
             .min(num_blocks.div_ceil(u64::from(config.sms)))
