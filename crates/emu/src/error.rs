@@ -1,0 +1,148 @@
+//! What can stop a run: faults of the program, and setup errors.
+//!
+//! Faults are the program's, not the emulator's: an out-of-bounds or misaligned access, a
+//! barrier reached by only some threads, or a run past the cycle or instruction limit.
+//! Each names the kernel, the thread block, the thread, the instruction index (`pc`), the
+//! machine block and the source location, so a fault can be found in the `.wir` text.
+
+use crate::config::ConfigError;
+use crate::program::ProgramError;
+use core::fmt;
+use warplift_ir::interp::Access;
+use warplift_ir::{AddrSpace, SourceLoc};
+
+/// What went wrong.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum FaultKind {
+    /// The accessed bytes are not all inside a buffer or window.
+    #[error("out-of-bounds {space} {access} of {size} bytes at {} ({detail})", Addr(*.addr))]
+    OutOfBounds {
+        /// The address space.
+        space: AddrSpace,
+        /// The kind of access.
+        access: Access,
+        /// Bytes accessed.
+        size: u32,
+        /// The effective address (address + offset, without wrapping).
+        addr: i128,
+        /// Which buffer or window the access missed.
+        detail: String,
+    },
+    /// The effective address is not a multiple of the access size.
+    #[error("misaligned {space} {access} of {size} bytes at {}", Addr(*.addr))]
+    Misaligned {
+        /// The address space.
+        space: AddrSpace,
+        /// The kind of access.
+        access: Access,
+        /// Bytes accessed.
+        size: u32,
+        /// The effective address.
+        addr: i128,
+    },
+    /// Not every live thread of the block reached the same barrier.
+    #[error("barrier divergence: {0}")]
+    BarrierDivergence(String),
+    /// The run went past the cycle limit.
+    #[error("cycle limit of {0} exceeded")]
+    CycleLimit(u64),
+    /// The run went past the warp-instruction limit.
+    #[error("warp-instruction limit of {0} exceeded")]
+    InstructionLimit(u64),
+    /// The program reached a state validation cannot rule out (a reconvergence stack
+    /// entry that resumes at exit with live threads).
+    #[error("malformed program: {0}")]
+    Malformed(String),
+}
+
+/// A fault at an instruction, with everything needed to find it.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{kind} in kernel %{kernel}, block {}, thread {}, at pc {pc} in {code_block}{}",
+    Xyz(self.block),
+    Xyz(self.thread),
+    Line(self.srcloc)
+)]
+pub struct Fault {
+    /// What went wrong.
+    pub kind: FaultKind,
+    /// The kernel.
+    pub kernel: String,
+    /// The thread block's id in the grid.
+    pub block: [u32; 3],
+    /// The thread's id in its block (the first faulting lane's).
+    pub thread: [u32; 3],
+    /// The instruction's index in the program.
+    pub pc: u32,
+    /// The name of the code block holding the instruction.
+    pub code_block: String,
+    /// The instruction's source location.
+    pub srcloc: SourceLoc,
+}
+
+/// Why a run stopped.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum EmuError {
+    /// The program faulted.
+    #[error(transparent)]
+    Fault(Box<Fault>),
+    /// The program is invalid.
+    #[error(transparent)]
+    Program(#[from] ProgramError),
+    /// The configuration is invalid.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// The launch does not fit the kernel or the machine.
+    #[error("cannot run kernel %{kernel}: {message}")]
+    Setup {
+        /// The kernel.
+        kernel: String,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+impl EmuError {
+    /// The fault, if the run stopped at one.
+    pub fn fault(&self) -> Option<&Fault> {
+        match self {
+            EmuError::Fault(f) => Some(f),
+            _ => None,
+        }
+    }
+}
+
+/// Prints `(x,y,z)`.
+struct Xyz([u32; 3]);
+
+impl fmt::Display for Xyz {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "({},{},{})", self.0[0], self.0[1], self.0[2])
+    }
+}
+
+/// Prints `, line 14:5`, or nothing for an unknown location.
+struct Line(SourceLoc);
+
+impl fmt::Display for Line {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.0.is_unknown() {
+            Ok(())
+        } else {
+            write!(f, ", line {}", self.0)
+        }
+    }
+}
+
+/// Prints an address in hexadecimal, with a sign when negative.
+struct Addr(i128);
+
+impl fmt::Display for Addr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.0 < 0 {
+            write!(f, "-{:#x}", self.0.unsigned_abs())
+        } else {
+            write!(f, "{:#x}", self.0)
+        }
+    }
+}

@@ -1,0 +1,39 @@
+//! warplift's multi-warp SIMT emulator.
+//!
+//! The emulator runs a kernel on a configurable model of a GPU, as the reference
+//! interpreter runs it on threads one at a time, and measures what the divergence
+//! transformations of the project are about: cycles, SIMT efficiency, redundant block
+//! executions, reconvergence-stack depth, stalls, memory transactions and occupancy.
+//!
+//! ```text
+//!   allocated MirFunction ──Program::from_mir──▶ Program ─┐
+//!                                                         ├─ run ──▶ Stats (+ Trace)
+//!   PreparedLaunch (grid, args, global memory) ──────────┘      and the launch's memory
+//! ```
+//!
+//! - [`program`]: the emulator's flat, pre-decoded input format and its validation;
+//! - [`config`]: the machine (warp width, SMs, slots, latencies, scheduler, ...);
+//! - [`machine`]: SMs, placement of blocks, schedulers and the cycle loop;
+//! - [`warp`](crate::warp) (private): a warp's registers, active mask, IPDOM stack, and
+//!   the execution of one instruction across its lanes;
+//! - [`stats`]: every statistic, defined once; [`trace`]: the optional timeline;
+//! - [`error`]: faults, naming kernel, block, thread, pc and source line.
+//!
+//! For a race-free kernel the memory a run leaves equals what
+//! [`warplift_ir::interp::run`] leaves, at any warp width: that is the emulator's main
+//! correctness test.
+
+pub mod config;
+pub mod error;
+pub mod machine;
+pub mod program;
+pub mod stats;
+pub mod trace;
+mod warp;
+
+pub use config::{Latencies, MachineConfig, MachineConfigBuilder, PartialBarrier, SchedulerPolicy};
+pub use error::{EmuError, Fault, FaultKind};
+pub use machine::{run, run_traced};
+pub use program::Program;
+pub use stats::{StallReason, Stats};
+pub use trace::Trace;

@@ -1,0 +1,881 @@
+//! The machine: SMs, resident blocks and warps, the schedulers and the cycle loop.
+//!
+//! # Timing
+//!
+//! Time advances in cycles, but only cycles in which something can happen are visited:
+//! after each visited cycle the loop jumps to the earliest cycle at which some warp can
+//! issue, so a machine waiting 400 cycles for memory costs one step, not 400. In a
+//! visited cycle every SM issues at most one instruction, from a *ready* warp, chosen by
+//! the scheduler policy ([`SchedulerPolicy`]). A warp is ready at the cycle its next
+//! instruction's operands are available (a per-warp scoreboard records when each
+//! register's pending result arrives — stall on use), not earlier than the cycle after its
+//! last issue, or `latency.branch` cycles after a control transfer. Each issue executes
+//! the instruction at once (functional execution at issue), so the order of issues is the
+//! order of memory effects; the latency only decides when the result may be used.
+//!
+//! Every cycle an SM does not issue is attributed to a [`StallReason`], with the reason of
+//! its warp nearest to ready, so that `warp-instructions + stalls = cycles × SMs`.
+//!
+//! # Placement
+//!
+//! A block needs `ceil(threads / warp_width)` warp slots, registers for every lane of its
+//! warps and its shared memory; the resulting blocks per SM (the theoretical occupancy)
+//! is fixed for the launch. Blocks are placed in linear order, breadth first over the
+//! SMs, and each block that finishes is replaced on its SM by the next waiting one.
+//!
+//! # Divergence
+//!
+//! See [`crate::warp`]: one active mask per warp and an IPDOM reconvergence stack.
+
+use crate::config::{MachineConfig, PartialBarrier, SchedulerPolicy};
+use crate::error::{EmuError, Fault, FaultKind};
+use crate::program::{Op, Program, Role};
+use crate::stats::{StallReason, Stats};
+use crate::trace::Trace;
+use crate::warp::{Flow, Scratch, Warp, NONE};
+use warplift_codegen::mir::{MType, RegClass};
+use warplift_ir::launch::PreparedLaunch;
+
+/// Per-instruction data the scheduler needs, derived once per run from the program.
+#[derive(Copy, Clone, Debug)]
+pub(crate) struct InstMeta {
+    /// Range of the instruction's register reads (guard included) in `Meta::uses`.
+    pub uses_start: u32,
+    pub uses_len: u32,
+    /// Scoreboard index of the register written, or [`NONE`].
+    pub def: u32,
+    /// Cycles until the written register can be read.
+    pub latency: u32,
+    /// Whether the result comes from memory (for stall attribution).
+    pub memory: bool,
+}
+
+/// Scheduling data of a program.
+pub(crate) struct Meta {
+    pub insts: Vec<InstMeta>,
+    pub uses: Vec<u32>,
+    /// Scoreboard entries: every register of every class.
+    pub scoreboard_len: usize,
+}
+
+impl Meta {
+    fn new(program: &Program, config: &MachineConfig) -> Meta {
+        let n = program.num_regs;
+        let flat = |c: RegClass, r: u32| -> u32 {
+            match c {
+                RegClass::B32 => r,
+                RegClass::B64 => n[0] + r,
+                RegClass::Pred => n[0] + n[1] + r,
+            }
+        };
+        let lat = &config.latency;
+        let mut uses = Vec::new();
+        let mut insts = Vec::with_capacity(program.insts.len());
+        for inst in &program.insts {
+            let start = uses.len() as u32;
+            let mut def = NONE;
+            if let Some(g) = inst.guard {
+                uses.push(flat(RegClass::Pred, g.pred));
+            }
+            inst.op.visit_regs(|c, r, role| match role {
+                Role::Use => uses.push(flat(c, r)),
+                Role::Def => def = flat(c, r),
+            });
+            let space_lat = |space| match space {
+                warplift_ir::AddrSpace::Shared => lat.shared,
+                _ => lat.global,
+            };
+            use warplift_codegen::mir::{BinOp, CvtOp, UnOp};
+            let (latency, memory) = match inst.op {
+                Op::Bin { op, .. } => match op {
+                    BinOp::Mul | BinOp::MulHiS | BinOp::MulHiU => (lat.mul, false),
+                    BinOp::DivS | BinOp::DivU | BinOp::RemS | BinOp::RemU | BinOp::FDiv => {
+                        (lat.sfu, false)
+                    }
+                    _ => (lat.alu, false),
+                },
+                Op::Mad { .. } => (lat.mul, false),
+                Op::Un {
+                    op: UnOp::FSqrt, ..
+                } => (lat.sfu, false),
+                Op::Cvt {
+                    op: CvtOp::FExt | CvtOp::FTrunc,
+                    ..
+                } => (lat.alu, false),
+                Op::Ld { space, .. } | Op::Atom { space, .. } | Op::Cas { space, .. } => {
+                    (space_lat(space), true)
+                }
+                _ => (lat.alu, false),
+            };
+            insts.push(InstMeta {
+                uses_start: start,
+                uses_len: uses.len() as u32 - start,
+                def,
+                latency,
+                memory,
+            });
+        }
+        Meta {
+            insts,
+            uses,
+            scoreboard_len: (n[0] + n[1] + n[2]) as usize,
+        }
+    }
+}
+
+/// Where a warp stands.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum WarpState {
+    /// The slot holds no warp.
+    Free,
+    /// It runs.
+    Running,
+    /// It waits at the barrier at this pc.
+    Barrier(u32),
+    /// Every thread has ended.
+    Done,
+}
+
+/// A resident thread block.
+struct Cta {
+    /// Linear index in the grid.
+    linear: u64,
+    /// Id in the grid.
+    id: [u32; 3],
+    /// The shared-memory window.
+    shared: Vec<u8>,
+    /// Warps not yet done.
+    live_warps: u32,
+    /// Warps waiting at a barrier.
+    waiting: u32,
+    /// Threads that have ended.
+    exited_threads: u32,
+    /// Whether the slot holds a block.
+    active: bool,
+}
+
+/// One streaming multiprocessor.
+struct Sm {
+    /// Warp slots: block slot `b` owns `b * warps_per_block ..`.
+    warps: Vec<Warp>,
+    ctas: Vec<Cta>,
+    /// The warp that issued last.
+    last: usize,
+    /// Cycles before this one are attributed (issue or stall).
+    accounted: u64,
+    /// Why it cannot issue until its next ready cycle.
+    reason: StallReason,
+    /// Earliest cycle a warp can issue (`u64::MAX`: none can).
+    next_ready: u64,
+    /// Warps resident and not done.
+    live_warps: u64,
+    /// The last scan, while only the warp it chose has changed since.
+    cache: Option<Scan>,
+}
+
+/// Launch geometry and everything fixed during the run.
+pub(crate) struct Ctx<'a> {
+    pub program: &'a Program,
+    pub meta: Meta,
+    pub config: &'a MachineConfig,
+    pub width: usize,
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub args: Vec<u64>,
+}
+
+impl Ctx<'_> {
+    /// The `(x, y, z)` id of linear thread `t` of a block.
+    pub fn thread_id(&self, t: u32) -> [u32; 3] {
+        let [bx, by, _] = self.block;
+        [t % bx, t / bx % by, t / (bx * by)]
+    }
+}
+
+/// Counters the warps update while executing.
+#[derive(Default)]
+pub(crate) struct Counters {
+    pub block_execs: Vec<u64>,
+    pub max_stack_depth: u64,
+    pub transactions: [u64; 3],
+}
+
+/// Runs `program` on the grid of `launch`, updating its global memory.
+pub fn run(
+    program: &Program,
+    launch: &mut PreparedLaunch,
+    config: &MachineConfig,
+) -> Result<Stats, EmuError> {
+    Machine::run(program, launch, config, None)
+}
+
+/// [`run`], recording a timeline into `trace`.
+pub fn run_traced(
+    program: &Program,
+    launch: &mut PreparedLaunch,
+    config: &MachineConfig,
+    trace: &mut Trace,
+) -> Result<Stats, EmuError> {
+    Machine::run(program, launch, config, Some(trace))
+}
+
+struct Machine<'a> {
+    ctx: Ctx<'a>,
+    sms: Vec<Sm>,
+    warps_per_block: usize,
+    threads_per_block: u32,
+    next_block: u64,
+    num_blocks: u64,
+    blocks_done: u64,
+    next_age: u64,
+    counters: Counters,
+    stats: Stats,
+    trace: Option<&'a mut Trace>,
+    /// Σ over visited cycles of resident warps (for the achieved occupancy).
+    resident_cycles: u128,
+    scratch: Box<Scratch>,
+}
+
+impl<'a> Machine<'a> {
+    fn run(
+        program: &'a Program,
+        launch: &mut PreparedLaunch,
+        config: &'a MachineConfig,
+        trace: Option<&'a mut Trace>,
+    ) -> Result<Stats, EmuError> {
+        config.validate()?;
+        program.validate()?;
+        let setup = |message: String| EmuError::Setup {
+            kernel: program.name.clone(),
+            message,
+        };
+        warplift_ir::launch::check_geometry(launch.grid, launch.block)
+            .map_err(|e| setup(e.to_string()))?;
+        if launch.args.len() != program.params.len() {
+            return Err(setup(format!(
+                "the kernel takes {} parameters, the launch binds {}",
+                program.params.len(),
+                launch.args.len()
+            )));
+        }
+        let args = program
+            .params
+            .iter()
+            .zip(&launch.args)
+            .map(|(p, &a)| a & p.ty.mask())
+            .collect();
+        let width = config.warp_width as usize;
+        let threads_per_block = launch.threads_per_block();
+        let warps_per_block = (threads_per_block as usize).div_ceil(width);
+        let blocks_per_sm = blocks_per_sm(program, config, warps_per_block).map_err(setup)?;
+        let ctx = Ctx {
+            program,
+            meta: Meta::new(program, config),
+            config,
+            width,
+            grid: launch.grid,
+            block: launch.block,
+            args,
+        };
+        let num_blocks = u64::try_from(launch.num_blocks())
+            .map_err(|_| setup("the grid has more than 2^64 blocks".into()))?;
+        // Only as many block slots as the grid can fill are materialised.
+        let slots = u64::from(blocks_per_sm)
+            .min(num_blocks.div_ceil(u64::from(config.sms)))
+            .max(1) as usize;
+        let mut sms = Vec::with_capacity(config.sms as usize);
+        for _ in 0..config.sms {
+            sms.push(Sm {
+                warps: (0..slots * warps_per_block)
+                    .map(|_| Warp::new(&ctx))
+                    .collect(),
+                ctas: (0..slots)
+                    .map(|_| Cta {
+                        linear: 0,
+                        id: [0; 3],
+                        shared: vec![0; program.shared_size as usize],
+                        live_warps: 0,
+                        waiting: 0,
+                        exited_threads: 0,
+                        active: false,
+                    })
+                    .collect(),
+                last: 0,
+                accounted: 0,
+                reason: StallReason::Idle,
+                next_ready: u64::MAX,
+                live_warps: 0,
+                cache: None,
+            });
+        }
+        let stats = Stats {
+            kernel: program.name.clone(),
+            warp_width: config.warp_width,
+            blocks_per_sm,
+            theoretical_occupancy: f64::from(blocks_per_sm) * warps_per_block as f64
+                / f64::from(config.warp_slots),
+            ..Stats::default()
+        };
+        let mut m = Machine {
+            counters: Counters {
+                block_execs: vec![0; program.blocks.len()],
+                ..Counters::default()
+            },
+            ctx,
+            sms,
+            warps_per_block,
+            threads_per_block,
+            next_block: 0,
+            num_blocks,
+            blocks_done: 0,
+            next_age: 0,
+            stats,
+            trace,
+            resident_cycles: 0,
+            scratch: Scratch::new(),
+        };
+        m.main_loop(launch)?;
+        Ok(m.finish())
+    }
+
+    /// Places the next waiting block on SM `s`, if it has a free slot.
+    fn place(&mut self, s: usize, now: u64) -> Result<bool, EmuError> {
+        if self.next_block >= self.num_blocks {
+            return Ok(false);
+        }
+        let Some(slot) = self.sms[s].ctas.iter().position(|c| !c.active) else {
+            return Ok(false);
+        };
+        let linear = self.next_block;
+        self.next_block += 1;
+        let [gx, gy, _] = self.ctx.grid.map(u64::from);
+        let id = [
+            (linear % gx) as u32,
+            (linear / gx % gy) as u32,
+            (linear / (gx * gy)) as u32,
+        ];
+        let wpb = self.warps_per_block;
+        let sm = &mut self.sms[s];
+        sm.cache = None;
+        let cta = &mut sm.ctas[slot];
+        cta.linear = linear;
+        cta.id = id;
+        cta.shared.fill(0);
+        cta.live_warps = wpb as u32;
+        cta.waiting = 0;
+        cta.exited_threads = 0;
+        cta.active = true;
+        let width = self.ctx.width as u32;
+        for k in 0..wpb {
+            let first = k as u32 * width;
+            let lanes = (self.threads_per_block - first).min(width);
+            let age = self.next_age;
+            self.next_age += 1;
+            let warp = &mut sm.warps[slot * wpb + k];
+            warp.reset(slot, id, first, lanes, age, now, self.trace.is_some());
+            warp.enter(&self.ctx, &mut self.counters, now)
+                .map_err(|kind| fault(&self.ctx, warp, id, kind))?;
+            warp.compute_ready(&self.ctx.meta, now, StallReason::Dependency);
+        }
+        sm.live_warps += wpb as u64;
+        self.stats.thread_blocks += 1;
+        self.stats.warps += wpb as u64;
+        Ok(true)
+    }
+
+    fn main_loop(&mut self, launch: &mut PreparedLaunch) -> Result<(), EmuError> {
+        let nsms = self.sms.len();
+        // Breadth-first initial placement.
+        loop {
+            let mut placed = false;
+            for s in 0..nsms {
+                placed |= self.place(s, 0)?;
+            }
+            if !placed {
+                break;
+            }
+        }
+        for s in 0..nsms {
+            self.refresh(s);
+        }
+        let mut now = 0u64;
+        let mut last_issue = None;
+        let max_insts = self.ctx.config.max_warp_instructions;
+        while self.blocks_done < self.num_blocks {
+            if now >= self.ctx.config.max_cycles {
+                return Err(self.limit_fault(FaultKind::CycleLimit(self.ctx.config.max_cycles)));
+            }
+            let resident_before: u64 = self.sms.iter().map(|s| s.live_warps).sum();
+            for s in 0..nsms {
+                let sm = &mut self.sms[s];
+                if sm.accounted < now {
+                    self.stats.stalls.add(sm.reason, now - sm.accounted);
+                    sm.accounted = now;
+                }
+                if sm.next_ready > now {
+                    continue;
+                }
+                // Greedy-then-oldest keeps issuing from the last warp while it is ready;
+                // the other warps have not changed since the last scan, so its result
+                // about them still holds.
+                let policy = self.ctx.config.scheduler;
+                let scan = match sm.cache {
+                    Some(c)
+                        if policy == SchedulerPolicy::Gto
+                            && sm.warps[sm.last].state == WarpState::Running
+                            && sm.warps[sm.last].ready_at <= now =>
+                    {
+                        Scan {
+                            chosen: Some(sm.last),
+                            ..c
+                        }
+                    }
+                    _ => pick(sm, now, policy),
+                };
+                sm.cache = None;
+                let Some(w) = scan.chosen else {
+                    self.refresh(s);
+                    continue;
+                };
+                if self.stats.warp_instructions >= max_insts {
+                    let warp = &self.sms[s].warps[w];
+                    let id = self.sms[s].ctas[warp.cta].id;
+                    return Err(fault(
+                        &self.ctx,
+                        warp,
+                        id,
+                        FaultKind::InstructionLimit(max_insts),
+                    ));
+                }
+                let others_changed = self.issue(s, w, now, launch)?;
+                last_issue = Some(now);
+                let sm = &mut self.sms[s];
+                sm.accounted = now + 1;
+                if others_changed {
+                    self.refresh(s);
+                } else {
+                    sm.cache = Some(scan);
+                    // Only the issuing warp changed: combine it with the scan.
+                    let warp = &sm.warps[w];
+                    let (mut next, mut reason) = (scan.next_other, scan.reason_other);
+                    if warp.state == WarpState::Running && warp.ready_at < next {
+                        next = warp.ready_at;
+                        reason = warp.reason;
+                    }
+                    if next == u64::MAX {
+                        reason = if scan.waiting {
+                            StallReason::Barrier
+                        } else {
+                            StallReason::Idle
+                        };
+                    }
+                    sm.next_ready = next;
+                    sm.reason = reason;
+                }
+            }
+            let next = self
+                .sms
+                .iter()
+                .map(|s| s.next_ready)
+                .min()
+                .unwrap_or(u64::MAX);
+            if self.blocks_done >= self.num_blocks {
+                break;
+            }
+            if next == u64::MAX {
+                // Cannot happen: a block whose warps all wait is released or faulted when
+                // its last warp arrives. Report it rather than spin.
+                return Err(self.limit_fault(FaultKind::Malformed(
+                    "no warp can ever issue again (deadlock)".into(),
+                )));
+            }
+            let next = next.max(now + 1);
+            let resident_after: u64 = self.sms.iter().map(|s| s.live_warps).sum();
+            self.resident_cycles += u128::from(resident_before.max(resident_after))
+                + u128::from(resident_after) * u128::from(next - now - 1);
+            now = next;
+        }
+        let cycles = last_issue.map_or(0, |c| c + 1);
+        self.stats.cycles = cycles;
+        for sm in &mut self.sms {
+            if sm.accounted < cycles {
+                self.stats.stalls.add(sm.reason, cycles - sm.accounted);
+                sm.accounted = cycles;
+            }
+        }
+        Ok(())
+    }
+
+    /// A fault for a run-wide limit, blamed on the first running warp.
+    fn limit_fault(&self, kind: FaultKind) -> EmuError {
+        for sm in &self.sms {
+            for warp in &sm.warps {
+                if matches!(warp.state, WarpState::Running | WarpState::Barrier(_)) {
+                    return fault(&self.ctx, warp, sm.ctas[warp.cta].id, kind);
+                }
+            }
+        }
+        EmuError::Setup {
+            kernel: self.ctx.program.name.clone(),
+            message: kind.to_string(),
+        }
+    }
+
+    /// Recomputes SM `s`'s next ready cycle and stall reason.
+    fn refresh(&mut self, s: usize) {
+        let sm = &mut self.sms[s];
+        sm.cache = None;
+        let mut next = u64::MAX;
+        let mut reason = StallReason::Idle;
+        let mut waiting = false;
+        for w in &sm.warps {
+            match w.state {
+                WarpState::Running if w.ready_at < next => {
+                    next = w.ready_at;
+                    reason = w.reason;
+                }
+                WarpState::Barrier(_) => waiting = true,
+                _ => {}
+            }
+        }
+        if next == u64::MAX && waiting {
+            reason = StallReason::Barrier;
+        }
+        sm.next_ready = next;
+        sm.reason = reason;
+    }
+
+    /// Issues the next instruction of warp `w` on SM `s` at cycle `now`. Returns whether
+    /// other warps may have changed (a barrier, an exit), so that the SM must be rescanned.
+    fn issue(
+        &mut self,
+        s: usize,
+        w: usize,
+        now: u64,
+        launch: &mut PreparedLaunch,
+    ) -> Result<bool, EmuError> {
+        let ctx = &self.ctx;
+        let sm = &mut self.sms[s];
+        sm.last = w;
+        let warp = &mut sm.warps[w];
+        let cta_slot = warp.cta;
+        let cta = &mut sm.ctas[cta_slot];
+        let pc = warp.pc;
+        let (flow, lanes) = warp
+            .step(
+                ctx,
+                &mut cta.shared,
+                &mut launch.memory,
+                &mut self.counters,
+                &mut self.scratch,
+                now,
+            )
+            .map_err(|(lane, kind)| {
+                let lane = lane.unwrap_or_else(|| warp.mask.trailing_zeros().min(63));
+                fault_at(ctx, warp, cta.id, kind, pc, lane)
+            })?;
+        self.stats.warp_instructions += 1;
+        self.stats.thread_instructions += u64::from(lanes.0);
+        self.stats.active_thread_instructions += u64::from(lanes.1);
+        match flow {
+            Flow::Next => warp.compute_ready(&ctx.meta, now + 1, StallReason::Dependency),
+            Flow::Transfer => {
+                let at = now + u64::from(ctx.config.latency.branch);
+                warp.compute_ready(&ctx.meta, at, StallReason::Branch);
+            }
+            Flow::Barrier => {
+                warp.state = WarpState::Barrier(pc);
+                cta.waiting += 1;
+            }
+            Flow::Exit(n) => {
+                cta.exited_threads += n;
+                if warp.state == WarpState::Done {
+                    sm.live_warps -= 1;
+                    cta.live_warps -= 1;
+                } else {
+                    let at = now + u64::from(ctx.config.latency.branch);
+                    warp.compute_ready(&ctx.meta, at, StallReason::Branch);
+                }
+            }
+        }
+        if let Some(t) = self.trace.as_deref_mut() {
+            let linear = cta.linear;
+            for span in warp.spans.drain(..) {
+                t.events.push(crate::trace::TraceEvent {
+                    name: ctx.program.blocks[span.block as usize].name.clone(),
+                    ph: "X",
+                    ts: span.start,
+                    dur: span.end - span.start,
+                    pid: s as u32,
+                    tid: w as u32,
+                    args: crate::trace::TraceArgs {
+                        lanes: span.lanes,
+                        thread_block: linear,
+                    },
+                });
+            }
+        }
+        let others_changed = matches!(flow, Flow::Barrier | Flow::Exit(_));
+        if others_changed {
+            self.check_cta(s, cta_slot, now)?;
+        }
+        Ok(others_changed)
+    }
+
+    /// After a warp of block slot `slot` waits at a barrier or ends: releases the
+    /// barrier when every live warp waits at it, faults on barrier divergence, and
+    /// retires the block when every warp is done.
+    fn check_cta(&mut self, s: usize, slot: usize, now: u64) -> Result<(), EmuError> {
+        let wpb = self.warps_per_block;
+        let sm = &mut self.sms[s];
+        let cta = &sm.ctas[slot];
+        if cta.live_warps == 0 {
+            sm.ctas[slot].active = false;
+            for w in &mut sm.warps[slot * wpb..(slot + 1) * wpb] {
+                w.state = WarpState::Free;
+            }
+            self.blocks_done += 1;
+            self.place(s, now + 1)?;
+            return Ok(());
+        }
+        if cta.waiting == 0 || cta.waiting < cta.live_warps {
+            return Ok(());
+        }
+        // Every live warp waits at a barrier.
+        let warps = &sm.warps[slot * wpb..(slot + 1) * wpb];
+        let strict = self.ctx.config.partial_barrier == PartialBarrier::Error;
+        let mut first_pc = None;
+        let mut mixed = None;
+        for w in warps {
+            if let WarpState::Barrier(pc) = w.state {
+                match first_pc {
+                    None => first_pc = Some(pc),
+                    Some(p) if p != pc => mixed = Some((p, pc)),
+                    _ => {}
+                }
+            }
+        }
+        if strict && (cta.exited_threads > 0 || mixed.is_some()) {
+            let detail = match mixed {
+                Some((a, b)) => format!("warps wait at different barriers (pc {a} and pc {b})"),
+                None => format!(
+                    "{} of the block's threads have returned while the others wait",
+                    cta.exited_threads
+                ),
+            };
+            let id = cta.id;
+            let warp = warps
+                .iter()
+                .find(|w| matches!(w.state, WarpState::Barrier(_)))
+                .unwrap_or(&warps[0]);
+            let (pc, lanes) = match warp.state {
+                WarpState::Barrier(pc) => (pc, warp.mask),
+                _ => (warp.pc, warp.live),
+            };
+            let lane = lanes.trailing_zeros().min(63);
+            let e = fault_at(
+                &self.ctx,
+                warp,
+                id,
+                FaultKind::BarrierDivergence(detail),
+                pc,
+                lane,
+            );
+            return Err(e);
+        }
+        self.stats.barriers += 1;
+        let sm = &mut self.sms[s];
+        sm.ctas[slot].waiting = 0;
+        for w in &mut sm.warps[slot * wpb..(slot + 1) * wpb] {
+            if let WarpState::Barrier(_) = w.state {
+                w.state = WarpState::Running;
+                w.compute_ready(&self.ctx.meta, now + 1, StallReason::Barrier);
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(mut self) -> Stats {
+        let mut stats = std::mem::take(&mut self.stats);
+        for (b, &n) in self
+            .ctx
+            .program
+            .blocks
+            .iter()
+            .zip(&self.counters.block_execs)
+        {
+            *stats.block_executions.entry(b.name.clone()).or_insert(0) += n;
+        }
+        stats.max_stack_depth = self.counters.max_stack_depth;
+        let [g, s, l] = self.counters.transactions;
+        stats.transactions.global = g;
+        stats.transactions.shared = s;
+        stats.transactions.local = l;
+        stats.finish(
+            self.ctx.config.sms,
+            self.ctx.config.warp_slots,
+            self.resident_cycles,
+        );
+        stats
+    }
+}
+
+/// What one scan of an SM's warps found.
+#[derive(Copy, Clone)]
+struct Scan {
+    /// The warp to issue, by the policy.
+    chosen: Option<usize>,
+    /// The earliest ready cycle of the other running warps (`u64::MAX`: none).
+    next_other: u64,
+    /// The stall reason of that warp.
+    reason_other: StallReason,
+    /// Whether some warp waits at a barrier.
+    waiting: bool,
+}
+
+/// Picks the warp to issue on `sm` at `now`, and in the same pass finds when the others
+/// can issue, so that one scan per issue suffices.
+fn pick(sm: &Sm, now: u64, policy: SchedulerPolicy) -> Scan {
+    let n = sm.warps.len();
+    let mut scan = Scan {
+        chosen: None,
+        next_other: u64::MAX,
+        reason_other: StallReason::Idle,
+        waiting: false,
+    };
+    let note_other = |scan: &mut Scan, w: &Warp| {
+        if w.ready_at < scan.next_other {
+            scan.next_other = w.ready_at;
+            scan.reason_other = w.reason;
+        }
+    };
+    // LRR visits from the warp after the last one and keeps the first ready warp; GTO
+    // keeps the last warp if ready, else the oldest ready one.
+    let start = match policy {
+        SchedulerPolicy::Lrr => sm.last + 1,
+        SchedulerPolicy::Gto => sm.last,
+    };
+    for i in 0..n {
+        let idx = (start + i) % n;
+        let w = &sm.warps[idx];
+        match w.state {
+            WarpState::Running => {}
+            WarpState::Barrier(_) => {
+                scan.waiting = true;
+                continue;
+            }
+            WarpState::Free | WarpState::Done => continue,
+        }
+        if w.ready_at > now {
+            note_other(&mut scan, w);
+            continue;
+        }
+        let better = match (scan.chosen, policy) {
+            (None, _) => true,
+            (Some(_), SchedulerPolicy::Lrr) => false,
+            (Some(c), SchedulerPolicy::Gto) => c != sm.last && w.age < sm.warps[c].age,
+        };
+        if better {
+            if let Some(c) = scan.chosen {
+                note_other(&mut scan, &sm.warps[c]);
+            }
+            scan.chosen = Some(idx);
+        } else {
+            note_other(&mut scan, w);
+        }
+    }
+    scan
+}
+
+/// The fault of `warp` at its current pc, blamed on its first active (else live) lane.
+fn fault(ctx: &Ctx<'_>, warp: &Warp, block: [u32; 3], kind: FaultKind) -> EmuError {
+    let lanes = if warp.mask != 0 { warp.mask } else { warp.live };
+    fault_at(
+        ctx,
+        warp,
+        block,
+        kind,
+        warp.pc,
+        lanes.trailing_zeros().min(63),
+    )
+}
+
+/// The fault of lane `lane` of `warp` at instruction `pc`.
+fn fault_at(
+    ctx: &Ctx<'_>,
+    warp: &Warp,
+    block: [u32; 3],
+    kind: FaultKind,
+    pc: u32,
+    lane: u32,
+) -> EmuError {
+    let p = ctx.program;
+    let pc = pc.min(p.insts.len().saturating_sub(1) as u32);
+    EmuError::Fault(Box::new(Fault {
+        kind,
+        kernel: p.name.clone(),
+        block,
+        thread: ctx.thread_id(warp.first_thread + lane),
+        pc,
+        code_block: p
+            .block_of(pc)
+            .map_or_else(String::new, |b| p.blocks[b].name.clone()),
+        srcloc: p
+            .insts
+            .get(pc as usize)
+            .map(|i| i.srcloc)
+            .unwrap_or_default(),
+    }))
+}
+
+/// Blocks per SM: the tightest of the warp-slot, block-slot, register and shared-memory
+/// limits; an error naming the limit when not even one block fits.
+fn blocks_per_sm(
+    program: &Program,
+    config: &MachineConfig,
+    warps_per_block: usize,
+) -> Result<u32, String> {
+    let wpb = warps_per_block as u64;
+    let regs_per_thread = u64::from(program.num_regs[0]) + 2 * u64::from(program.num_regs[1]);
+    let regs_per_block = regs_per_thread * wpb * u64::from(config.warp_width);
+    let shared = u64::from(program.shared_size);
+    let limits = [
+        ("block slots", u64::from(config.block_slots)),
+        ("warp slots", u64::from(config.warp_slots) / wpb),
+        (
+            "registers",
+            u64::from(config.registers)
+                .checked_div(regs_per_block)
+                .unwrap_or(u64::MAX),
+        ),
+        (
+            "shared memory",
+            u64::from(config.shared_memory)
+                .checked_div(shared)
+                .unwrap_or(u64::MAX),
+        ),
+    ];
+    let (name, n) = limits
+        .iter()
+        .copied()
+        .min_by_key(|&(_, n)| n)
+        .unwrap_or(("block slots", 1));
+    if n == 0 {
+        return Err(format!(
+            "a block of {wpb} warps ({regs_per_block} registers, {shared} bytes of shared \
+             memory) does not fit on an SM: not enough {name}"
+        ));
+    }
+    Ok(n.min(u64::from(u32::MAX)) as u32)
+}
+
+/// The bits of the type's value in a register.
+pub(crate) fn type_mask(ty: MType) -> u64 {
+    match ty {
+        MType::Pred => 1,
+        MType::I8 => 0xff,
+        MType::I16 => 0xffff,
+        MType::I32 | MType::F32 => 0xffff_ffff,
+        MType::I64 | MType::F64 => u64::MAX,
+    }
+}

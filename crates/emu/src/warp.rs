@@ -1,0 +1,1112 @@
+//! A warp: its registers, its active mask and reconvergence stack, and the execution of
+//! one instruction for all its lanes.
+//!
+//! # Data layout
+//!
+//! Registers are stored structure-of-arrays: `b32` and `b64` registers as one `u64` per
+//! lane (register `r`'s lanes at `r * width ..`), predicates as one bit mask per register
+//! (bit `l` is lane `l`'s value). An instruction is dispatched once per warp: its
+//! operands are gathered into lane arrays, one loop over the lanes computes the results
+//! with the operation chosen before the loop, and the results are written back under the
+//! lanes it acts in. Results are computed for inactive lanes too (every arithmetic
+//! operation is total, so that is harmless and keeps the loop branch-free); memory
+//! operations visit only their acting lanes.
+//!
+//! # Reconvergence (IPDOM stack)
+//!
+//! Each stack entry is `(block, reconvergence block, mask)`; the top entry is what the
+//! warp executes. A branch that splits the active lanes turns the top entry into the
+//! waiting entry of the reconvergence block, and pushes the not-taken lanes, then the
+//! taken lanes (so the taken side runs first), both with that reconvergence block. When
+//! the top entry reaches its reconvergence block, or all its lanes have returned, it is
+//! popped and the entry below resumes. Threads that split at an unstructured branch thus
+//! meet only at its immediate post-dominator, and blocks between may run once per group:
+//! the redundant executions that the statistics count.
+//!
+//! # Semantics
+//!
+//! Every operation computes what the IR operation of the same meaning computes, through
+//! the scalar rules of [`warplift_ir::interp::ops`]. The most frequent integer and `f32`
+//! operations have their own loops (tested against those rules), the others call the
+//! rules lane by lane.
+
+use crate::error::FaultKind;
+use crate::machine::{type_mask, Counters, Ctx, Meta, WarpState};
+use crate::program::{Mem, Op, Src};
+use crate::stats::StallReason;
+use warplift_codegen::mir::{BinOp, Cond, CvtOp, MType, RegClass, SpecialReg, UnOp};
+use warplift_ir::interp::ops;
+use warplift_ir::interp::Access;
+use warplift_ir::launch::memory::{read_le, write_le};
+use warplift_ir::launch::GlobalMemory;
+use warplift_ir::{AddrSpace, IntCC, Opcode, Type};
+
+/// A fault, with the lane that caused it when one did.
+pub(crate) type LaneFault = (Option<u32>, FaultKind);
+
+/// "No block" / "no register" / "reconverge only at exit".
+pub(crate) const NONE: u32 = u32::MAX;
+
+/// The most lanes of a warp.
+pub(crate) const MAX_LANES: usize = 64;
+
+/// One value per lane.
+pub(crate) type Lanes = [u64; MAX_LANES];
+
+/// Lane arrays reused by every instruction, so that none allocates or clears memory.
+pub(crate) struct Scratch {
+    a: Lanes,
+    b: Lanes,
+    c: Lanes,
+    r: Lanes,
+    /// Resolved byte offsets of a memory access, per lane.
+    loc: [usize; MAX_LANES],
+    /// Global buffer of each lane's access.
+    buf: [u32; MAX_LANES],
+    /// Segment or bank keys, for transaction counting.
+    keys: [u64; MAX_LANES],
+}
+
+impl Scratch {
+    pub(crate) fn new() -> Box<Scratch> {
+        Box::new(Scratch {
+            a: [0; MAX_LANES],
+            b: [0; MAX_LANES],
+            c: [0; MAX_LANES],
+            r: [0; MAX_LANES],
+            loc: [0; MAX_LANES],
+            buf: [0; MAX_LANES],
+            keys: [0; MAX_LANES],
+        })
+    }
+}
+
+/// An entry of the reconvergence stack.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Entry {
+    /// The block to run (or being run, for the top entry).
+    pub block: u32,
+    /// The block where the entry's lanes rejoin the entry below ([`NONE`]: at exit).
+    pub rpc: u32,
+    /// The entry's lanes.
+    pub mask: u64,
+}
+
+/// A stretch of one warp in one block, for the trace.
+#[derive(Copy, Clone, Debug)]
+pub(crate) struct Span {
+    pub block: u32,
+    pub start: u64,
+    pub end: u64,
+    pub lanes: u32,
+}
+
+/// What an instruction did to the warp's control.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Flow {
+    /// Goes on with the next instruction.
+    Next,
+    /// Moved to another block.
+    Transfer,
+    /// Waits at a barrier.
+    Barrier,
+    /// This many threads ended (the warp may go on with others, or be done).
+    Exit(u32),
+}
+
+/// The mask of the first `w` lanes.
+#[inline]
+pub(crate) fn lanes_mask(w: usize) -> u64 {
+    if w >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << w) - 1
+    }
+}
+
+/// One warp in a warp slot.
+pub(crate) struct Warp {
+    /// `b32` and `b64` registers, `[register][lane]`.
+    regs: [Vec<u64>; 2],
+    /// Predicate registers, one lane mask each.
+    preds: Vec<u64>,
+    /// Scoreboard: per register (all classes, flattened), `ready cycle << 1 | from memory`.
+    ready: Vec<u64>,
+    stack: Vec<Entry>,
+    /// The next instruction.
+    pub pc: u32,
+    /// Active lanes.
+    pub mask: u64,
+    /// Lanes whose thread has ended.
+    exited: u64,
+    /// Lanes holding a thread.
+    pub live: u64,
+    pub state: WarpState,
+    /// The first cycle the next instruction can issue.
+    pub ready_at: u64,
+    /// Why it cannot issue before `ready_at`.
+    pub reason: StallReason,
+    /// The block slot of its thread block.
+    pub cta: usize,
+    /// Linear index (in the block) of lane 0's thread.
+    pub first_thread: u32,
+    /// The id of its thread block in the grid.
+    pub block_id: [u32; 3],
+    /// Local memory, `local_size` bytes per lane.
+    local: Vec<u8>,
+    /// Placement order, for greedy-then-oldest.
+    pub age: u64,
+    tracing: bool,
+    cur: Span,
+    /// Finished spans, drained by the machine when tracing.
+    pub spans: Vec<Span>,
+}
+
+impl Warp {
+    pub(crate) fn new(ctx: &Ctx<'_>) -> Warp {
+        let w = ctx.width;
+        let n = ctx.program.num_regs;
+        Warp {
+            regs: [vec![0; n[0] as usize * w], vec![0; n[1] as usize * w]],
+            preds: vec![0; n[2] as usize],
+            ready: vec![0; ctx.meta.scoreboard_len],
+            stack: Vec::new(),
+            pc: 0,
+            mask: 0,
+            exited: 0,
+            live: 0,
+            state: WarpState::Free,
+            ready_at: 0,
+            reason: StallReason::Idle,
+            cta: 0,
+            first_thread: 0,
+            block_id: [0; 3],
+            local: vec![0; ctx.program.local_size as usize * w],
+            age: 0,
+            tracing: false,
+            cur: Span {
+                block: NONE,
+                start: 0,
+                end: 0,
+                lanes: 0,
+            },
+            spans: Vec::new(),
+        }
+    }
+
+    /// Starts a new warp of `lanes` threads in this slot, at the entry block.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn reset(
+        &mut self,
+        cta: usize,
+        block_id: [u32; 3],
+        first_thread: u32,
+        lanes: u32,
+        age: u64,
+        now: u64,
+        tracing: bool,
+    ) {
+        for r in &mut self.regs {
+            r.fill(0);
+        }
+        self.preds.fill(0);
+        self.ready.fill(0);
+        self.local.fill(0);
+        self.live = lanes_mask(lanes as usize);
+        self.stack.clear();
+        self.stack.push(Entry {
+            block: 0,
+            rpc: NONE,
+            mask: self.live,
+        });
+        self.exited = 0;
+        self.mask = 0;
+        self.pc = 0;
+        self.state = WarpState::Running;
+        self.ready_at = now;
+        self.reason = StallReason::Dependency;
+        self.cta = cta;
+        self.first_thread = first_thread;
+        self.block_id = block_id;
+        self.age = age;
+        self.tracing = tracing;
+        self.cur.block = NONE;
+        self.spans.clear();
+    }
+
+    /// Settles the stack after a control transfer or an exit: pops the entries that have
+    /// reached their reconvergence block or lost all their lanes, then starts the top
+    /// entry's block (or marks the warp done).
+    pub(crate) fn enter(
+        &mut self,
+        ctx: &Ctx<'_>,
+        counters: &mut Counters,
+        now: u64,
+    ) -> Result<(), FaultKind> {
+        if self.tracing && self.cur.block != NONE {
+            self.cur.end = now + 1;
+            self.spans.push(self.cur);
+            self.cur.block = NONE;
+        }
+        loop {
+            let n = self.stack.len();
+            let top = self.stack[n - 1];
+            let m = top.mask & !self.exited;
+            if n > 1 && (m == 0 || top.block == top.rpc) {
+                self.stack.pop();
+                continue;
+            }
+            if m == 0 {
+                self.state = WarpState::Done;
+                self.mask = 0;
+                return Ok(());
+            }
+            if top.block == NONE {
+                return Err(FaultKind::Malformed(
+                    "threads that diverged at a branch without reconvergence point \
+                     resumed before returning"
+                        .into(),
+                ));
+            }
+            self.stack[n - 1].mask = m;
+            self.mask = m;
+            self.pc = ctx.program.blocks[top.block as usize].start;
+            counters.block_execs[top.block as usize] += 1;
+            if self.tracing {
+                self.cur = Span {
+                    block: top.block,
+                    start: now + 1,
+                    end: 0,
+                    lanes: m.count_ones(),
+                };
+            }
+            return Ok(());
+        }
+    }
+
+    /// Sets `ready_at` for the next instruction: not before `earliest`, nor before its
+    /// operands (and the register it overwrites) are ready.
+    #[inline]
+    pub(crate) fn compute_ready(&mut self, meta: &Meta, earliest: u64, why: StallReason) {
+        let m = &meta.insts[self.pc as usize];
+        let mut at = earliest;
+        let mut reason = why;
+        let start = m.uses_start as usize;
+        let uses = &meta.uses[start..start + m.uses_len as usize];
+        let mut note = |packed: u64| {
+            let cycle = packed >> 1;
+            if cycle > at {
+                at = cycle;
+                reason = if packed & 1 != 0 {
+                    StallReason::Memory
+                } else {
+                    StallReason::Dependency
+                };
+            }
+        };
+        for &u in uses {
+            note(self.ready[u as usize]);
+        }
+        if m.def != NONE {
+            note(self.ready[m.def as usize]);
+        }
+        self.ready_at = at;
+        self.reason = reason;
+    }
+
+    /// Executes the instruction at `pc` for the warp's lanes at cycle `now`. Returns what
+    /// it did to control and `(lanes that acted, lanes active)`; a fault names the lane
+    /// when one lane caused it.
+    #[inline]
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn step(
+        &mut self,
+        ctx: &Ctx<'_>,
+        shared: &mut [u8],
+        global: &mut GlobalMemory,
+        counters: &mut Counters,
+        sc: &mut Scratch,
+        now: u64,
+    ) -> Result<(Flow, (u32, u32)), LaneFault> {
+        let pc = self.pc as usize;
+        let inst = ctx.program.insts[pc];
+        let w = ctx.width;
+        let active = self.mask;
+        let emask = match inst.guard {
+            Some(g) => {
+                let p = self.preds[g.pred as usize];
+                active & if g.negated { !p } else { p }
+            }
+            None => active,
+        };
+        self.pc += 1;
+        let lanes = (emask.count_ones(), active.count_ones());
+        let mut flow = Flow::Next;
+        match inst.op {
+            Op::Bin { op, ty, dst, a, b } => {
+                let m = type_mask(ty);
+                self.gather(w, ty.class(), Src::Reg(a), m, &mut sc.a);
+                self.gather(w, ty.class(), b, m, &mut sc.b);
+                bin(op, ty, &sc.a[..w], &sc.b[..w], &mut sc.r[..w]);
+                self.scatter(w, ty.class(), dst, &sc.r, emask);
+            }
+            Op::Un { op, ty, dst, src } => {
+                self.gather(w, ty.class(), Src::Reg(src), type_mask(ty), &mut sc.a);
+                let t = ir_type(ty);
+                let opc = un_opcode(op);
+                for (r, &x) in sc.r[..w].iter_mut().zip(&sc.a[..w]) {
+                    *r = ops::unary(opc, t, t, x).unwrap_or(0);
+                }
+                self.scatter(w, ty.class(), dst, &sc.r, emask);
+            }
+            Op::Mad { ty, dst, a, b, c } => {
+                let m = type_mask(ty);
+                self.gather(w, ty.class(), Src::Reg(a), m, &mut sc.a);
+                self.gather(w, ty.class(), b, m, &mut sc.b);
+                self.gather(w, ty.class(), c, m, &mut sc.c);
+                for l in 0..w {
+                    sc.r[l] = sc.a[l].wrapping_mul(sc.b[l]).wrapping_add(sc.c[l]);
+                }
+                self.scatter(w, ty.class(), dst, &sc.r, emask);
+            }
+            Op::Fma { ty, dst, a, b, c } => {
+                let m = type_mask(ty);
+                self.gather(w, ty.class(), Src::Reg(a), m, &mut sc.a);
+                self.gather(w, ty.class(), Src::Reg(b), m, &mut sc.b);
+                self.gather(w, ty.class(), Src::Reg(c), m, &mut sc.c);
+                if ty == MType::F32 {
+                    for l in 0..w {
+                        let (x, y, z) = (f32_of(sc.a[l]), f32_of(sc.b[l]), f32_of(sc.c[l]));
+                        sc.r[l] = ops::canon_f32(x.mul_add(y, z));
+                    }
+                } else {
+                    let t = ir_type(ty);
+                    for l in 0..w {
+                        sc.r[l] = ops::fma(t, sc.a[l], sc.b[l], sc.c[l]).unwrap_or(0);
+                    }
+                }
+                self.scatter(w, ty.class(), dst, &sc.r, emask);
+            }
+            Op::Setp {
+                cond,
+                ty,
+                dst,
+                a,
+                b,
+            } => {
+                let m = type_mask(ty);
+                self.gather(w, ty.class(), Src::Reg(a), m, &mut sc.a);
+                self.gather(w, ty.class(), b, m, &mut sc.b);
+                let bits = setp(cond, ty, &sc.a[..w], &sc.b[..w]);
+                let p = &mut self.preds[dst as usize];
+                *p = (*p & !emask) | (bits & emask);
+            }
+            Op::Selp {
+                ty,
+                dst,
+                a,
+                b,
+                pred,
+            } => {
+                let m = type_mask(ty);
+                self.gather(w, ty.class(), a, m, &mut sc.a);
+                self.gather(w, ty.class(), b, m, &mut sc.b);
+                let p = self.preds[pred as usize];
+                for l in 0..w {
+                    sc.r[l] = if (p >> l) & 1 != 0 { sc.a[l] } else { sc.b[l] };
+                }
+                self.scatter(w, ty.class(), dst, &sc.r, emask);
+            }
+            Op::Cvt {
+                op,
+                to,
+                from,
+                dst,
+                src,
+            } => {
+                self.gather(w, from.class(), Src::Reg(src), type_mask(from), &mut sc.a);
+                let (opc, tf, tt) = (cvt_opcode(op), ir_type(from), ir_type(to));
+                for (r, &x) in sc.r[..w].iter_mut().zip(&sc.a[..w]) {
+                    *r = ops::unary(opc, tf, tt, x).unwrap_or(0);
+                }
+                self.scatter(w, to.class(), dst, &sc.r, emask);
+            }
+            Op::Mov { ty, dst, src } => {
+                self.gather(w, ty.class(), src, type_mask(ty), &mut sc.a);
+                self.scatter(w, ty.class(), dst, &sc.a, emask);
+            }
+            Op::ReadSpecial { dst, sreg } => {
+                for l in 0..w {
+                    let t = self.first_thread + l as u32;
+                    sc.r[l] = u64::from(match sreg {
+                        SpecialReg::Tid(d) => ctx.thread_id(t)[d as usize],
+                        SpecialReg::Ctaid(d) => self.block_id[d as usize],
+                        SpecialReg::Ntid(d) => ctx.block[d as usize],
+                        SpecialReg::Nctaid(d) => ctx.grid[d as usize],
+                        SpecialReg::LaneId => l as u32,
+                    });
+                }
+                self.scatter(w, RegClass::B32, dst, &sc.r, emask);
+            }
+            Op::LdParam { ty, dst, index } => {
+                let v = ctx.args.get(index as usize).copied().unwrap_or(0) & type_mask(ty);
+                sc.r[..w].fill(v);
+                self.scatter(w, ty.class(), dst, &sc.r, emask);
+            }
+            Op::Ld { .. } | Op::St { .. } | Op::Atom { .. } | Op::Cas { .. } => {
+                self.memory(ctx, &inst.op, emask, shared, global, counters, sc)?;
+            }
+            Op::Bar => {
+                let live = self.live & !self.exited;
+                if active != live
+                    && ctx.config.partial_barrier == crate::config::PartialBarrier::Error
+                {
+                    return Err((
+                        None,
+                        FaultKind::BarrierDivergence(format!(
+                            "{} of the warp's {} live threads reached the barrier; the others \
+                             are on another path",
+                            active.count_ones(),
+                            live.count_ones()
+                        )),
+                    ));
+                }
+                flow = Flow::Barrier;
+            }
+            Op::Jump { target } => {
+                self.goto(target);
+                self.enter(ctx, counters, now).map_err(|k| (None, k))?;
+                flow = Flow::Transfer;
+            }
+            Op::Branch {
+                pred,
+                negated,
+                taken,
+                not_taken,
+                reconverge,
+            } => {
+                let p = self.preds[pred as usize];
+                let t = active & if negated { !p } else { p };
+                let n = active & !t;
+                if n == 0 {
+                    self.goto(taken);
+                } else if t == 0 {
+                    self.goto(not_taken);
+                } else {
+                    let rpc = reconverge.unwrap_or(NONE);
+                    // Two exact economies keep loops from growing the stack: when the top
+                    // entry already reconverges at `rpc`, its two halves replace it (it
+                    // would only pop at `rpc` anyway); and a half that starts at `rpc`
+                    // is not pushed (it would pop at once).
+                    if self.stack.len() > 1 && self.stack[self.stack.len() - 1].rpc == rpc {
+                        self.stack.pop();
+                    } else {
+                        self.goto(rpc);
+                    }
+                    for (block, mask) in [(not_taken, n), (taken, t)] {
+                        if block != rpc {
+                            self.stack.push(Entry { block, rpc, mask });
+                        }
+                    }
+                    counters.max_stack_depth =
+                        counters.max_stack_depth.max(self.stack.len() as u64);
+                }
+                self.enter(ctx, counters, now).map_err(|k| (None, k))?;
+                flow = Flow::Transfer;
+            }
+            Op::Ret => {
+                self.exited |= active;
+                self.enter(ctx, counters, now).map_err(|k| (None, k))?;
+                flow = Flow::Exit(active.count_ones());
+            }
+        }
+        let m = &ctx.meta.insts[pc];
+        if m.def != NONE {
+            self.ready[m.def as usize] = ((now + u64::from(m.latency)) << 1) | u64::from(m.memory);
+        }
+        counters.max_stack_depth = counters.max_stack_depth.max(self.stack.len() as u64);
+        Ok((flow, lanes))
+    }
+
+    /// Sets the top entry's block.
+    #[inline]
+    fn goto(&mut self, block: u32) {
+        if let Some(top) = self.stack.last_mut() {
+            top.block = block;
+        }
+    }
+
+    /// Reads operand `src` of class `class` for every lane into `out`, masked to `mask`
+    /// (predicates read as 0 or 1).
+    #[inline]
+    fn gather(&self, w: usize, class: RegClass, src: Src, mask: u64, out: &mut Lanes) {
+        match src {
+            Src::Imm(v) => out[..w].fill(v & mask),
+            Src::Reg(r) => match class {
+                RegClass::Pred => {
+                    let bits = self.preds[r as usize];
+                    for (l, o) in out[..w].iter_mut().enumerate() {
+                        *o = (bits >> l) & 1;
+                    }
+                }
+                c => {
+                    let r = r as usize * w;
+                    let regs = &self.regs[c.index()][r..r + w];
+                    for (o, &v) in out[..w].iter_mut().zip(regs) {
+                        *o = v & mask;
+                    }
+                }
+            },
+        }
+    }
+
+    /// Writes `vals` into register `dst` of class `class`, in the lanes of `emask`.
+    #[inline]
+    fn scatter(&mut self, w: usize, class: RegClass, dst: u32, vals: &Lanes, emask: u64) {
+        match class {
+            RegClass::Pred => {
+                let mut bits = 0u64;
+                for (l, &v) in vals[..w].iter().enumerate() {
+                    bits |= (v & 1) << l;
+                }
+                let p = &mut self.preds[dst as usize];
+                *p = (*p & !emask) | (bits & emask);
+            }
+            c => {
+                let width_mask = if c == RegClass::B32 {
+                    0xffff_ffff
+                } else {
+                    u64::MAX
+                };
+                let d = dst as usize * w;
+                let regs = &mut self.regs[c.index()][d..d + w];
+                if emask == lanes_mask(w) {
+                    for (r, &v) in regs.iter_mut().zip(&vals[..w]) {
+                        *r = v & width_mask;
+                    }
+                } else {
+                    let mut m = emask;
+                    while m != 0 {
+                        let l = m.trailing_zeros() as usize;
+                        m &= m - 1;
+                        if l < w {
+                            regs[l] = vals[l] & width_mask;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Executes a load, store or atomic in the lanes of `emask`.
+    #[allow(clippy::too_many_arguments)]
+    fn memory(
+        &mut self,
+        ctx: &Ctx<'_>,
+        op: &Op,
+        emask: u64,
+        shared: &mut [u8],
+        global: &mut GlobalMemory,
+        counters: &mut Counters,
+        sc: &mut Scratch,
+    ) -> Result<(), LaneFault> {
+        let w = ctx.width;
+        let (space, ty, addr, access) = match *op {
+            Op::Ld {
+                space, ty, addr, ..
+            } => (space, ty, addr, Access::Load),
+            Op::St {
+                space, ty, addr, ..
+            } => (space, ty, addr, Access::Store),
+            Op::Atom {
+                space, ty, addr, ..
+            }
+            | Op::Cas {
+                space, ty, addr, ..
+            } => (space, ty, addr, Access::Atomic),
+            _ => return Ok(()),
+        };
+        if emask == 0 {
+            return Ok(());
+        }
+        let Mem { base, offset } = addr;
+        let size = ty.bytes();
+        match base {
+            Some(r) => {
+                let (class, m) = if space == AddrSpace::Global {
+                    (RegClass::B64, u64::MAX)
+                } else {
+                    (RegClass::B32, 0xffff_ffff)
+                };
+                self.gather(w, class, Src::Reg(r), m, &mut sc.a);
+            }
+            None => sc.a[..w].fill(0),
+        }
+        // Resolve and check every acting lane before any effect.
+        let local_size = ctx.program.local_size as usize;
+        let mut nkeys = 0;
+        let mut last_buf: Option<(usize, u64, u64)> = None;
+        let mut m = emask;
+        while m != 0 {
+            let l = m.trailing_zeros() as usize;
+            m &= m - 1;
+            let oob = |eff: i128, detail: String| {
+                (
+                    Some(l as u32),
+                    FaultKind::OutOfBounds {
+                        space,
+                        access,
+                        size,
+                        addr: eff,
+                        detail,
+                    },
+                )
+            };
+            let eff: i128;
+            match space {
+                AddrSpace::Global => {
+                    eff = i128::from(sc.a[l]) + i128::from(offset);
+                    let Ok(a) = u64::try_from(eff) else {
+                        return Err(oob(eff, "outside the address space".into()));
+                    };
+                    let (b, off) = match last_buf {
+                        Some((b, lo, hi)) if a >= lo && a + u64::from(size) <= hi => {
+                            (b, (a - lo) as usize)
+                        }
+                        _ => {
+                            let (b, off) =
+                                global.find(a, size).map_err(|e| oob(eff, e.to_string()))?;
+                            let buf = &global.buffers[b];
+                            last_buf = Some((b, buf.base, buf.end()));
+                            (b, off)
+                        }
+                    };
+                    sc.buf[l] = b as u32;
+                    sc.loc[l] = off;
+                    sc.keys[nkeys] = a / u64::from(ctx.config.segment_bytes);
+                }
+                AddrSpace::Shared | AddrSpace::Local => {
+                    eff = i128::from(sc.a[l]) + i128::from(offset);
+                    let window = if space == AddrSpace::Shared {
+                        shared.len()
+                    } else {
+                        local_size
+                    };
+                    if eff < 0 || eff + i128::from(size) > window as i128 {
+                        return Err(oob(eff, format!("the {space} window is {window} bytes")));
+                    }
+                    let off = eff as usize;
+                    if space == AddrSpace::Shared {
+                        sc.loc[l] = off;
+                        let word = (off / 4) as u64;
+                        let bank = word % u64::from(ctx.config.shared_banks);
+                        sc.keys[nkeys] = (bank << 40) | word;
+                    } else {
+                        sc.loc[l] = l * local_size + off;
+                        // Local memory is interleaved across lanes in units of the
+                        // access size.
+                        let sz = size as usize;
+                        let phys = ((off / sz) * w + l) * sz + off % sz;
+                        sc.keys[nkeys] = phys as u64 / u64::from(ctx.config.segment_bytes);
+                    }
+                }
+            }
+            if eff % i128::from(size) != 0 {
+                return Err((
+                    Some(l as u32),
+                    FaultKind::Misaligned {
+                        space,
+                        access,
+                        size,
+                        addr: eff,
+                    },
+                ));
+            }
+            nkeys += 1;
+        }
+        // Transactions.
+        let keys = &mut sc.keys[..nkeys];
+        keys.sort_unstable();
+        let tx = if space == AddrSpace::Shared {
+            // The most distinct words in one bank (keys sorted by bank, then word).
+            let (mut best, mut run, mut prev) = (0u64, 0u64, None::<u64>);
+            let mut prev_key = None;
+            for &k in keys.iter() {
+                if prev_key == Some(k) {
+                    continue;
+                }
+                prev_key = Some(k);
+                let bank = k >> 40;
+                run = if prev == Some(bank) { run + 1 } else { 1 };
+                prev = Some(bank);
+                best = best.max(run);
+            }
+            best
+        } else {
+            let mut n = 0u64;
+            let mut prev = None;
+            for &k in keys.iter() {
+                if prev != Some(k) {
+                    n += 1;
+                    prev = Some(k);
+                }
+            }
+            n
+        };
+        counters.transactions[match space {
+            AddrSpace::Global => 0,
+            AddrSpace::Shared => 1,
+            AddrSpace::Local => 2,
+        }] += tx;
+        // The accesses, in lane order.
+        let n = size as usize;
+        let is_pred = ty == MType::Pred;
+        match *op {
+            Op::Ld { dst, .. } => {
+                let mut m = emask;
+                while m != 0 {
+                    let l = m.trailing_zeros() as usize;
+                    m &= m - 1;
+                    let bytes = self.bytes(space, l, shared, global, sc);
+                    let v = read_le(&bytes[..n]);
+                    sc.r[l] = if is_pred { u64::from(v != 0) } else { v };
+                }
+                self.scatter(w, ty.class(), dst, &sc.r, emask);
+            }
+            Op::St { src, .. } => {
+                self.gather(w, ty.class(), src, type_mask(ty), &mut sc.b);
+                let mut m = emask;
+                while m != 0 {
+                    let l = m.trailing_zeros() as usize;
+                    m &= m - 1;
+                    let v = sc.b[l];
+                    write_le(&mut self.bytes(space, l, shared, global, sc)[..n], v);
+                }
+            }
+            Op::Atom {
+                op: rmw, dst, src, ..
+            } => {
+                self.gather(w, ty.class(), src, type_mask(ty), &mut sc.b);
+                let t = ir_type(ty);
+                let mut m = emask;
+                while m != 0 {
+                    let l = m.trailing_zeros() as usize;
+                    m &= m - 1;
+                    let x = sc.b[l];
+                    let bytes = &mut self.bytes(space, l, shared, global, sc)[..n];
+                    let old = read_le(bytes);
+                    write_le(bytes, ops::atomic_rmw(rmw, t, old, x));
+                    sc.r[l] = old;
+                }
+                self.scatter(w, ty.class(), dst, &sc.r, emask);
+            }
+            Op::Cas {
+                dst,
+                expected,
+                replacement,
+                ..
+            } => {
+                let tm = type_mask(ty);
+                self.gather(w, ty.class(), expected, tm, &mut sc.b);
+                self.gather(w, ty.class(), replacement, tm, &mut sc.c);
+                let mut m = emask;
+                while m != 0 {
+                    let l = m.trailing_zeros() as usize;
+                    m &= m - 1;
+                    let (e, x) = (sc.b[l], sc.c[l]);
+                    let bytes = &mut self.bytes(space, l, shared, global, sc)[..n];
+                    let old = read_le(bytes);
+                    if old == e {
+                        write_le(bytes, x);
+                    }
+                    sc.r[l] = old;
+                }
+                self.scatter(w, ty.class(), dst, &sc.r, emask);
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// The bytes from lane `l`'s resolved location on.
+    #[inline]
+    fn bytes<'s>(
+        &'s mut self,
+        space: AddrSpace,
+        l: usize,
+        shared: &'s mut [u8],
+        global: &'s mut GlobalMemory,
+        sc: &Scratch,
+    ) -> &'s mut [u8] {
+        let off = sc.loc[l];
+        match space {
+            AddrSpace::Global => &mut global.buffers[sc.buf[l] as usize].bytes[off..],
+            AddrSpace::Shared => &mut shared[off..],
+            AddrSpace::Local => &mut self.local[off..],
+        }
+    }
+}
+
+#[inline]
+fn f32_of(bits: u64) -> f32 {
+    f32::from_bits(bits as u32)
+}
+
+/// The IR type an operation type stands for.
+pub(crate) fn ir_type(ty: MType) -> Type {
+    match ty {
+        MType::I8 => Type::I8,
+        MType::I16 => Type::I16,
+        MType::I32 => Type::I32,
+        MType::I64 => Type::I64,
+        MType::F32 => Type::F32,
+        MType::F64 => Type::F64,
+        MType::Pred => Type::I1,
+    }
+}
+
+/// The IR opcode of a binary operation.
+pub(crate) fn bin_opcode(op: BinOp) -> Opcode {
+    use BinOp::*;
+    match op {
+        Add => Opcode::Iadd,
+        Sub => Opcode::Isub,
+        Mul => Opcode::Imul,
+        MulHiS => Opcode::Smulhi,
+        MulHiU => Opcode::Umulhi,
+        DivS => Opcode::Sdiv,
+        DivU => Opcode::Udiv,
+        RemS => Opcode::Srem,
+        RemU => Opcode::Urem,
+        MinS => Opcode::Smin,
+        MinU => Opcode::Umin,
+        MaxS => Opcode::Smax,
+        MaxU => Opcode::Umax,
+        And => Opcode::Band,
+        Or => Opcode::Bor,
+        Xor => Opcode::Bxor,
+        Shl => Opcode::Ishl,
+        ShrU => Opcode::Ushr,
+        ShrS => Opcode::Sshr,
+        FAdd => Opcode::Fadd,
+        FSub => Opcode::Fsub,
+        FMul => Opcode::Fmul,
+        FDiv => Opcode::Fdiv,
+        FMin => Opcode::Fmin,
+        FMax => Opcode::Fmax,
+    }
+}
+
+fn un_opcode(op: UnOp) -> Opcode {
+    match op {
+        UnOp::Neg => Opcode::Ineg,
+        UnOp::Not => Opcode::Bnot,
+        UnOp::Popc => Opcode::Popcnt,
+        UnOp::Clz => Opcode::Clz,
+        UnOp::Ctz => Opcode::Ctz,
+        UnOp::FNeg => Opcode::Fneg,
+        UnOp::FAbs => Opcode::Fabs,
+        UnOp::FSqrt => Opcode::Sqrt,
+    }
+}
+
+fn cvt_opcode(op: CvtOp) -> Opcode {
+    match op {
+        CvtOp::Zext => Opcode::Uextend,
+        CvtOp::Sext => Opcode::Sextend,
+        CvtOp::Trunc => Opcode::Ireduce,
+        CvtOp::FToS => Opcode::FcvtToSint,
+        CvtOp::FToU => Opcode::FcvtToUint,
+        CvtOp::SToF => Opcode::FcvtFromSint,
+        CvtOp::UToF => Opcode::FcvtFromUint,
+        CvtOp::FExt => Opcode::Fpromote,
+        CvtOp::FTrunc => Opcode::Fdemote,
+        CvtOp::Bitcast => Opcode::Bitcast,
+    }
+}
+
+/// `r = a OP b` on every lane; operands are masked to the type, results may carry bits
+/// above it (the register write masks to the class).
+#[inline]
+pub(crate) fn bin(op: BinOp, ty: MType, a: &[u64], b: &[u64], r: &mut [u64]) {
+    macro_rules! map2 {
+        (|$x:ident, $y:ident| $e:expr) => {
+            for (r, (&$x, &$y)) in r.iter_mut().zip(a.iter().zip(b)) {
+                *r = $e;
+            }
+        };
+    }
+    let bits = u64::from(ty.bits());
+    let wide = matches!(ty, MType::I32 | MType::I64);
+    match op {
+        BinOp::Add if !ty.is_float() => map2!(|x, y| x.wrapping_add(y)),
+        BinOp::Sub if !ty.is_float() => map2!(|x, y| x.wrapping_sub(y)),
+        BinOp::Mul if !ty.is_float() => map2!(|x, y| x.wrapping_mul(y)),
+        BinOp::And => map2!(|x, y| x & y),
+        BinOp::Or => map2!(|x, y| x | y),
+        BinOp::Xor => map2!(|x, y| x ^ y),
+        BinOp::Shl if wide => map2!(|x, y| if y >= bits { 0 } else { x << y }),
+        BinOp::ShrU if wide => map2!(|x, y| if y >= bits { 0 } else { x >> y }),
+        BinOp::FAdd if ty == MType::F32 => {
+            map2!(|x, y| ops::canon_f32(f32_of(x) + f32_of(y)))
+        }
+        BinOp::FSub if ty == MType::F32 => {
+            map2!(|x, y| ops::canon_f32(f32_of(x) - f32_of(y)))
+        }
+        BinOp::FMul if ty == MType::F32 => {
+            map2!(|x, y| ops::canon_f32(f32_of(x) * f32_of(y)))
+        }
+        _ => {
+            let (opc, t) = (bin_opcode(op), ir_type(ty));
+            map2!(|x, y| ops::binary(opc, t, x, y).unwrap_or(0))
+        }
+    }
+}
+
+/// The lane mask of `a COND b` (operands masked to the type).
+#[inline]
+pub(crate) fn setp(cond: Cond, ty: MType, a: &[u64], b: &[u64]) -> u64 {
+    let mut bits = 0u64;
+    macro_rules! cmp {
+        (|$x:ident, $y:ident| $e:expr) => {
+            for (l, (&$x, &$y)) in a.iter().zip(b).enumerate() {
+                bits |= u64::from($e) << l;
+            }
+        };
+    }
+    let t = ir_type(ty);
+    match cond {
+        Cond::Int(cc) => match cc {
+            IntCC::Equal => cmp!(|x, y| x == y),
+            IntCC::NotEqual => cmp!(|x, y| x != y),
+            IntCC::UnsignedLessThan => cmp!(|x, y| x < y),
+            IntCC::UnsignedLessThanOrEqual => cmp!(|x, y| x <= y),
+            IntCC::UnsignedGreaterThan => cmp!(|x, y| x > y),
+            IntCC::UnsignedGreaterThanOrEqual => cmp!(|x, y| x >= y),
+            IntCC::SignedLessThan => cmp!(|x, y| ops::sext(x, t) < ops::sext(y, t)),
+            IntCC::SignedLessThanOrEqual => cmp!(|x, y| ops::sext(x, t) <= ops::sext(y, t)),
+            IntCC::SignedGreaterThan => cmp!(|x, y| ops::sext(x, t) > ops::sext(y, t)),
+            IntCC::SignedGreaterThanOrEqual => {
+                cmp!(|x, y| ops::sext(x, t) >= ops::sext(y, t))
+            }
+        },
+        Cond::Float(cc) => cmp!(|x, y| ops::fcmp(cc, t, x, y).unwrap_or(false)),
+    }
+    bits
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use warplift_ir::FloatCC;
+
+    /// Edge values of a type, with upper garbage for sub-word types (which the gather
+    /// masks away).
+    fn samples(ty: MType) -> Vec<u64> {
+        let m = type_mask(ty);
+        let mut v = vec![
+            0,
+            1,
+            2,
+            3,
+            7,
+            31,
+            32,
+            33,
+            63,
+            64,
+            65,
+            m,
+            m - 1,
+            m >> 1,
+            (m >> 1) + 1,
+        ];
+        if ty == MType::F32 {
+            for x in [
+                0.0f32,
+                -0.0,
+                1.5,
+                -2.25,
+                f32::INFINITY,
+                f32::NAN,
+                1e30,
+                -1e-30,
+            ] {
+                v.push(u64::from(x.to_bits()));
+            }
+        }
+        v.into_iter().map(|x| x & m).collect()
+    }
+
+    #[test]
+    fn lane_loops_agree_with_the_scalar_rules() {
+        use BinOp::*;
+        let ops_list = [
+            Add, Sub, Mul, MulHiS, MulHiU, DivS, DivU, RemS, RemU, MinS, MinU, MaxS, MaxU, And, Or,
+            Xor, Shl, ShrU, ShrS,
+        ];
+        for ty in [MType::I8, MType::I16, MType::I32, MType::I64, MType::F32] {
+            let s = samples(ty);
+            let (a, b): (Vec<u64>, Vec<u64>) = s
+                .iter()
+                .flat_map(|&x| s.iter().map(move |&y| (x, y)))
+                .unzip();
+            let list: Vec<BinOp> = if ty.is_float() {
+                vec![FAdd, FSub, FMul, FDiv, FMin, FMax]
+            } else {
+                ops_list.to_vec()
+            };
+            let t = ir_type(ty);
+            for op in list {
+                for (ca, cb) in a.chunks(64).zip(b.chunks(64)) {
+                    let mut r = vec![0; ca.len()];
+                    bin(op, ty, ca, cb, &mut r);
+                    for i in 0..ca.len() {
+                        let want = ops::binary(bin_opcode(op), t, ca[i], cb[i]).unwrap();
+                        assert_eq!(
+                            r[i] & type_mask(ty),
+                            want,
+                            "{op:?}.{ty} {:#x} {:#x}",
+                            ca[i],
+                            cb[i]
+                        );
+                    }
+                }
+            }
+            for (ca, cb) in a.chunks(64).zip(b.chunks(64)) {
+                let conds: Vec<Cond> = if ty.is_float() {
+                    [FloatCC::LessThan, FloatCC::Unordered, FloatCC::NotEqual]
+                        .into_iter()
+                        .map(Cond::Float)
+                        .collect()
+                } else {
+                    [
+                        IntCC::Equal,
+                        IntCC::NotEqual,
+                        IntCC::SignedLessThan,
+                        IntCC::SignedLessThanOrEqual,
+                        IntCC::SignedGreaterThan,
+                        IntCC::SignedGreaterThanOrEqual,
+                        IntCC::UnsignedLessThan,
+                        IntCC::UnsignedLessThanOrEqual,
+                        IntCC::UnsignedGreaterThan,
+                        IntCC::UnsignedGreaterThanOrEqual,
+                    ]
+                    .into_iter()
+                    .map(Cond::Int)
+                    .collect()
+                };
+                for cond in conds {
+                    let bits = setp(cond, ty, ca, cb);
+                    for i in 0..ca.len() {
+                        let want = match cond {
+                            Cond::Int(cc) => ops::icmp(cc, t, ca[i], cb[i]),
+                            Cond::Float(cc) => ops::fcmp(cc, t, ca[i], cb[i]).unwrap(),
+                        };
+                        assert_eq!((bits >> i) & 1 != 0, want, "{cond:?}.{ty}");
+                    }
+                }
+            }
+        }
+    }
+}
