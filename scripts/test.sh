@@ -14,6 +14,14 @@ WARPLIFT_PTXAS="$(bash scripts/install-ptxas.sh)"
 export WARPLIFT_PTXAS
 "$WARPLIFT_PTXAS" --version | tail -n 1
 
+echo "== readelf (the object tests read ELF and DWARF with it)"
+if ! command -v readelf >/dev/null 2>&1; then
+    if command -v apt-get >/dev/null 2>&1; then
+        (apt-get update -qq && apt-get install -y -qq binutils) >/dev/null
+    fi
+fi
+readelf --version | head -n 1
+
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
 

@@ -1,5 +1,5 @@
 //! Code-generator settings, in Cranelift's manner: every setting is declared once, in the
-//! table of [`declare_settings!`], with its type, default and documentation; the builder
+//! table of `declare_settings!`, with its type, default and documentation; the builder
 //! sets them by name from strings (`--set name=value` on the command line) and the
 //! [`Settings`] struct exposes them typed.
 

@@ -8,11 +8,11 @@
 //!  LoadedObject ──disassemble_object──▶ listing with pcs and source lines
 //! ```
 //!
-//! Every instruction is declared once in the opcode table [`for_each_op!`]; the encoder,
+//! Every instruction is declared once in the opcode table `for_each_op!`; the encoder,
 //! decoder and disassembler are generated from it ([`ops`]). The format, its version
 //! policy and the object layout are documented in `docs/bytecode.md`.
 //!
-//! Nothing here trusts its input: [`decode`] and [`load_object`] validate everything and
+//! Nothing here trusts its input: [`decode()`] and [`load_object`] validate everything and
 //! return typed errors on any malformed, truncated or inconsistent bytes.
 
 mod codes;

@@ -1,18 +1,18 @@
 //! The opcode table and everything generated from it.
 //!
-//! [`for_each_op!`] lists every instruction of the bytecode once: its opcode byte, its
+//! `for_each_op!` lists every instruction of the bytecode once: its opcode byte, its
 //! mnemonic and its fields in encoding order. From that one list come the decoded
 //! instruction enum [`Op`], the encoder ([`Op::encode`]), the decoder
 //! ([`Op::decode`]) and the disassembler ([`Op::display`]), so the three can never
 //! disagree about a layout. A field's type says how it is encoded: each implements
-//! [`Field`], whose encodings are described in `docs/bytecode.md`.
+//! `Field`, whose encodings are described in `docs/bytecode.md`.
 //!
 //! The table is exported so that other crates (the emulator's dispatch, statistics
 //! tables) can generate their code from it too: `for_each_op!(my_macro)` calls
 //! `my_macro!` with the whole list.
 //!
 //! This module defines the format only: which combinations of types and register classes
-//! make sense is checked by the validator in [`super::decode`].
+//! make sense is checked by the validator in [`super::decode()`].
 
 use super::codes::ByteCode;
 use super::decode::DecodeError;
@@ -200,7 +200,7 @@ impl Op {
     }
 
     /// Decodes the instruction at byte `pc` of `code`: its guard, operation and the pc of
-    /// the next instruction. Checks the encoding only (see [`super::decode`] for meaning).
+    /// the next instruction. Checks the encoding only (see [`super::decode()`] for meaning).
     pub fn decode(code: &[u8], pc: u32) -> Result<(Option<Guard>, Op, u32), DecodeError> {
         let mut r = Reader::new(code, pc);
         let byte = r.u8()?;
