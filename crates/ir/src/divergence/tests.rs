@@ -1,0 +1,466 @@
+//! Hand-written kernels, one per rule of the analysis.
+
+use super::*;
+use crate::parser::parse_function;
+
+fn analyze_text(text: &str) -> (Function, Divergence) {
+    let func = parse_function(text).expect("parse");
+    if let Err(e) = crate::verifier::verify_function(&func) {
+        panic!(
+            "invalid IR: {}",
+            format!("{e:?}").chars().take(500).collect::<String>()
+        );
+    }
+    let div = analyze(&func);
+    (func, div)
+}
+
+fn v(n: u32) -> Value {
+    Value::from_u32(n)
+}
+
+fn b(n: u32) -> Block {
+    Block::from_u32(n)
+}
+
+/// The values among `0..n` that are divergent.
+fn divergent_among(div: &Divergence, n: u32) -> Vec<u32> {
+    (0..n).filter(|&i| div.is_divergent(v(i))).collect()
+}
+
+#[test]
+fn thread_id_spreads_by_data_dependence() {
+    let (_, div) = analyze_text(
+        "kernel %k(p: i64) {
+        block0(v0: i64):
+            v1 = thread_id x
+            v2 = thread_id y
+            v3 = thread_id z
+            v4 = lane_id
+            v5 = iconst.i32 4
+            v6 = imul v1, v5
+            v7 = uextend.i64 v6
+            v8 = iadd v0, v7
+            v9 = icmp eq v5, v5
+            v10 = select v9, v5, v5
+            v11 = icmp eq v2, v5
+            v12 = select v11, v5, v5
+            store global v6, v8
+            return
+        }",
+    );
+    assert_eq!(divergent_among(&div, 13), [1, 2, 3, 4, 6, 7, 8, 11, 12]);
+    assert_eq!(
+        div.divergent_values(),
+        &[1, 2, 3, 4, 6, 7, 8, 11, 12].map(v)
+    );
+    assert!(div.is_uniform(v(0)));
+    assert!(div.divergent_branches().is_empty());
+}
+
+#[test]
+fn block_geometry_and_parameters_are_uniform() {
+    let (_, div) = analyze_text(
+        "kernel %k(p: i64, n: i32) {
+            smem0 = shared 16, align 4
+        block0(v0: i64, v1: i32):
+            v2 = block_id x
+            v3 = block_dim x
+            v4 = grid_dim y
+            v5 = imul v2, v3
+            v6 = iadd v5, v1
+            v7 = shared_addr smem0
+            v8 = f32const 1.5
+            v9 = icmp slt v6, v4
+            brif v9, block1, block2
+        block1:
+            return
+        block2:
+            return
+        }",
+    );
+    assert!(div.divergent_values().is_empty());
+    assert!(!div.is_divergent_branch(b(0)));
+}
+
+const DIAMOND: &str = "kernel %k(p: i64) {
+    block0(v0: i64):
+        v1 = SOURCE
+        v2 = iconst.i32 0
+        v8 = icmp eq v1, v2
+        brif v8, block1, block2
+    block1:
+        v3 = iconst.i32 1
+        jump block3(v3)
+    block2:
+        v4 = iconst.i32 2
+        jump block3(v4)
+    block3(v5: i32):
+        v6 = iadd v5, v5
+        v7 = iconst.i32 7
+        store global v6, v0
+        return
+    }";
+
+#[test]
+fn diamond_join_is_divergent_only_under_a_divergent_branch() {
+    let (_, div) = analyze_text(&DIAMOND.replace("SOURCE", "thread_id x"));
+    assert!(div.is_divergent_branch(b(0)));
+    assert_eq!(divergent_among(&div, 9), [1, 5, 6, 8]);
+
+    let (_, div) = analyze_text(&DIAMOND.replace("SOURCE", "block_id x"));
+    assert!(!div.is_divergent_branch(b(0)));
+    assert!(div.divergent_values().is_empty());
+}
+
+#[test]
+fn triangle_and_same_target_joins() {
+    // block0 -> block1 -> block2 and block0 -> block2: block2 joins.
+    let (_, div) = analyze_text(
+        "kernel %k() {
+        block0:
+            v0 = thread_id x
+            v1 = iconst.i32 1
+            v3 = icmp eq v0, v1
+            brif v3, block1, block2(v1)
+        block1:
+            jump block2(v1)
+        block2(v2: i32):
+            return
+        }",
+    );
+    assert!(div.is_divergent(v(2)));
+
+    // Both arms go to the same block with different arguments.
+    let (_, div) = analyze_text(
+        "kernel %k() {
+        block0:
+            v0 = lane_id
+            v1 = iconst.i32 1
+            v2 = iconst.i32 2
+            v4 = icmp eq v0, v1
+            brif v4, block1(v1), block1(v2)
+        block1(v3: i32):
+            return
+        }",
+    );
+    assert!(div.is_divergent(v(3)));
+}
+
+#[test]
+fn blocks_after_the_reconvergence_point_are_not_joins() {
+    // The divergent diamond reconverges at block3; block5 merges a uniform branch after
+    // it and stays uniform.
+    let (_, div) = analyze_text(
+        "kernel %k(n: i32) {
+        block0(v0: i32):
+            v1 = thread_id x
+            v5 = icmp eq v1, v0
+            brif v5, block1, block2
+        block1:
+            jump block3
+        block2:
+            jump block3
+        block3:
+            v2 = iconst.i32 1
+            v3 = iconst.i32 2
+            v6 = icmp eq v0, v2
+            brif v6, block4, block5(v2)
+        block4:
+            jump block5(v3)
+        block5(v4: i32):
+            return
+        }",
+    );
+    assert!(div.is_divergent_branch(b(0)));
+    assert!(!div.is_divergent_branch(b(3)));
+    assert!(div.is_uniform(v(4)));
+}
+
+#[test]
+fn loop_with_uniform_trip_count_stays_uniform() {
+    let (_, div) = analyze_text(
+        "kernel %k(p: i64, n: i32) {
+        block0(v0: i64, v1: i32):
+            v2 = iconst.i32 0
+            jump block1(v2, v2)
+        block1(v3: i32, v4: i32):
+            v5 = icmp slt v3, v1
+            brif v5, block2, block3(v4)
+        block2:
+            v6 = iadd v4, v3
+            v7 = iconst.i32 1
+            v8 = iadd v3, v7
+            jump block1(v8, v6)
+        block3(v9: i32):
+            v10 = iadd v9, v3
+            store global v10, v0
+            return
+        }",
+    );
+    assert!(div.divergent_values().is_empty());
+    assert!(!div.is_divergent_branch(b(1)));
+}
+
+#[test]
+fn divergent_exit_makes_live_outs_divergent_but_not_the_induction_variable() {
+    // for (i = 0; i < tid; i++) {}: i is uniform inside the loop (the threads still in it
+    // agree), but every thread leaves with its own i.
+    let (_, div) = analyze_text(
+        "kernel %k(p: i64) {
+        block0(v0: i64):
+            v1 = thread_id x
+            v2 = iconst.i32 0
+            jump block1(v2)
+        block1(v3: i32):
+            v4 = icmp slt v3, v1
+            brif v4, block2, block3(v3)
+        block2:
+            v5 = iconst.i32 1
+            v6 = iadd v3, v5
+            jump block1(v6)
+        block3(v7: i32):
+            v8 = iadd v3, v2
+            v9 = icmp eq v3, v2
+            brif v9, block4, block5
+        block4:
+            return
+        block5:
+            return
+        }",
+    );
+    assert!(div.is_divergent_branch(b(1)));
+    assert!(
+        div.is_uniform(v(3)),
+        "the induction variable inside the loop"
+    );
+    assert!(div.is_uniform(v(6)));
+    assert!(div.is_divergent(v(7)), "the live-out through the exit edge");
+    assert!(div.is_divergent(v(8)), "a direct use after the loop");
+    assert!(div.is_divergent(v(9)));
+    assert!(div.is_divergent_branch(b(3)), "a branch on a live-out");
+}
+
+#[test]
+fn divergent_branch_inside_a_loop_joins_at_the_latch() {
+    // A divergent if/else inside a uniform loop: the join's parameter is divergent, the
+    // loop's own exit stays uniform, and the loop has no divergent exit.
+    let (_, div) = analyze_text(
+        "kernel %k(n: i32) {
+        block0(v0: i32):
+            v1 = thread_id x
+            v2 = iconst.i32 0
+            jump block1(v2)
+        block1(v3: i32):
+            v4 = icmp slt v3, v0
+            brif v4, block2, block5
+        block2:
+            v5 = iconst.i32 1
+            v6 = iconst.i32 2
+            v11 = icmp eq v1, v6
+            brif v11, block3(v5), block4(v6)
+        block3(v7: i32):
+            jump block4(v7)
+        block4(v8: i32):
+            v9 = iadd v3, v5
+            jump block1(v9)
+        block5:
+            v10 = iadd v3, v3
+            return
+        }",
+    );
+    assert!(div.is_divergent_branch(b(2)));
+    assert!(div.is_divergent(v(8)));
+    assert!(!div.is_divergent_branch(b(1)));
+    assert!(div.is_uniform(v(3)));
+    assert!(div.is_uniform(v(10)));
+}
+
+#[test]
+fn divergent_exit_of_an_inner_loop_only() {
+    // The inner loop (block2) exits divergently to block3, which is still inside the
+    // outer loop: the outer loop's counter stays uniform, the inner live-out does not.
+    let (_, div) = analyze_text(
+        "kernel %k(n: i32) {
+        block0(v0: i32):
+            v1 = thread_id x
+            v2 = iconst.i32 0
+            v3 = iconst.i32 1
+            jump block1(v2)
+        block1(v4: i32):
+            jump block2(v2)
+        block2(v5: i32):
+            v6 = iadd v5, v3
+            v7 = icmp slt v6, v1
+            brif v7, block2(v6), block3
+        block3:
+            v8 = iadd v4, v3
+            v9 = iadd v6, v3
+            v10 = icmp slt v8, v0
+            brif v10, block1(v8), block4
+        block4:
+            return
+        }",
+    );
+    assert!(div.is_divergent_branch(b(2)));
+    assert!(div.is_uniform(v(5)));
+    assert!(div.is_uniform(v(6)));
+    assert!(div.is_divergent(v(9)));
+    assert!(div.is_uniform(v(4)));
+    assert!(div.is_uniform(v(8)));
+    assert!(!div.is_divergent_branch(b(3)));
+}
+
+#[test]
+fn irreducible_cycle_entered_divergently() {
+    // block1 and block2 form a cycle entered at both; the entry branch is divergent, so
+    // threads run the cycle out of step and both entries' parameters are divergent.
+    let text = "kernel %k(n: i32) {
+        block0(v0: i32):
+            v1 = COND
+            v2 = iconst.i32 0
+            v8 = icmp eq v1, v2
+            brif v8, block1(v2), block2(v2)
+        block1(v3: i32):
+            v4 = iconst.i32 1
+            v5 = iadd v3, v4
+            jump block2(v5)
+        block2(v6: i32):
+            v7 = icmp slt v6, v0
+            brif v7, block1(v6), block3
+        block3:
+            return
+        }";
+    let (_, div) = analyze_text(&text.replace("COND", "thread_id x"));
+    assert!(div.is_divergent(v(3)));
+    assert!(div.is_divergent(v(6)));
+    assert!(div.is_divergent(v(5)));
+    assert!(div.is_divergent_branch(b(2)));
+
+    let (_, div) = analyze_text(&text.replace("COND", "block_id x"));
+    assert!(div.divergent_values().is_empty());
+}
+
+#[test]
+fn br_table_index() {
+    let text = "kernel %k(n: i32) {
+        block0(v0: i32):
+            v1 = INDEX
+            v2 = iconst.i32 1
+            v3 = iconst.i32 2
+            br_table v1, block1(v2), [block1(v3), block2]
+        block1(v4: i32):
+            return
+        block2:
+            return
+        }";
+    let (_, div) = analyze_text(&text.replace("INDEX", "lane_id"));
+    assert!(div.is_divergent_branch(b(0)));
+    assert!(div.is_divergent(v(4)));
+
+    let (_, div) = analyze_text(&text.replace("INDEX", "iadd v0, v0"));
+    assert!(!div.is_divergent_branch(b(0)));
+    assert!(div.is_uniform(v(4)));
+}
+
+#[test]
+fn atomics_are_divergent() {
+    let (_, div) = analyze_text(
+        "kernel %k(p: i64) {
+            smem0 = shared 16, align 4
+        block0(v0: i64):
+            v1 = iconst.i32 1
+            v2 = atomic_rmw add global v0, v1
+            v3 = shared_addr smem0
+            v4 = atomic_cas shared v3, v1, v1
+            v5 = iadd v2, v4
+            return
+        }",
+    );
+    assert_eq!(divergent_among(&div, 6), [2, 4, 5]);
+}
+
+#[test]
+fn local_memory_is_divergent() {
+    let (_, div) = analyze_text(
+        "kernel %k() {
+            lmem0 = local 16, align 4
+        block0:
+            v0 = local_addr lmem0
+            v1 = load.i32 local v0
+            v2 = iconst.i32 8
+            v3 = load.i32 local v2
+            return
+        }",
+    );
+    assert_eq!(divergent_among(&div, 4), [0, 1, 3]);
+}
+
+#[test]
+fn loads_are_uniform_only_from_unwritten_spaces() {
+    let text = "kernel %k(p: i64) {
+            smem0 = shared 16, align 4
+        block0(v0: i64):
+            v1 = load.i32 global v0
+            v2 = shared_addr smem0
+            v3 = load.i32 shared v2
+            v4 = thread_id x
+            v5 = uextend.i64 v4
+            v6 = iadd v0, v5
+            v7 = load.i8 global v6
+            STORE
+            return
+        }";
+    // Nothing written: uniform addresses load uniform values.
+    let (_, div) = analyze_text(&text.replace("STORE", ""));
+    assert_eq!(divergent_among(&div, 8), [4, 5, 6, 7]);
+    // A store to global memory makes global loads divergent, not shared ones.
+    let (_, div) = analyze_text(&text.replace("STORE", "store global v1, v0"));
+    assert_eq!(divergent_among(&div, 8), [1, 4, 5, 6, 7]);
+    // An atomic on shared memory makes shared loads divergent.
+    let (_, div) = analyze_text(&text.replace("STORE", "v8 = atomic_rmw add shared v2, v3"));
+    assert_eq!(divergent_among(&div, 8), [3, 4, 5, 6, 7]);
+}
+
+#[test]
+fn unreachable_and_unknown_entities_do_not_panic() {
+    let (_, div) = analyze_text(
+        "kernel %k() {
+        block0:
+            return
+        block1:
+            v0 = thread_id x
+            v1 = icmp eq v0, v0
+            brif v1, block2, block1
+        block2:
+            return
+        }",
+    );
+    assert!(div.is_divergent(v(0)));
+    assert!(div.is_divergent(v(1000)), "unknown values are divergent");
+    assert!(!div.is_divergent_branch(b(1000)));
+}
+
+#[test]
+fn long_chains_do_not_overflow_the_stack() {
+    // 20 000 divergent diamonds in a row, and a value threaded through all of them.
+    let mut text = String::from(
+        "kernel %k() {\nblock0:\n v0 = thread_id x\n v1 = icmp eq v0, v0\n jump block1(v1)\n",
+    );
+    let n = 20_000;
+    for i in 0..n {
+        let (h, t, e, next) = (1 + 3 * i, 2 + 3 * i, 3 + 3 * i, 4 + 3 * i);
+        text.push_str(&format!(
+            "block{h}(v{a}: i1):\n brif v{a}, block{t}, block{e}\nblock{t}:\n jump block{next}(v{a})\nblock{e}:\n jump block{next}(v{a})\n",
+            a = 2 + i
+        ));
+    }
+    text.push_str(&format!(
+        "block{}(v{}: i1):\n return\n}}\n",
+        1 + 3 * n,
+        2 + n
+    ));
+    let (_, div) = analyze_text(&text);
+    assert_eq!(div.divergent_values().len(), n as usize + 3);
+    assert_eq!(div.divergent_branches().len(), n as usize);
+}
