@@ -331,12 +331,13 @@ impl generated::Context for Lower<'_> {
         if let InstructionData::Brif { dests, .. } = &self.func.dfg.insts[inst] {
             let taken = self.target(&dests[0]);
             let not_taken = self.target(&dests[1]);
+            let divergent = self.divergence.is_divergent_branch(self.ir_block);
             self.emit(MInstKind::Branch {
                 pred,
                 negated,
                 taken,
                 not_taken,
-                divergent: true,
+                divergent,
             });
         } else {
             self.fail_unexpected();
@@ -477,8 +478,10 @@ impl Lower<'_> {
 
     /// Emits a `br_table` over `targets` (the default first): a range check, then a
     /// balanced search tree of `index < mid` tests whose leaves are the destinations.
-    /// The tree's blocks are placed right after the current IR block.
+    /// The tree's blocks are placed right after the current IR block. Every branch of the
+    /// tree tests the index, so all are divergent exactly when the `br_table` is.
     fn br_table_tree(&mut self, index: Reg, targets: &[BlockTarget]) {
+        let divergent = self.divergence.is_divergent_branch(self.ir_block);
         let Some((default, table)) = targets.split_first() else {
             self.fail_unexpected();
             return;
@@ -505,7 +508,7 @@ impl Lower<'_> {
             negated: false,
             taken: root,
             not_taken: default.clone(),
-            divergent: true,
+            divergent,
         });
         while let Some((mb, lo, hi)) = pending.pop() {
             self.block = mb;
@@ -523,7 +526,7 @@ impl Lower<'_> {
                 negated: false,
                 taken,
                 not_taken,
-                divergent: true,
+                divergent,
             });
         }
     }

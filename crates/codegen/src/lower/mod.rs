@@ -17,6 +17,11 @@
 //!    fold constants into immediates and merge producers into their users, leaving the
 //!    originals dead.
 //!
+//! Whether each conditional branch may split the warp comes from the IR's
+//! [divergence analysis](warplift_ir::divergence), computed once per function: a `brif`
+//! or `br_table` on a uniform condition lowers to uniform branches (`br.uni`), which the
+//! targets emit without reconvergence bookkeeping.
+//!
 //! The function is assumed verified; anything unexpected is reported as a
 //! [`LowerError`], never a panic.
 
@@ -26,6 +31,7 @@ use crate::mir::{MBlock, MInstKind, MirFunction, Reg, RegClass, RegRole};
 use cranelift_entity::{EntityRef, SecondaryMap};
 use std::collections::{HashMap, HashSet};
 use warplift_ir::cfg::{ControlFlowGraph, DominatorTree};
+use warplift_ir::divergence::Divergence;
 use warplift_ir::{Block, Function, Inst, LocalVar, Opcode, SharedVar, SourceLoc, Value};
 
 /// Why a function could not be lowered. Lowering expects a verified function; these
@@ -104,6 +110,8 @@ pub(crate) struct Lower<'f> {
     extra_blocks: Vec<MBlock>,
     /// The first error met by the glue, which cannot return one through the rules.
     error: Option<LowerError>,
+    /// Which IR branches may split the warp.
+    divergence: Divergence,
 }
 
 impl<'f> Lower<'f> {
@@ -151,6 +159,7 @@ impl<'f> Lower<'f> {
             srcloc: SourceLoc::default(),
             extra_blocks: Vec::new(),
             error: None,
+            divergence: Divergence::compute(func),
         })
     }
 
