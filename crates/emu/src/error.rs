@@ -43,6 +43,15 @@ pub enum FaultKind {
     /// Not every live thread of the block reached the same barrier.
     #[error("barrier divergence: {0}")]
     BarrierDivergence(String),
+    /// A branch marked uniform (never splitting the warp) sent the warp's active threads
+    /// both ways: the code generator's divergence analysis was wrong.
+    #[error("a uniform branch split the warp: {taken} threads taken, {not_taken} not")]
+    UniformBranchDiverged {
+        /// Active threads that took the branch.
+        taken: u32,
+        /// Active threads that did not.
+        not_taken: u32,
+    },
     /// The run went past the cycle limit.
     #[error("cycle limit of {0} exceeded")]
     CycleLimit(u64),

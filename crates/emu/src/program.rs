@@ -160,13 +160,17 @@ pub enum Op {
     Jump { target: u32 },
     /// To block `taken` where the predicate holds (fails, when `negated`), to `not_taken`
     /// elsewhere. Threads that split here run together again on entering block
-    /// `reconverge`, or only at exit when it is `None`.
+    /// `reconverge`, or only at exit when it is `None`. A `uniform` branch is one the
+    /// code generator proved never splits the warp (PTX `bra.uni`): the machine faults
+    /// when its active threads disagree, so a wrong divergence analysis cannot go
+    /// unnoticed.
     Branch {
         pred: u32,
         negated: bool,
         taken: u32,
         not_taken: u32,
         reconverge: Option<u32>,
+        uniform: bool,
     },
     /// The active threads end.
     Ret,
@@ -618,7 +622,7 @@ impl Program {
                         negated,
                         ref taken,
                         ref not_taken,
-                        divergent: _,
+                        divergent,
                     } => {
                         let reconverge = match pdt.reconvergence_point(b) {
                             Some(r) => Some(index[r].ok_or_else(|| {
@@ -632,6 +636,7 @@ impl Program {
                             taken: target(b, taken)?,
                             not_taken: target(b, not_taken)?,
                             reconverge,
+                            uniform: !divergent,
                         }
                     }
                     K::Ret => Op::Ret,

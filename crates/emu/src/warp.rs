@@ -23,6 +23,11 @@
 //! meet only at its immediate post-dominator, and blocks between may run once per group:
 //! the redundant executions that the statistics count.
 //!
+//! A branch the code generator marked uniform must never split the active lanes (its
+//! condition was proven the same in all of them); when it does, the warp faults with
+//! [`FaultKind::UniformBranchDiverged`] rather than guess a direction, so that every
+//! run checks the divergence analysis.
+//!
 //! # Semantics
 //!
 //! Every operation computes what the IR operation of the same meaning computes, through
@@ -484,10 +489,20 @@ impl Warp {
                 taken,
                 not_taken,
                 reconverge,
+                uniform,
             } => {
                 let p = self.preds[pred as usize];
                 let t = active & if negated { !p } else { p };
                 let n = active & !t;
+                if uniform && n != 0 && t != 0 {
+                    return Err((
+                        None,
+                        FaultKind::UniformBranchDiverged {
+                            taken: t.count_ones(),
+                            not_taken: n.count_ones(),
+                        },
+                    ));
+                }
                 if n == 0 {
                     self.goto(taken);
                 } else if t == 0 {

@@ -1,13 +1,15 @@
 //! Branches the divergence analysis proves uniform never split a warp: compiled through
 //! the whole pipeline (parse, lower, allocate, `Program::from_mir`), a kernel whose only
 //! branches are uniform runs with a reconvergence stack of depth 1, at warp width 32, and
-//! leaves the interpreter's memory.
+//! leaves the interpreter's memory. A branch wrongly marked uniform is caught: the
+//! emulator faults when such a branch splits the warp, which makes every differential
+//! test of the emulator (the corpus one above all) a soundness check of the analysis.
 
 use std::path::Path;
 use warplift_codegen::lower::lower;
 use warplift_codegen::mir::MInstKind;
 use warplift_codegen::regalloc::{allocate, RegisterFile, ReservationRequest};
-use warplift_emu::{run, MachineConfig, Program, Stats};
+use warplift_emu::{run, FaultKind, MachineConfig, Program, Stats};
 use warplift_ir::launch::Launch;
 use warplift_ir::parser::parse_function;
 
@@ -89,4 +91,35 @@ fn a_loop_over_the_thread_index_diverges() {
         run_checked(&UNIFORM_LOOP.replace("icmp slt v8, v1", "icmp slt v8, v2"));
     assert_eq!((uni, div), (0, 1));
     assert!(stats.max_stack_depth > 1);
+}
+
+#[test]
+fn a_wrongly_uniform_branch_faults() {
+    let func = parse_function(&UNIFORM_LOOP.replace("icmp slt v8, v1", "icmp slt v8, v2")).unwrap();
+    let launch = Launch::from_toml_str(LAUNCH, Path::new("test.launch.toml")).unwrap();
+    let mut prepared = launch.prepare(&func).unwrap();
+    let mir = lower(&func).unwrap();
+    let mut allocated = allocate(&mir, &RegisterFile::MAX, &ReservationRequest::none()).unwrap();
+    for b in allocated.func.order.clone() {
+        for inst in &mut allocated.func.blocks[b].insts {
+            if let MInstKind::Branch { divergent, .. } = &mut inst.kind {
+                *divergent = false;
+            }
+        }
+    }
+    let prog = Program::from_mir(&allocated.func).unwrap();
+    let config = MachineConfig::builder().warp_width(32).build().unwrap();
+    let err = run(&prog, &mut prepared, &config).unwrap_err();
+    let warplift_emu::EmuError::Fault(fault) = &err else {
+        panic!("{err}");
+    };
+    // Thread 0 leaves the loop at once, the other 31 threads of the warp stay.
+    assert_eq!(
+        fault.kind,
+        FaultKind::UniformBranchDiverged {
+            taken: 31,
+            not_taken: 1
+        },
+        "{err}"
+    );
 }

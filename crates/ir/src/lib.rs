@@ -8,7 +8,7 @@
 //! - the text format: [`parser`] and `Display` on [`Function`],
 //! - the builder API for embedders ([`builder`], [`frontend`]),
 //! - the [`verifier`],
-//! - analyses: the generic [`cfg`] analyses and the [`divergence`] (uniformity) analysis,
+//! - analyses: the generic [`cfg`](mod@cfg) analyses and the [`divergence`] (uniformity) analysis,
 //! - the reference interpreter ([`interp`]), which *defines* the semantics every target
 //!   must reproduce, and the [`launch`] description shared by every tool that runs kernels.
 //!
