@@ -87,3 +87,30 @@ fn uniform_loop_branch_has_no_reconvergence_point_in_simt_bytecode() {
         .count();
     assert_eq!((uni, div), (1, 1));
 }
+
+/// The corpus exercises uniform branches, so that the emulator's differential run of it
+/// (which faults when a uniform branch splits a warp) checks the analysis on real kernels.
+#[test]
+fn the_corpus_has_uniform_and_divergent_branches() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/corpus");
+    let (mut uni, mut div) = (0, 0);
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "wir") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        for func in warplift_ir::parser::parse_functions(&text).unwrap() {
+            let mir = lower(&func).unwrap();
+            for b in &mir.order {
+                for inst in &mir.blocks[*b].insts {
+                    if let warplift_codegen::mir::MInstKind::Branch { divergent, .. } = inst.kind {
+                        *(if divergent { &mut div } else { &mut uni }) += 1;
+                    }
+                }
+            }
+        }
+    }
+    eprintln!("corpus branches: {uni} uniform, {div} divergent");
+    assert!(uni >= 5 && div >= 5, "{uni} uniform, {div} divergent");
+}
