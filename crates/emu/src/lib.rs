@@ -6,9 +6,10 @@
 //! executions, reconvergence-stack depth, stalls, memory transactions and occupancy.
 //!
 //! ```text
-//!   allocated MirFunction ──Program::from_mir──▶ Program ─┐
-//!                                                         ├─ run ──▶ Stats (+ Trace)
-//!   PreparedLaunch (grid, args, global memory) ──────────┘      and the launch's memory
+//!   allocated MirFunction ──Program::from_mir─────────┐
+//!   SIMT object ──load_object──Program::from_loaded──┴─▶ Program ─┐
+//!                                                                  ├─ run ──▶ Stats (+ Trace)
+//!   PreparedLaunch (grid, args, global memory) ───────────────────┘   and the launch's memory
 //! ```
 //!
 //! - [`program`]: the emulator's flat, pre-decoded input format and its validation;
