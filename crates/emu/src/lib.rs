@@ -15,7 +15,7 @@
 //! - [`program`]: the emulator's flat, pre-decoded input format and its validation;
 //! - [`config`]: the machine (warp width, SMs, slots, latencies, scheduler, ...);
 //! - [`machine`]: SMs, placement of blocks, schedulers and the cycle loop;
-//! - [`warp`](crate::warp) (private): a warp's registers, active mask, IPDOM stack, and
+//! - `warp` (private): a warp's registers, active mask, IPDOM stack, and
 //!   the execution of one instruction across its lanes;
 //! - [`stats`]: every statistic, defined once; [`trace`]: the optional timeline;
 //! - [`error`]: faults, naming kernel, block, thread, pc and source line.

@@ -25,7 +25,7 @@
 //!
 //! # Divergence
 //!
-//! See [`crate::warp`]: one active mask per warp and an IPDOM reconvergence stack.
+//! See the private `warp` module: one active mask per warp and an IPDOM reconvergence stack.
 
 use crate::config::{MachineConfig, PartialBarrier, SchedulerPolicy};
 use crate::error::{EmuError, Fault, FaultKind};
