@@ -1,4 +1,4 @@
-//! Launch options shared by every command that runs kernels (`interp`, and later `run`):
+//! Launch options shared by every command that runs kernels (`interp` and `run`):
 //! the flags that build or override a [`Launch`], and the rule for finding the launch file
 //! kept next to a kernel.
 
@@ -49,10 +49,20 @@ impl LaunchArgs {
     /// Builds the launch for `kernel_path`: the launch file (given, or found next to the
     /// kernel), then the flags on top.
     pub fn resolve(&self, kernel_path: &Path) -> Result<Launch> {
+        self.resolve_first(&[kernel_path])
+    }
+
+    /// [`LaunchArgs::resolve`] where the kernel may be known by several paths (an object
+    /// and the source it names): the first launch file found next to one of them, in
+    /// order, is used.
+    pub fn resolve_first(&self, kernel_paths: &[&Path]) -> Result<Launch> {
         let file = match (&self.launch, self.no_launch_file) {
             (Some(path), _) => Some(path.clone()),
             (None, true) => None,
-            (None, false) => Some(Launch::path_next_to(kernel_path)).filter(|p| p.exists()),
+            (None, false) => kernel_paths
+                .iter()
+                .map(|p| Launch::path_next_to(p))
+                .find(|p| p.exists()),
         };
         let mut launch = match &file {
             Some(path) => Launch::from_file(path)?,

@@ -27,6 +27,8 @@ enum Command {
     Verify(commands::verify::VerifyArgs),
     /// Run a kernel on the reference interpreter and print its buffers.
     Interp(Box<commands::interp::InterpArgs>),
+    /// Run a kernel (.wir or SIMT object) on the SIMT emulator: buffers, statistics, trace.
+    Run(Box<commands::run::RunArgs>),
     /// Compile a file's kernels to PTX or to a SIMT object.
     Compile(commands::compile::CompileArgs),
     /// Disassemble a SIMT object, with source lines.
@@ -41,6 +43,7 @@ fn main() -> ExitCode {
         Command::Fmt(args) => commands::fmt::run(&args),
         Command::Verify(args) => commands::verify::run(&args),
         Command::Interp(args) => commands::interp::run(&args),
+        Command::Run(args) => commands::run::run(&args),
         Command::Compile(args) => commands::compile::run(&args),
         Command::Objdump(args) => commands::objdump::run(&args),
         Command::Settings => {

@@ -279,3 +279,250 @@ fn compile_and_objdump_reject_bad_input() {
     let o = warplift(&["objdump", garbage.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
 }
+
+// ---------------------------------------------------------------------------------------
+// warplift run
+
+fn json_of(o: &Output) -> serde_json::Value {
+    assert!(o.status.success(), "stderr: {}", stderr(o));
+    serde_json::from_str(&stdout(o)).expect("one JSON object")
+}
+
+#[test]
+fn run_prints_the_buffers_and_a_statistics_summary() {
+    let o = warplift(&["run", "examples/saxpy.wir", "--stats"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.starts_with("x: f32[80]"), "{text}");
+    for part in [
+        "y: f32[80]",
+        "cycles",
+        "warp-instructions",
+        "thread-instructions",
+        "SIMT efficiency",
+        "max stack depth",
+        "stall cycles",
+        "transactions",
+        "occupancy",
+        "block executions:",
+    ] {
+        assert!(text.contains(part), "{part:?} missing: {text}");
+    }
+    // Without --stats, the buffers exactly as the interpreter prints them.
+    let run = warplift(&["run", "examples/saxpy.wir"]);
+    let interp = warplift(&["interp", "examples/saxpy.wir"]);
+    assert_eq!(stdout(&run), stdout(&interp));
+}
+
+#[test]
+fn run_json_is_interps_object_plus_the_emulators_statistics() {
+    let run = json_of(&warplift(&["run", "examples/saxpy.wir", "--json"]));
+    let interp = json_of(&warplift(&["interp", "examples/saxpy.wir", "--json"]));
+    assert_eq!(run["buffers"], interp["buffers"]);
+    assert_eq!(run["kernel"], interp["kernel"]);
+    let stats = &run["stats"];
+    for key in [
+        "cycles",
+        "warp_instructions",
+        "thread_instructions",
+        "simt_efficiency",
+        "block_executions",
+        "max_stack_depth",
+        "stalls",
+        "transactions",
+        "occupancy",
+    ] {
+        assert!(!stats[key].is_null(), "stats.{key} missing: {stats}");
+    }
+    assert!(stats["cycles"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn run_counts_the_redundant_block_executions_of_figure_1() {
+    // One warp of the paper's 4 threads: B3 runs twice (T1, T2 from B1; T3 from B2) and
+    // B5 three times (T2 from B3; T3 from B3 again; T4 from B2), as the paper states.
+    let run = json_of(&warplift(&[
+        "run",
+        "tests/corpus/short_circuit_fig1.wir",
+        "--warp-width",
+        "4",
+        "--json",
+    ]));
+    let execs = &run["stats"]["block_executions"];
+    assert_eq!(execs["block3"], 2, "{execs}");
+    assert_eq!(execs["block5"], 3, "{execs}");
+    for b in ["block0", "block1", "block2", "block4", "block6"] {
+        assert_eq!(execs[b], 1, "{b}: {execs}");
+    }
+    assert_eq!(
+        run["buffers"]["out"],
+        serde_json::json!([1346, 1356, 12356, 1256])
+    );
+}
+
+#[test]
+fn run_takes_a_config_file_and_flags_override_it() {
+    let config = temp_file(
+        "machine.toml",
+        b"warp_width = 4\nsms = 1\n[latency]\nglobal = 100\n",
+    );
+    let args = |extra: &[&str]| {
+        let mut a = vec![
+            "run",
+            "tests/corpus/short_circuit_fig1.wir",
+            "--json",
+            "--config",
+            config.to_str().unwrap(),
+        ];
+        a.extend_from_slice(extra);
+        json_of(&warplift(&a))
+    };
+    let from_file = args(&[]);
+    assert_eq!(from_file["stats"]["warp_width"], 4);
+    assert_eq!(from_file["stats"]["block_executions"]["block5"], 3);
+    let overridden = args(&["--warp-width", "1", "--latency", "global=7"]);
+    assert_eq!(overridden["stats"]["warp_width"], 1);
+    assert_eq!(overridden["stats"]["warps"], 4);
+    assert!(
+        overridden["stats"]["cycles"].as_u64() != from_file["stats"]["cycles"].as_u64(),
+        "the flags changed nothing"
+    );
+    let bad = temp_file("bad-machine.toml", b"warp_size = 4\n");
+    let o = warplift(&[
+        "run",
+        "examples/saxpy.wir",
+        "--config",
+        bad.to_str().unwrap(),
+    ]);
+    assert_fails_with(&o, "bad-machine.toml");
+}
+
+#[test]
+fn run_writes_a_chrome_trace() {
+    let dir = temp_file("x", b"").parent().unwrap().to_path_buf();
+    let trace = dir.join("fig1.trace.json");
+    let o = warplift(&[
+        "run",
+        "tests/corpus/short_circuit_fig1.wir",
+        "--warp-width",
+        "4",
+        "--trace",
+        trace.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).expect("JSON");
+    let events = json["traceEvents"].as_array().expect("traceEvents");
+    assert!(!events.is_empty());
+    for e in events {
+        assert_eq!(e["ph"], "X");
+        assert!(e["ts"].is_u64() && e["dur"].is_u64() && e["name"].is_string());
+    }
+    let b5 = events.iter().filter(|e| e["name"] == "block5").count();
+    assert_eq!(b5, 3);
+}
+
+#[test]
+fn run_runs_an_object_with_the_launch_file_of_its_source() {
+    // The object is named differently from its source: the launch file is found next to
+    // the source the object names.
+    let dir = temp_file("x", b"").parent().unwrap().join("objects");
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = repo_root().join("tests/corpus/short_circuit_fig1.wir");
+    std::fs::copy(&src, dir.join("short_circuit_fig1.wir")).unwrap();
+    std::fs::copy(
+        repo_root().join("tests/corpus/short_circuit_fig1.launch.toml"),
+        dir.join("short_circuit_fig1.launch.toml"),
+    )
+    .unwrap();
+    let obj = dir.join("fig1-renamed.o");
+    let o = warplift(&[
+        "compile",
+        dir.join("short_circuit_fig1.wir").to_str().unwrap(),
+        "-o",
+        obj.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let from_obj = json_of(&warplift(&[
+        "run",
+        obj.to_str().unwrap(),
+        "--warp-width",
+        "4",
+        "--json",
+    ]));
+    let from_wir = json_of(&warplift(&[
+        "run",
+        "tests/corpus/short_circuit_fig1.wir",
+        "--warp-width",
+        "4",
+        "--json",
+    ]));
+    assert_eq!(from_obj, from_wir);
+    // --kernel chooses among the object's kernels as among a file's.
+    let o = warplift(&["run", obj.to_str().unwrap(), "--kernel", "nope"]);
+    assert_fails_with(&o, "no kernel %nope");
+    // --set is for compiling.
+    let o = warplift(&["run", obj.to_str().unwrap(), "--set", "opt_level=none"]);
+    assert_fails_with(&o, "--set");
+}
+
+#[test]
+fn run_faults_name_the_source_line_pc_and_instruction() {
+    let wir = temp_file(
+        "oob.wir",
+        b"kernel %oob(out: i64) {
+block0(v0: i64):
+    v1 = thread_id x
+    v2 = uextend.i64 v1
+    v3 = iconst.i64 2
+    v4 = ishl v2, v3
+    v5 = iadd v0, v4
+    v6 = load.i32 global v5
+    v7 = iadd v6, v1
+    store global v7, v5
+    return
+}
+",
+    );
+    let o = warplift(&[
+        "run",
+        wir.to_str().unwrap(),
+        "--block",
+        "4",
+        "--buffer",
+        "out=i32[3]:zeros",
+    ]);
+    assert_fails_with(&o, "out-of-bounds global load of 4 bytes");
+    let err = stderr(&o);
+    for part in [
+        "kernel %oob",
+        "thread (3,0,0)",
+        "pc 0x",
+        "(`ld.global.i32 $r",
+        "oob.wir:8:5",
+    ] {
+        assert!(err.contains(part), "{part:?} missing: {err}");
+    }
+}
+
+#[test]
+fn run_checks_expectations_and_rejects_bad_machine_flags() {
+    let o = warplift(&[
+        "run",
+        "tests/corpus/short_circuit_fig1.wir",
+        "--expect",
+        "out=1,2,3,4",
+    ]);
+    assert_fails_with(&o, "expectations");
+    let o = warplift(&["run", "examples/saxpy.wir", "--warp-width", "65"]);
+    assert_fails_with(&o, "warp_width");
+    let o = warplift(&["run", "examples/saxpy.wir", "--latency", "dram=4"]);
+    assert_fails_with(&o, "unknown class");
+    let o = warplift(&["run", "examples/saxpy.wir", "--latency", "global"]);
+    assert_fails_with(&o, "CLASS=N");
+    let o = warplift(&["run", "examples/saxpy.wir", "--max-cycles", "10"]);
+    assert_fails_with(&o, "cycle limit of 10 exceeded");
+    let garbage = temp_file("garbage.o", b"\x7fELF not really");
+    let o = warplift(&["run", garbage.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+}

@@ -2,8 +2,14 @@
 //!
 //! Faults are the program's, not the emulator's: an out-of-bounds or misaligned access, a
 //! barrier reached by only some threads, or a run past the cycle or instruction limit.
-//! Each names the kernel, the thread block, the thread, the instruction index (`pc`), the
-//! machine block and the source location, so a fault can be found in the `.wir` text.
+//! Each names the kernel, the thread block, the thread, the instruction (its address and
+//! text), the code block and the source location, so a fault can be found in the `.wir`
+//! text:
+//!
+//! ```text
+//! out-of-bounds global load of 4 bytes at 0x10000400 (...) in kernel %saxpy, block (0,0,0),
+//! thread (3,0,0), pc 0x0040 in block1 (`ld.global.f32 $r3, [$rd2]`), saxpy.wir:19:5
+//! ```
 
 use crate::config::ConfigError;
 use crate::program::ProgramError;
@@ -67,10 +73,10 @@ pub enum FaultKind {
 /// A fault at an instruction, with everything needed to find it.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "{kind} in kernel %{kernel}, block {}, thread {}, at pc {pc} in {code_block}{}",
+    "{kind} in kernel %{kernel}, block {}, thread {}, pc {pc_label} in {code_block} (`{inst}`){}",
     Xyz(self.block),
     Xyz(self.thread),
-    Line(self.srcloc)
+    Line(self.srcloc, self.source_name.as_deref())
 )]
 pub struct Fault {
     /// What went wrong.
@@ -83,10 +89,17 @@ pub struct Fault {
     pub thread: [u32; 3],
     /// The instruction's index in the program.
     pub pc: u32,
+    /// The instruction's address as messages show it: its byte pc (`0x0040`) when the
+    /// program came from bytecode, else `#` and its index (see `Program::pc_label`).
+    pub pc_label: String,
+    /// The instruction's text (see `Program::inst_text`).
+    pub inst: String,
     /// The name of the code block holding the instruction.
     pub code_block: String,
     /// The instruction's source location.
     pub srcloc: SourceLoc,
+    /// The `.wir` file of the source location, when known.
+    pub source_name: Option<String>,
 }
 
 /// Why a run stopped.
@@ -130,15 +143,16 @@ impl fmt::Display for Xyz {
     }
 }
 
-/// Prints `, line 14:5`, or nothing for an unknown location.
-struct Line(SourceLoc);
+/// Prints `, saxpy.wir:14:5` (`, line 14:5` without a file name), or nothing for an
+/// unknown location.
+struct Line<'a>(SourceLoc, Option<&'a str>);
 
-impl fmt::Display for Line {
+impl fmt::Display for Line<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.0.is_unknown() {
-            Ok(())
-        } else {
-            write!(f, ", line {}", self.0)
+        match (self.0.is_unknown(), self.1) {
+            (true, _) => Ok(()),
+            (false, Some(file)) => write!(f, ", {file}:{}", self.0),
+            (false, None) => write!(f, ", line {}", self.0),
         }
     }
 }

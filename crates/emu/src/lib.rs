@@ -6,15 +6,16 @@
 //! executions, reconvergence-stack depth, stalls, memory transactions and occupancy.
 //!
 //! ```text
-//!   allocated MirFunction ──Program::from_mir──▶ Program ─┐
-//!                                                         ├─ run ──▶ Stats (+ Trace)
-//!   PreparedLaunch (grid, args, global memory) ──────────┘      and the launch's memory
+//!   allocated MirFunction ──Program::from_mir─────────┐
+//!   SIMT object ──load_object──Program::from_loaded──┴─▶ Program ─┐
+//!                                                                  ├─ run ──▶ Stats (+ Trace)
+//!   PreparedLaunch (grid, args, global memory) ───────────────────┘   and the launch's memory
 //! ```
 //!
 //! - [`program`]: the emulator's flat, pre-decoded input format and its validation;
 //! - [`config`]: the machine (warp width, SMs, slots, latencies, scheduler, ...);
 //! - [`machine`]: SMs, placement of blocks, schedulers and the cycle loop;
-//! - [`warp`](crate::warp) (private): a warp's registers, active mask, IPDOM stack, and
+//! - `warp` (private): a warp's registers, active mask, IPDOM stack, and
 //!   the execution of one instruction across its lanes;
 //! - [`stats`]: every statistic, defined once; [`trace`]: the optional timeline;
 //! - [`error`]: faults, naming kernel, block, thread, pc and source line.

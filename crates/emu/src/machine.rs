@@ -25,7 +25,7 @@
 //!
 //! # Divergence
 //!
-//! See [`crate::warp`]: one active mask per warp and an IPDOM reconvergence stack.
+//! See the private `warp` module: one active mask per warp and an IPDOM reconvergence stack.
 
 use crate::config::{MachineConfig, PartialBarrier, SchedulerPolicy};
 use crate::error::{EmuError, Fault, FaultKind};
@@ -817,6 +817,8 @@ fn fault_at(
         block,
         thread: ctx.thread_id(warp.first_thread + lane),
         pc,
+        pc_label: p.pc_label(pc),
+        inst: p.inst_text(pc),
         code_block: p
             .block_of(pc)
             .map_or_else(String::new, |b| p.blocks[b].name.clone()),
@@ -825,6 +827,7 @@ fn fault_at(
             .get(pc as usize)
             .map(|i| i.srcloc)
             .unwrap_or_default(),
+        source_name: p.source_name.clone(),
     }))
 }
 

@@ -6,9 +6,9 @@
 //! deliberately independent of where the code comes from:
 //!
 //! ```text
-//!   allocated MirFunction ──Program::from_mir──┐
-//!                                              ├──▶ Program ──validate──▶ run
-//!   SIMT bytecode in an ELF object ──decode────┘
+//!   allocated MirFunction ──Program::from_mir──────────────┐
+//!                                                          ├──▶ Program ──validate──▶ run
+//!   SIMT bytecode in an ELF object ──Program::from_decoded──┘
 //! ```
 //!
 //! Both front doors produce the same format, and [`Program::validate`] checks everything
@@ -21,8 +21,9 @@
 //! an `i8`/`i16` operation reads only the low bits of its `b32` sources.
 
 use core::fmt;
+use warplift_codegen::isa::simt::{self, DecodedKernel, LineTable, LoadedKernel};
 use warplift_codegen::mir::{
-    self, BinOp, Cond, CvtOp, MInstKind, MType, MirFunction, RegClass, SpecialReg, UnOp,
+    self, BinOp, Cond, CvtOp, MInstKind, MType, MirFunction, Reg, RegClass, SpecialReg, UnOp,
 };
 use warplift_ir::cfg::{ControlFlowGraph, PostDominatorTree};
 use warplift_ir::{AddrSpace, AtomicRmwOp, Param, SourceLoc};
@@ -354,6 +355,12 @@ pub struct Program {
     pub insts: Vec<Inst>,
     /// The blocks; block 0 is the entry.
     pub blocks: Vec<BlockInfo>,
+    /// The address of each instruction in the code the program was decoded from: its byte
+    /// pc in the SIMT bytecode. Empty for a program built from machine IR, whose
+    /// instructions are known by their index. Only messages use it.
+    pub pcs: Vec<u32>,
+    /// The `.wir` file the source locations refer to, when known (an object names it).
+    pub source_name: Option<String>,
 }
 
 /// Why a program cannot be built or run.
@@ -425,9 +432,11 @@ impl Program {
             local_size: func.local_frame_size(),
             insts: Vec::with_capacity(func.num_insts()),
             blocks: Vec::with_capacity(func.order.len()),
+            pcs: Vec::new(),
+            source_name: None,
         };
         let mut bad_reg = None;
-        for &b in &func.order {
+        for (position, &b) in func.order.iter().enumerate() {
             let data = &func.blocks[b];
             if !data.params.is_empty() {
                 return Err(err(Some(b), "block parameters before allocation".into()));
@@ -672,33 +681,288 @@ impl Program {
                     srcloc: inst.srcloc,
                 });
             }
-            let name = match data.origin {
-                Some(origin) => origin.to_string(),
-                None => b.to_string(),
-            };
+            let name = block_name(data.origin, position);
             prog.blocks.push(BlockInfo {
                 name,
                 start,
                 end: prog.insts.len() as u32,
             });
         }
-        // Registers per class: one more than the highest index used.
-        let mut num_regs = [0u32; 3];
-        for inst in &prog.insts {
-            let mut note = |c: RegClass, r: u32| {
-                let n = &mut num_regs[c.index()];
-                *n = (*n).max(r.saturating_add(1));
-            };
-            inst.op.visit_regs(|c, r, _| note(c, r));
-            if let Some(g) = inst.guard {
-                note(RegClass::Pred, g.pred);
-            }
-        }
-        prog.num_regs = num_regs;
+        prog.num_regs = used_registers(&prog.insts);
         prog.validate()?;
         Ok(prog)
     }
 
+    /// Builds the program of a decoded SIMT bytecode kernel, with every instruction's
+    /// source location from the kernel's line table.
+    ///
+    /// The result runs exactly as [`Program::from_mir`] of the machine function the
+    /// bytecode was encoded from: same instructions in the same order, blocks named the
+    /// same way, and each divergent branch's reconvergence point taken from the bytecode
+    /// (which the decoder checked is the immediate post-dominator). A uniform branch
+    /// (`br.uni`) carries no reconvergence point; it gets its immediate post-dominator, as
+    /// [`Program::from_mir`] gives every branch, so that lanes that split there against
+    /// the compiler's promise still meet again.
+    pub fn from_decoded(
+        kernel: &DecodedKernel,
+        lines: &LineTable,
+    ) -> Result<Program, ProgramError> {
+        let mir = kernel.to_mir(|pc| lines.lookup(pc));
+        let mut prog = Program::from_mir(&mir)?;
+        prog.pcs = kernel.insts.iter().map(|i| i.pc).collect();
+        // The decoder validated each reconvergence point; the bytecode's word is final.
+        for (inst, decoded) in prog.insts.iter_mut().zip(&kernel.insts) {
+            if let (Op::Branch { reconverge, .. }, simt::Op::BrDiv { reconv, .. }) =
+                (&mut inst.op, &decoded.op)
+            {
+                *reconverge = match reconv {
+                    Some(pc) => Some(kernel.block_at(pc.0).ok_or_else(|| ProgramError {
+                        kernel: kernel.info.name.clone(),
+                        block: None,
+                        pc: Some(decoded.pc),
+                        message: format!("reconvergence point {pc} is not a block start"),
+                    })? as u32),
+                    None => None,
+                };
+            }
+        }
+        prog.validate()?;
+        Ok(prog)
+    }
+
+    /// [`Program::from_decoded`] of a kernel loaded from an object, with the object's
+    /// source file name for messages.
+    pub fn from_loaded(kernel: &LoadedKernel, source_name: &str) -> Result<Program, ProgramError> {
+        let mut prog = Program::from_decoded(&kernel.kernel, &kernel.lines)?;
+        prog.source_name = Some(source_name.to_string());
+        Ok(prog)
+    }
+
+    /// The address of instruction `index` for messages: `0x0040` (its byte pc) for a
+    /// program decoded from bytecode, `#12` (its index) for one built from machine IR.
+    pub fn pc_label(&self, index: u32) -> String {
+        match self.pcs.get(index as usize) {
+            Some(&pc) => format!("{pc:#06x}"),
+            None => format!("#{index}"),
+        }
+    }
+
+    /// The text of instruction `index` in the SIMT bytecode's assembly syntax
+    /// (`@!$p0 ld.global.f32 $r3, [$rd2+4]`), whichever way the program was built; branch
+    /// targets are shown as the addresses of [`Program::pc_label`]. Empty when `index` is
+    /// out of range.
+    pub fn inst_text(&self, index: u32) -> String {
+        let Some(inst) = self.insts.get(index as usize) else {
+            return String::new();
+        };
+        let block_pc = |b: u32| {
+            let start = self.blocks.get(b as usize).map_or(u32::MAX, |b| b.start);
+            simt::Pc(self.pcs.get(start as usize).copied().unwrap_or(start))
+        };
+        let guard = inst.guard.map(|g| mir::Guard {
+            pred: Reg::phys(g.pred, RegClass::Pred),
+            negated: g.negated,
+        });
+        let op = to_simt(&inst.op, &block_pc);
+        format!("{}{}", simt::ops::display_guard(guard), op.display())
+    }
+}
+
+/// The name statistics give a block: the IR block it implements, else `code` and its
+/// position in the code (the same for a machine function and its bytecode).
+fn block_name(origin: Option<warplift_ir::Block>, position: usize) -> String {
+    match origin {
+        Some(origin) => origin.to_string(),
+        None => format!("code{position}"),
+    }
+}
+
+/// The bytecode operation of the same meaning as `op`, for display: spills and reloads
+/// show as the local loads and stores they became.
+fn to_simt(op: &Op, block_pc: &dyn Fn(u32) -> simt::Pc) -> simt::Op {
+    let r = |class: RegClass, i: u32| Reg::phys(i, class);
+    let operand = |class: RegClass, s: Src| match s {
+        Src::Reg(i) => mir::Operand::Reg(Reg::phys(i, class)),
+        Src::Imm(v) => mir::Operand::Imm(v),
+    };
+    let addr = |space: AddrSpace, m: Mem| mir::Address {
+        base: m.base.map(|b| Reg::phys(b, addr_class(space))),
+        offset: m.offset,
+    };
+    use simt::Op as S;
+    match *op {
+        Op::Bin { op, ty, dst, a, b } => S::Bin {
+            op,
+            ty,
+            dst: r(ty.class(), dst),
+            a: r(ty.class(), a),
+            b: operand(ty.class(), b),
+        },
+        Op::Un { op, ty, dst, src } => S::Un {
+            op,
+            ty,
+            dst: r(ty.class(), dst),
+            src: r(ty.class(), src),
+        },
+        Op::Mad { ty, dst, a, b, c } => S::Mad {
+            ty,
+            dst: r(ty.class(), dst),
+            a: r(ty.class(), a),
+            b: operand(ty.class(), b),
+            c: operand(ty.class(), c),
+        },
+        Op::Fma { ty, dst, a, b, c } => S::Fma {
+            ty,
+            dst: r(ty.class(), dst),
+            a: r(ty.class(), a),
+            b: r(ty.class(), b),
+            c: r(ty.class(), c),
+        },
+        Op::Setp {
+            cond,
+            ty,
+            dst,
+            a,
+            b,
+        } => S::Setp {
+            cond,
+            ty,
+            dst: r(RegClass::Pred, dst),
+            a: r(ty.class(), a),
+            b: operand(ty.class(), b),
+        },
+        Op::Selp {
+            ty,
+            dst,
+            a,
+            b,
+            pred,
+        } => S::Selp {
+            ty,
+            dst: r(ty.class(), dst),
+            a: operand(ty.class(), a),
+            b: operand(ty.class(), b),
+            pred: r(RegClass::Pred, pred),
+        },
+        Op::Cvt {
+            op,
+            to,
+            from,
+            dst,
+            src,
+        } => S::Cvt {
+            op,
+            to,
+            from,
+            dst: r(to.class(), dst),
+            src: r(from.class(), src),
+        },
+        Op::Mov { ty, dst, src } => S::Mov {
+            ty,
+            dst: r(ty.class(), dst),
+            src: operand(ty.class(), src),
+        },
+        Op::ReadSpecial { dst, sreg } => S::ReadSpecial {
+            dst: r(RegClass::B32, dst),
+            sreg,
+        },
+        Op::LdParam { ty, dst, index } => S::LdParam {
+            ty,
+            dst: r(ty.class(), dst),
+            index,
+        },
+        Op::Ld {
+            space,
+            ty,
+            dst,
+            addr: m,
+        } => S::Ld {
+            space,
+            ty,
+            dst: r(ty.class(), dst),
+            addr: addr(space, m),
+        },
+        Op::St {
+            space,
+            ty,
+            src,
+            addr: m,
+        } => S::St {
+            space,
+            ty,
+            addr: addr(space, m),
+            src: operand(ty.class(), src),
+        },
+        Op::Atom {
+            op,
+            space,
+            ty,
+            dst,
+            addr: m,
+            src,
+        } => S::Atom {
+            op,
+            space,
+            ty,
+            dst: r(ty.class(), dst),
+            addr: addr(space, m),
+            src: operand(ty.class(), src),
+        },
+        Op::Cas {
+            space,
+            ty,
+            dst,
+            addr: m,
+            expected,
+            replacement,
+        } => S::Cas {
+            space,
+            ty,
+            dst: r(ty.class(), dst),
+            addr: addr(space, m),
+            expected: operand(ty.class(), expected),
+            replacement: operand(ty.class(), replacement),
+        },
+        Op::Bar => S::Bar {},
+        Op::Jump { target } => S::Jump {
+            target: block_pc(target),
+        },
+        Op::Branch {
+            pred,
+            negated,
+            taken,
+            not_taken,
+            reconverge,
+        } => S::BrDiv {
+            cond: mir::Guard {
+                pred: r(RegClass::Pred, pred),
+                negated,
+            },
+            taken: block_pc(taken),
+            not_taken: block_pc(not_taken),
+            reconv: reconverge.map(block_pc),
+        },
+        Op::Ret => S::Ret {},
+    }
+}
+
+/// Registers used per class: one more than the highest index used.
+fn used_registers(insts: &[Inst]) -> [u32; 3] {
+    let mut num_regs = [0u32; 3];
+    for inst in insts {
+        let mut note = |c: RegClass, r: u32| {
+            let n = &mut num_regs[c.index()];
+            *n = (*n).max(r.saturating_add(1));
+        };
+        inst.op.visit_regs(|c, r, _| note(c, r));
+        if let Some(g) = inst.guard {
+            note(RegClass::Pred, g.pred);
+        }
+    }
+    num_regs
+}
+
+impl Program {
     /// Checks everything the executor relies on; see the [module documentation](self).
     pub fn validate(&self) -> Result<(), ProgramError> {
         let err = |block: Option<usize>, pc: Option<u32>, message: String| ProgramError {
@@ -709,6 +973,17 @@ impl Program {
         };
         if self.blocks.is_empty() {
             return Err(err(None, None, "the program has no blocks".into()));
+        }
+        if !self.pcs.is_empty() && self.pcs.len() != self.insts.len() {
+            return Err(err(
+                None,
+                None,
+                format!(
+                    "{} pcs for {} instructions",
+                    self.pcs.len(),
+                    self.insts.len()
+                ),
+            ));
         }
         for (c, &n) in self.num_regs.iter().enumerate() {
             if n > MAX_REGS_PER_CLASS {

@@ -4,4 +4,5 @@ pub mod compile;
 pub mod fmt;
 pub mod interp;
 pub mod objdump;
+pub mod run;
 pub mod verify;
