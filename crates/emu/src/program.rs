@@ -933,15 +933,27 @@ fn to_simt(op: &Op, block_pc: &dyn Fn(u32) -> simt::Pc) -> simt::Op {
             taken,
             not_taken,
             reconverge,
-        } => S::BrDiv {
-            cond: mir::Guard {
+            uniform,
+        } => {
+            let cond = mir::Guard {
                 pred: r(RegClass::Pred, pred),
                 negated,
-            },
-            taken: block_pc(taken),
-            not_taken: block_pc(not_taken),
-            reconv: reconverge.map(block_pc),
-        },
+            };
+            if uniform {
+                S::BrUni {
+                    cond,
+                    taken: block_pc(taken),
+                    not_taken: block_pc(not_taken),
+                }
+            } else {
+                S::BrDiv {
+                    cond,
+                    taken: block_pc(taken),
+                    not_taken: block_pc(not_taken),
+                    reconv: reconverge.map(block_pc),
+                }
+            }
+        }
         Op::Ret => S::Ret {},
     }
 }
