@@ -6,7 +6,8 @@
 //! - [`ir`]: the SSA IR — entities, text format, builder, verifier, reference interpreter
 //!   and launch descriptions;
 //! - [`codegen`]: the code generator — lowering to machine IR, register allocation, the
-//!   PTX and SIMT-bytecode targets, and the [`codegen::Context`] that runs them.
+//!   PTX and SIMT-bytecode targets, and the [`codegen::Context`] that runs them;
+//! - [`emu`]: the multi-warp SIMT emulator that runs the bytecode and measures it.
 //!
 //! ```
 //! use warplift::ir::parser::parse_function;
@@ -31,4 +32,5 @@
 //! ```
 
 pub use warplift_codegen as codegen;
+pub use warplift_emu as emu;
 pub use warplift_ir as ir;
