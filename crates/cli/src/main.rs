@@ -6,6 +6,7 @@
 
 mod commands;
 mod launch_args;
+mod output;
 mod source;
 
 use clap::{Parser, Subcommand};
@@ -46,12 +47,7 @@ fn main() -> ExitCode {
         Command::Run(args) => commands::run::run(&args),
         Command::Compile(args) => commands::compile::run(&args),
         Command::Objdump(args) => commands::objdump::run(&args),
-        Command::Settings => {
-            for (name, doc) in warplift_codegen::Settings::DESCRIPTIONS {
-                println!("{name:12} {}", doc.trim().replace('\n', " "));
-            }
-            Ok(ExitCode::SUCCESS)
-        }
+        Command::Settings => print_settings(),
     };
     match result {
         Ok(code) => code,
@@ -60,4 +56,12 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// `warplift settings`: every code-generator setting with its documentation.
+fn print_settings() -> anyhow::Result<ExitCode> {
+    for (name, doc) in warplift_codegen::Settings::DESCRIPTIONS {
+        output::outln!("{name:12} {}", doc.trim().replace('\n', " "))?;
+    }
+    Ok(ExitCode::SUCCESS)
 }

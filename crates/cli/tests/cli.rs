@@ -526,3 +526,35 @@ fn run_checks_expectations_and_rejects_bad_machine_flags() {
     let o = warplift(&["run", garbage.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
 }
+
+#[test]
+fn a_closed_output_pipe_ends_quietly() {
+    // Far more output than a pipe buffers, and a reader that reads nothing.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_warplift"))
+        .args([
+            "interp",
+            "examples/saxpy.wir",
+            "--no-launch-file",
+            "--arg",
+            "n=0",
+            "--arg",
+            "a=1",
+            "--buffer",
+            "x=f32[200000]:iota",
+            "--buffer",
+            "y=f32[1]:zeros",
+        ])
+        .current_dir(repo_root())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

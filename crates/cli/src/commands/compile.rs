@@ -4,7 +4,6 @@
 use crate::source;
 use anyhow::{Context as _, Result};
 use clap::{Args, ValueEnum};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use warplift_codegen::lower::lower;
@@ -59,7 +58,7 @@ pub fn run(args: &CompileArgs) -> Result<ExitCode> {
     let mut ctx = Context::new();
     if args.print_mir == Some(MirStage::Lowered) {
         for f in &funcs {
-            print!("{}", lower(f)?);
+            crate::output::out!("{}", lower(f)?)?;
         }
         return Ok(ExitCode::SUCCESS);
     }
@@ -81,15 +80,13 @@ pub fn run(args: &CompileArgs) -> Result<ExitCode> {
     }
     if args.print_mir == Some(MirStage::Final) {
         for k in &module.kernels {
-            print!("{}", k.mir);
+            crate::output::out!("{}", k.mir)?;
         }
         return Ok(ExitCode::SUCCESS);
     }
     match (&args.output, isa.emits_text()) {
         (Some(path), _) => write_file(path, &module.code)?,
-        (None, true) => std::io::stdout()
-            .write_all(&module.code)
-            .context("writing to standard output")?,
+        (None, true) => crate::output::write_stdout(&module.code)?,
         (None, false) => write_file(&args.file.with_extension("o"), &module.code)?,
     }
     Ok(ExitCode::SUCCESS)

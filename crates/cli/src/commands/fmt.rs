@@ -39,7 +39,7 @@ pub fn run(args: &FmtArgs) -> Result<ExitCode> {
         std::fs::write(&args.file, canonical)
             .with_context(|| format!("cannot write {}", args.file.display()))?;
     } else {
-        print!("{canonical}");
+        crate::output::out!("{canonical}")?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -53,11 +53,11 @@ pub fn run(args: &InterpArgs) -> Result<ExitCode> {
         let mut out = memory.results_json();
         out["kernel"] = serde_json::Value::String(func.name.clone());
         out["stats"] = stats_json(func, &stats);
-        println!("{}", serde_json::to_string(&out)?);
+        crate::output::outln!("{}", serde_json::to_string(&out)?)?;
     } else {
-        print!("{}", memory.results_text());
+        crate::output::out!("{}", memory.results_text())?;
         if args.stats {
-            print!("{}", stats_text(func, &stats));
+            crate::output::out!("{}", stats_text(func, &stats))?;
         }
     }
     memory

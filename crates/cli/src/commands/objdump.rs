@@ -31,8 +31,8 @@ pub fn run(args: &ObjdumpArgs) -> Result<ExitCode> {
     });
     let source = source_path.and_then(|p| std::fs::read_to_string(p).ok());
     match source {
-        Some(text) => print!("{}", disassemble_object_with_source(&object, &text)),
-        None => print!("{}", disassemble_object(&object)),
+        Some(text) => crate::output::out!("{}", disassemble_object_with_source(&object, &text))?,
+        None => crate::output::out!("{}", disassemble_object(&object))?,
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -217,11 +217,11 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
         let mut out = memory.results_json();
         out["kernel"] = serde_json::Value::String(loaded.program.name.clone());
         out["stats"] = stats.to_json();
-        println!("{}", serde_json::to_string(&out)?);
+        crate::output::outln!("{}", serde_json::to_string(&out)?)?;
     } else {
-        print!("{}", memory.results_text());
+        crate::output::out!("{}", memory.results_text())?;
         if args.stats {
-            print!("{}", summary(&stats));
+            crate::output::out!("{}", summary(&stats))?;
         }
     }
     memory

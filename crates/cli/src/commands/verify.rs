@@ -17,12 +17,12 @@ pub struct VerifyArgs {
 pub fn run(args: &VerifyArgs) -> Result<ExitCode> {
     let funcs = source::load_verified(&args.file)?;
     for f in &funcs {
-        println!(
+        crate::output::outln!(
             "%{}: ok ({} blocks, {} instructions)",
             f.name,
             f.layout.num_blocks(),
             f.num_placed_insts()
-        );
+        )?;
     }
     Ok(ExitCode::SUCCESS)
 }
