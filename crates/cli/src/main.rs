@@ -4,6 +4,7 @@
 //! command line and dispatches. Every failure is reported as an `error: ...` message and a
 //! non-zero exit code; user input never makes the process panic.
 
+mod codegen_args;
 mod commands;
 mod launch_args;
 mod output;
@@ -36,6 +37,10 @@ enum Command {
     Objdump(commands::objdump::ObjdumpArgs),
     /// List the code generator's settings (for `--set`).
     Settings,
+    /// List the optional passes (for `--passes`).
+    Passes,
+    /// Print a kernel's control-flow graph, before or after a pass (`--dot` for Graphviz).
+    Cfg(commands::cfg::CfgArgs),
 }
 
 fn main() -> ExitCode {
@@ -48,6 +53,8 @@ fn main() -> ExitCode {
         Command::Compile(args) => commands::compile::run(&args),
         Command::Objdump(args) => commands::objdump::run(&args),
         Command::Settings => print_settings(),
+        Command::Passes => print_passes(),
+        Command::Cfg(args) => commands::cfg::run(&args),
     };
     match result {
         Ok(code) => code,
@@ -62,6 +69,18 @@ fn main() -> ExitCode {
 fn print_settings() -> anyhow::Result<ExitCode> {
     for (name, doc) in warplift_codegen::Settings::DESCRIPTIONS {
         output::outln!("{name:12} {}", doc.trim().replace('\n', " "))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `warplift passes`: every registered pass with one line of explanation.
+fn print_passes() -> anyhow::Result<ExitCode> {
+    let registry = warplift_codegen::passes::REGISTRY;
+    if registry.is_empty() {
+        output::outln!("no optional passes are registered")?;
+    }
+    for pass in registry {
+        output::outln!("{:16} {}", pass.name(), pass.description())?;
     }
     Ok(ExitCode::SUCCESS)
 }

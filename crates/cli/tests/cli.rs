@@ -558,3 +558,33 @@ fn a_closed_output_pipe_ends_quietly() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn cfg_prints_edges_or_graphviz() {
+    let o = warplift(&["cfg", "tests/corpus/short_circuit_fig1.wir"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.starts_with("mblock0 (block0) -> mblock1\n"), "{text}");
+    assert!(text.contains("[edge split]"), "{text}");
+    let o = warplift(&["cfg", "tests/corpus/short_circuit_fig1.wir", "--dot"]);
+    assert!(stdout(&o).starts_with("digraph \"short_circuit_fig1\" {"));
+    assert_fails_with(
+        &warplift(&[
+            "cfg",
+            "tests/corpus/short_circuit_fig1.wir",
+            "--after",
+            "nonesuch",
+        ]),
+        "nonesuch",
+    );
+}
+
+#[test]
+fn unknown_passes_are_refused() {
+    assert_fails_with(
+        &warplift(&["compile", "examples/saxpy.wir", "--passes", "nonesuch"]),
+        "unknown pass `nonesuch`",
+    );
+    let o = warplift(&["passes"]);
+    assert!(o.status.success());
+}

@@ -1,8 +1,12 @@
 //! The compilation context: the one short function that runs the pipeline in order.
 //!
 //! ```text
-//! verify IR ─▶ lower (ISLE) ─▶ verify MIR ─▶ allocate (regalloc2) ─▶ verify MIR ─▶ emit
+//! verify IR ─▶ IR passes ─▶ lower (ISLE) ─▶ verify MIR ─▶ allocate (regalloc2, leaving out
+//! the registers the machine passes reserve) ─▶ machine passes ─▶ verify MIR ─▶ emit
 //! ```
+//!
+//! The optional passes are the `passes` setting, looked up in the [pass
+//! registry](crate::passes).
 //!
 //! [`Context::compile`] compiles one kernel; [`Context::compile_module`] several kernels
 //! into one PTX module or one object. Every failure is a [`CodegenError`]; nothing the
@@ -12,9 +16,8 @@ use crate::isa::{EmitError, TargetIsa};
 use crate::lower::{lower, LowerError};
 use crate::mir::verify::{verify_mir, verify_mir_with_limits, MirVerifyError};
 use crate::mir::MirFunction;
-use crate::regalloc::{
-    allocate_with, Algorithm, AllocOptions, RegallocError, RegallocStats, ReservationRequest,
-};
+use crate::passes::{PassError, PassReport, Pipeline, PipelineError};
+use crate::regalloc::{allocate_with, Algorithm, AllocOptions, RegallocError, RegallocStats};
 use crate::settings::OptLevel;
 use thiserror::Error;
 use warplift_ir::verifier::{verify_function, VerifierErrors};
@@ -44,6 +47,22 @@ pub enum CodegenError {
     /// The target's emitter failed.
     #[error(transparent)]
     Emit(#[from] EmitError),
+    /// The `passes` setting names no valid pipeline.
+    #[error(transparent)]
+    Pipeline(#[from] PipelineError),
+    /// An optional pass failed.
+    #[error(transparent)]
+    Pass(#[from] PassError),
+    /// An IR pass produced invalid IR (a bug in the pass).
+    #[error("internal error: pass `{pass}` left kernel %{kernel} invalid:\n{errors}")]
+    PassBrokeIr {
+        /// The pass.
+        pass: &'static str,
+        /// The kernel.
+        kernel: String,
+        /// What the verifier found.
+        errors: VerifierErrors,
+    },
 }
 
 /// What the code generator did to one kernel.
@@ -59,6 +78,8 @@ pub struct CompileStats {
     pub final_blocks: usize,
     /// Register allocation: registers per class, spill slots, spills, reloads, moves.
     pub regalloc: RegallocStats,
+    /// What each optional pass reported, in pipeline order.
+    pub passes: Vec<(&'static str, PassReport)>,
 }
 
 /// One compiled kernel: its final machine IR and what it took.
@@ -139,6 +160,27 @@ impl Context {
             kernel: func.name.clone(),
             errors,
         })?;
+        let pipeline = Pipeline::parse(&settings.passes)?;
+        let mut reports = Vec::new();
+
+        // IR passes work on a copy: the caller's function is left as it was.
+        let mut transformed;
+        let mut func = func;
+        if !pipeline.ir.is_empty() {
+            transformed = func.clone();
+            for pass in &pipeline.ir {
+                reports.push((pass.name(), pass.run(&mut transformed, settings)?));
+                if settings.verify {
+                    verify_function(&transformed).map_err(|errors| CodegenError::PassBrokeIr {
+                        pass: pass.name(),
+                        kernel: transformed.name.clone(),
+                        errors,
+                    })?;
+                }
+            }
+            func = &transformed;
+        }
+
         let lowered = lower(func)?;
         if settings.verify {
             verify_mir(&lowered)?;
@@ -151,9 +193,18 @@ impl Context {
             },
             ..AllocOptions::default()
         };
-        let allocated = allocate_with(&lowered, &regs, &ReservationRequest::none(), &options)?;
+        let reservation = pipeline.reservation(settings);
+        let mut allocated = allocate_with(&lowered, &regs, &reservation, &options)?;
+        let limits = Some([regs.b32, regs.b64, regs.pred]);
         if settings.verify {
-            verify_mir_with_limits(&allocated.func, Some([regs.b32, regs.b64, regs.pred]))?;
+            verify_mir_with_limits(&allocated.func, limits)?;
+        }
+        for pass in &pipeline.machine {
+            let report = pass.run(&mut allocated.func, &allocated.reserved, settings)?;
+            reports.push((pass.name(), report));
+            if settings.verify {
+                verify_mir_with_limits(&allocated.func, limits)?;
+            }
         }
         let stats = CompileStats {
             ir_insts: func.num_placed_insts(),
@@ -161,6 +212,7 @@ impl Context {
             final_insts: allocated.func.num_insts(),
             final_blocks: allocated.func.order.len(),
             regalloc: allocated.stats,
+            passes: reports,
         };
         Ok(CompiledKernel {
             mir: allocated.func,

@@ -15,6 +15,7 @@ mod context;
 pub mod isa;
 pub mod lower;
 pub mod mir;
+pub mod passes;
 pub mod regalloc;
 pub mod settings;
 

@@ -136,6 +136,13 @@ fn anything<T>(_: &T) -> Result<(), String> {
 }
 
 #[allow(clippy::ptr_arg)] // checks have the signature `fn(&T)` for every setting type
+fn valid_pipeline(s: &String) -> Result<(), String> {
+    crate::passes::Pipeline::parse(s)
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+}
+
+#[allow(clippy::ptr_arg)] // checks have the signature `fn(&T)` for every setting type
 fn ptx_target(s: &String) -> Result<(), String> {
     match s.strip_prefix("sm_").map(str::parse::<u32>) {
         Some(Ok(n)) if n >= 70 => Ok(()),
@@ -156,6 +163,8 @@ declare_settings! {
     ptx_target: String = "sm_70".to_string(), check ptx_target;
     /// Run the IR and machine-IR verifiers between passes.
     verify: bool = true, check anything;
+    /// The optional passes to run, comma-separated, in order (`warplift passes` lists them).
+    passes: String = String::new(), check valid_pipeline;
 }
 
 impl Settings {
@@ -220,6 +229,8 @@ mod tests {
         assert!(Settings::builder().set("verify", "maybe").is_err());
         assert!(Settings::builder().set("ptx_target", "sm_60").is_err());
         assert!(Settings::builder().set_assignment("verify").is_err());
-        assert_eq!(Settings::DESCRIPTIONS.len(), 6);
+        assert_eq!(Settings::DESCRIPTIONS.len(), 7);
+        assert!(Settings::builder().set("passes", "nonesuch").is_err());
+        assert!(Settings::builder().set("passes", " , ").is_ok());
     }
 }

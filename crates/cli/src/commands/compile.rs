@@ -1,13 +1,14 @@
 //! `warplift compile`: compiles a file's kernels for a target, writing PTX text or an ELF
 //! object, and optionally printing the machine IR and compilation statistics.
 
+use crate::codegen_args::CodegenArgs;
 use crate::source;
 use anyhow::{Context as _, Result};
 use clap::{Args, ValueEnum};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use warplift_codegen::lower::lower;
-use warplift_codegen::{lookup_by_name, Context, Settings, TargetIsa};
+use warplift_codegen::Context;
 
 /// Which machine IR `--print-mir` shows.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -30,9 +31,8 @@ pub struct CompileArgs {
     /// Where to write the output. Default: PTX to standard output, an object to FILE.o.
     #[arg(long, short)]
     output: Option<PathBuf>,
-    /// A code-generator setting, `name=value` (repeatable; see `warplift settings`).
-    #[arg(long = "set", value_name = "NAME=VALUE")]
-    settings: Vec<String>,
+    #[command(flatten)]
+    codegen: CodegenArgs,
     /// Print the machine IR of every kernel (`lowered` or `final`; default `final`) instead of
     /// writing the output.
     #[arg(long, value_name = "STAGE", num_args = 0..=1, default_missing_value = "final")]
@@ -42,19 +42,10 @@ pub struct CompileArgs {
     stats: bool,
 }
 
-/// Builds the target from `--target` and `--set` flags.
-pub fn target_from_flags(target: &str, settings: &[String]) -> Result<Box<dyn TargetIsa>> {
-    let mut builder = Settings::builder();
-    for s in settings {
-        builder.set_assignment(s).context("--set")?;
-    }
-    Ok(lookup_by_name(target, builder.finish())?)
-}
-
 /// Runs `warplift compile`.
 pub fn run(args: &CompileArgs) -> Result<ExitCode> {
     let funcs = source::load_verified(&args.file)?;
-    let isa = target_from_flags(&args.target, &args.settings)?;
+    let isa = args.codegen.target(&args.target)?;
     let mut ctx = Context::new();
     if args.print_mir == Some(MirStage::Lowered) {
         for f in &funcs {

@@ -1,5 +1,6 @@
 //! The subcommands of `warplift`, one module each.
 
+pub mod cfg;
 pub mod compile;
 pub mod fmt;
 pub mod interp;

@@ -9,7 +9,7 @@
 //! object's directory. The machine is the default one, then the `--config` file, then the
 //! machine flags, each overriding the one before.
 
-use crate::commands::compile::target_from_flags;
+use crate::codegen_args::CodegenArgs;
 use crate::launch_args::LaunchArgs;
 use crate::source;
 use anyhow::{anyhow, bail, Context as _, Result};
@@ -164,10 +164,9 @@ pub struct RunArgs {
     file: PathBuf,
     #[command(flatten)]
     launch: LaunchArgs,
-    /// A code-generator setting for a .wir file, `name=value` (repeatable; see
-    /// `warplift settings`).
-    #[arg(long = "set", value_name = "NAME=VALUE")]
-    settings: Vec<String>,
+    /// Code-generator options for a .wir file.
+    #[command(flatten)]
+    codegen: CodegenArgs,
     #[command(flatten)]
     machine: MachineArgs,
     /// Also print a summary of the run's statistics.
@@ -237,7 +236,7 @@ fn load_from_source(args: &RunArgs) -> Result<(Launch, Loaded)> {
     let funcs = source::load_verified(&args.file)?;
     let launch = args.launch.resolve(&args.file)?;
     let func = launch.select_kernel(&funcs)?;
-    let isa = target_from_flags("simt", &args.settings)?;
+    let isa = args.codegen.target("simt")?;
     let source_name = args
         .file
         .file_name()
@@ -260,8 +259,8 @@ fn load_from_source(args: &RunArgs) -> Result<(Launch, Loaded)> {
 
 /// Loads the chosen kernel of a SIMT object.
 fn load_from_object(args: &RunArgs) -> Result<(Launch, Loaded)> {
-    if !args.settings.is_empty() {
-        bail!("--set applies to compiling a .wir file; an object is already compiled");
+    if !args.codegen.is_empty() {
+        bail!("--set and --passes apply to compiling a .wir file; an object is already compiled");
     }
     let path = &args.file;
     let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;

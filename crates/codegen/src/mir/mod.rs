@@ -14,6 +14,7 @@
 //!
 //! The generic CFG analyses of `warplift_ir::cfg` run on it through the [`Cfg`] trait.
 
+pub mod dot;
 mod inst;
 mod print;
 mod regs;
@@ -41,6 +42,32 @@ pub struct MBlockData {
     /// The IR block this block implements, if any (blocks made by the code generator,
     /// such as split critical edges, have none).
     pub origin: Option<Block>,
+    /// Why the code generator made the block.
+    pub kind: BlockKind,
+}
+
+/// Why a machine block exists: shown in CFG drawings and MIR text, so blocks made by
+/// passes can be told from the kernel's own.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub enum BlockKind {
+    /// A block of the kernel (or a part of one, such as a branch-table test).
+    #[default]
+    Code,
+    /// A block splitting a critical edge for register allocation.
+    EdgeSplit,
+    /// A guard block made by linearization.
+    Guard,
+}
+
+impl BlockKind {
+    /// The kind's name in MIR text and CFG drawings.
+    pub fn name(self) -> &'static str {
+        match self {
+            BlockKind::Code => "code",
+            BlockKind::EdgeSplit => "edge split",
+            BlockKind::Guard => "guard",
+        }
+    }
 }
 
 /// A kernel in machine IR.

@@ -36,8 +36,11 @@ impl fmt::Display for MirFunction {
                 f.write_char(')')?;
             }
             f.write_char(':')?;
-            if let Some(origin) = data.origin {
-                write!(f, "  ; {origin}")?;
+            match (data.origin, data.kind) {
+                (Some(origin), BlockKind::Code) => write!(f, "  ; {origin}")?,
+                (Some(origin), kind) => write!(f, "  ; {origin}, {}", kind.name())?,
+                (None, BlockKind::Code) => {}
+                (None, kind) => write!(f, "  ; {}", kind.name())?,
             }
             f.write_char('\n')?;
             for inst in &data.insts {

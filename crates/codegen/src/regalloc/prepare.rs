@@ -175,6 +175,7 @@ pub(super) fn prepare(f: &mut MirFunction) -> u32 {
             term.kind.for_each_target_mut(|target| {
                 if incoming[target.block] > 1 {
                     let edge = f.new_block(None);
+                    f.blocks[edge].kind = crate::mir::BlockKind::EdgeSplit;
                     let dest = std::mem::replace(target, crate::mir::BlockTarget::new(edge));
                     f.blocks[edge]
                         .insts

@@ -1,0 +1,308 @@
+//! The pass registry: every optional transformation of the pipeline, by name.
+//!
+//! A pipeline is a comma-separated list of pass names (`--passes linearize` on the command
+//! line, the `passes` setting in the library), run in the order given. Passes come in two
+//! kinds, by where in the pipeline they work:
+//!
+//! - [`IrPass`]es transform the SSA IR before lowering (melding, convergence, restructuring);
+//! - [`MachinePass`]es transform *allocated* machine IR after register allocation
+//!   (linearization). A machine pass may ask, before allocation, for registers that nothing
+//!   else will use ([`MachinePass::reservation`]); it receives them by name when it runs.
+//!
+//! Every IR pass of a pipeline runs before every machine pass, so a pipeline that names a
+//! machine pass before an IR pass is refused rather than silently reordered. Pass options
+//! are ordinary [`Settings`] (`--set name=value`), declared with the other settings.
+//!
+//! Adding a pass means implementing one of the two traits and listing it in [`REGISTRY`];
+//! the CLI (`warplift passes`, `--passes`), the fuzzers and the tests pick it up from there.
+
+use crate::mir::MirFunction;
+use crate::regalloc::{ReservationRequest, ReservedRegs};
+use crate::settings::Settings;
+use thiserror::Error;
+use warplift_ir::Function;
+
+/// What a pass reports about one run, for statistics and tables: named counts, e.g.
+/// `("guard blocks", 4)`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PassReport {
+    /// Named counts, in the order the pass chose.
+    pub counts: Vec<(&'static str, u64)>,
+}
+
+/// A pass failed.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error("pass `{pass}` on kernel %{kernel}: {message}")]
+pub struct PassError {
+    /// The pass.
+    pub pass: &'static str,
+    /// The kernel.
+    pub kernel: String,
+    /// What went wrong.
+    pub message: String,
+}
+
+/// A transformation of the SSA IR, run before lowering.
+pub trait IrPass: Sync {
+    /// The pass's name in pipelines.
+    fn name(&self) -> &'static str;
+    /// One line saying what the pass does.
+    fn description(&self) -> &'static str;
+    /// Transforms `func`; the result must verify.
+    fn run(&self, func: &mut Function, settings: &Settings) -> Result<PassReport, PassError>;
+}
+
+/// A transformation of allocated machine IR, run after register allocation.
+pub trait MachinePass: Sync {
+    /// The pass's name in pipelines.
+    fn name(&self) -> &'static str;
+    /// One line saying what the pass does.
+    fn description(&self) -> &'static str;
+    /// The registers the pass needs for itself, left out of allocation.
+    fn reservation(&self, _settings: &Settings) -> ReservationRequest {
+        ReservationRequest::none()
+    }
+    /// Transforms `func`, using only the registers it reserved (`reserved`) besides the
+    /// ones the function already uses as they are.
+    fn run(
+        &self,
+        func: &mut MirFunction,
+        reserved: &ReservedRegs,
+        settings: &Settings,
+    ) -> Result<PassReport, PassError>;
+}
+
+/// A registered pass.
+#[derive(Copy, Clone)]
+pub enum Pass {
+    /// A pass over the SSA IR.
+    Ir(&'static dyn IrPass),
+    /// A pass over allocated machine IR.
+    Machine(&'static dyn MachinePass),
+}
+
+impl Pass {
+    /// The pass's name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Pass::Ir(p) => p.name(),
+            Pass::Machine(p) => p.name(),
+        }
+    }
+
+    /// One line saying what the pass does.
+    pub fn description(&self) -> &'static str {
+        match self {
+            Pass::Ir(p) => p.description(),
+            Pass::Machine(p) => p.description(),
+        }
+    }
+}
+
+impl core::fmt::Debug for Pass {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Every pass, in the order `warplift passes` lists them.
+pub static REGISTRY: &[Pass] = &[];
+
+/// The registered pass called `name`.
+pub fn lookup(name: &str) -> Option<Pass> {
+    REGISTRY.iter().copied().find(|p| p.name() == name)
+}
+
+/// A pipeline could not be built.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum PipelineError {
+    /// No pass has this name.
+    #[error("unknown pass `{name}` (passes: {known})")]
+    Unknown {
+        /// The name given.
+        name: String,
+        /// The registered names.
+        known: String,
+    },
+    /// A machine pass is listed before an IR pass.
+    #[error(
+        "IR pass `{ir}` cannot run after machine pass `{machine}`: IR passes run before lowering"
+    )]
+    Order {
+        /// The IR pass.
+        ir: &'static str,
+        /// The machine pass listed before it.
+        machine: &'static str,
+    },
+}
+
+/// The passes of a pipeline, split by kind, each list in the order given.
+#[derive(Clone, Debug, Default)]
+pub struct Pipeline {
+    /// IR passes, run before lowering.
+    pub ir: Vec<&'static dyn IrPass>,
+    /// Machine passes, run after register allocation.
+    pub machine: Vec<&'static dyn MachinePass>,
+}
+
+impl core::fmt::Debug for dyn IrPass {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl core::fmt::Debug for dyn MachinePass {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl Pipeline {
+    /// Parses a comma-separated list of pass names (spaces allowed, empty entries ignored)
+    /// against [`REGISTRY`].
+    pub fn parse(list: &str) -> Result<Pipeline, PipelineError> {
+        Self::parse_in(list, REGISTRY)
+    }
+
+    /// [`Pipeline::parse`] against another registry (for tests).
+    pub fn parse_in(list: &str, registry: &[Pass]) -> Result<Pipeline, PipelineError> {
+        let mut pipeline = Pipeline::default();
+        for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+            let pass = registry
+                .iter()
+                .copied()
+                .find(|p| p.name() == name)
+                .ok_or_else(|| PipelineError::Unknown {
+                    name: name.to_string(),
+                    known: if registry.is_empty() {
+                        "none registered".to_string()
+                    } else {
+                        registry
+                            .iter()
+                            .map(|p| p.name())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    },
+                })?;
+            match pass {
+                Pass::Ir(p) => {
+                    if let Some(m) = pipeline.machine.first() {
+                        return Err(PipelineError::Order {
+                            ir: p.name(),
+                            machine: m.name(),
+                        });
+                    }
+                    pipeline.ir.push(p);
+                }
+                Pass::Machine(p) => pipeline.machine.push(p),
+            }
+        }
+        Ok(pipeline)
+    }
+
+    /// The union of the machine passes' reservations: what register allocation must leave
+    /// free. Passes run one after another, so they share the reserved registers.
+    pub fn reservation(&self, settings: &Settings) -> ReservationRequest {
+        let mut request = ReservationRequest::none();
+        for pass in &self.machine {
+            let wanted = pass.reservation(settings);
+            for class in crate::mir::RegClass::ALL {
+                let extra = wanted.count(class).saturating_sub(request.count(class));
+                if extra > 0 {
+                    request.reserve(class, extra);
+                }
+            }
+        }
+        request
+    }
+
+    /// Is the pipeline empty?
+    pub fn is_empty(&self) -> bool {
+        self.ir.is_empty() && self.machine.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mir::RegClass;
+
+    struct Noop;
+    impl IrPass for Noop {
+        fn name(&self) -> &'static str {
+            "noop"
+        }
+        fn description(&self) -> &'static str {
+            "does nothing"
+        }
+        fn run(&self, _: &mut Function, _: &Settings) -> Result<PassReport, PassError> {
+            Ok(PassReport::default())
+        }
+    }
+
+    struct Reserver(u32);
+    impl MachinePass for Reserver {
+        fn name(&self) -> &'static str {
+            if self.0 == 1 {
+                "one"
+            } else {
+                "two"
+            }
+        }
+        fn description(&self) -> &'static str {
+            "reserves registers"
+        }
+        fn reservation(&self, _: &Settings) -> ReservationRequest {
+            ReservationRequest::none()
+                .with(RegClass::Pred, self.0)
+                .with(RegClass::B32, 1)
+        }
+        fn run(
+            &self,
+            _: &mut MirFunction,
+            _: &ReservedRegs,
+            _: &Settings,
+        ) -> Result<PassReport, PassError> {
+            Ok(PassReport::default())
+        }
+    }
+
+    static TEST_REGISTRY: &[Pass] = &[
+        Pass::Ir(&Noop),
+        Pass::Machine(&Reserver(1)),
+        Pass::Machine(&Reserver(2)),
+    ];
+
+    #[test]
+    fn pipelines_parse_in_order_and_refuse_unknown_names_and_misorder() {
+        let p = Pipeline::parse_in(" noop , one,two,", TEST_REGISTRY).unwrap();
+        assert_eq!(p.ir.len(), 1);
+        assert_eq!(
+            p.machine.iter().map(|m| m.name()).collect::<Vec<_>>(),
+            ["one", "two"]
+        );
+        assert!(Pipeline::parse_in("", TEST_REGISTRY).unwrap().is_empty());
+        let e = Pipeline::parse_in("noop,three", TEST_REGISTRY).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "unknown pass `three` (passes: noop, one, two)"
+        );
+        let e = Pipeline::parse_in("one,noop", TEST_REGISTRY).unwrap_err();
+        assert!(matches!(
+            e,
+            PipelineError::Order {
+                ir: "noop",
+                machine: "one"
+            }
+        ));
+    }
+
+    #[test]
+    fn machine_passes_share_reserved_registers() {
+        let p = Pipeline::parse_in("one,two", TEST_REGISTRY).unwrap();
+        let r = p.reservation(&Settings::default());
+        assert_eq!(r.count(RegClass::Pred), 2);
+        assert_eq!(r.count(RegClass::B32), 1);
+        assert_eq!(r.count(RegClass::B64), 0);
+    }
+}
