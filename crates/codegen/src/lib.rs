@@ -13,6 +13,7 @@ extern crate alloc;
 
 mod context;
 pub mod isa;
+pub mod linearize;
 pub mod lower;
 pub mod mir;
 pub mod passes;

@@ -106,7 +106,7 @@ impl core::fmt::Debug for Pass {
 }
 
 /// Every pass, in the order `warplift passes` lists them.
-pub static REGISTRY: &[Pass] = &[];
+pub static REGISTRY: &[Pass] = &[Pass::Machine(&crate::linearize::Linearize)];
 
 /// The registered pass called `name`.
 pub fn lookup(name: &str) -> Option<Pass> {

@@ -143,6 +143,19 @@ fn valid_pipeline(s: &String) -> Result<(), String> {
 }
 
 #[allow(clippy::ptr_arg)] // checks have the signature `fn(&T)` for every setting type
+fn linearize_regions(s: &String) -> Result<(), String> {
+    crate::linearize::RegionMode::parse(s).map(|_| ())
+}
+
+fn linearize_opt(n: &u32) -> Result<(), String> {
+    if *n <= 3 {
+        Ok(())
+    } else {
+        Err("expected 0 to 3".into())
+    }
+}
+
+#[allow(clippy::ptr_arg)] // checks have the signature `fn(&T)` for every setting type
 fn ptx_target(s: &String) -> Result<(), String> {
     match s.strip_prefix("sm_").map(str::parse::<u32>) {
         Some(Ok(n)) if n >= 70 => Ok(()),
@@ -165,6 +178,11 @@ declare_settings! {
     verify: bool = true, check anything;
     /// The optional passes to run, comma-separated, in order (`warplift passes` lists them).
     passes: String = String::new(), check valid_pipeline;
+    /// What `linearize` linearizes: `divergent` (unstructured regions holding a divergent
+    /// branch), `all` (every unstructured region) or `kernel` (the whole kernel).
+    linearize_regions: String = "divergent".to_string(), check linearize_regions;
+    /// `linearize`'s guard optimisations (Section 4.2 of the paper): 0 none, 1 to 3.
+    linearize_opt: u32 = 0, check linearize_opt;
 }
 
 impl Settings {
@@ -229,7 +247,11 @@ mod tests {
         assert!(Settings::builder().set("verify", "maybe").is_err());
         assert!(Settings::builder().set("ptx_target", "sm_60").is_err());
         assert!(Settings::builder().set_assignment("verify").is_err());
-        assert_eq!(Settings::DESCRIPTIONS.len(), 7);
+        assert_eq!(Settings::DESCRIPTIONS.len(), 9);
+        assert!(Settings::builder()
+            .set("linearize_regions", "some")
+            .is_err());
+        assert!(Settings::builder().set("linearize_opt", "4").is_err());
         assert!(Settings::builder().set("passes", "nonesuch").is_err());
         assert!(Settings::builder().set("passes", " , ").is_ok());
     }

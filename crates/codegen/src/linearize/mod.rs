@@ -1,0 +1,648 @@
+//! Linearization of unstructured control flow with a guard register, after Anantpur and
+//! Govindarajan, "Taming Control Divergence in GPUs through Control Flow Linearization"
+//! (CC 2014), implemented at the machine level as the paper's Section 6 proposes: "with
+//! one integer guard register and one predicate register reserved from the register
+//! allocator".
+//!
+//! # Why
+//!
+//! A SIMT machine reconverges the lanes of a divergent branch at the branch's immediate
+//! post-dominator (IPDOM). In an *unstructured* CFG (Section 3.2, Definition 1: an edge
+//! between a branch and a merge neither of which dominates or post-dominates the other,
+//! or an edge into or out of the middle of a loop) lanes that split at a branch meet only
+//! at that post-dominator, so the blocks in between run once per group of lanes that
+//! reaches them. The paper's Figure 1,
+//!
+//! ```text
+//!            B1 (c1)                  if ((c1() || c2()) && c3())
+//!           /      \                      S1;                      (B4)
+//!      B2 (c2)      |                 else
+//!       |    \      |                     S2;                      (B5)
+//!       |     `--> B3 (c3)            S3;                          (B6)
+//!       |          /   \
+//!       `-----> B5      B4
+//!                 \    /
+//!                   B6
+//! ```
+//!
+//! with threads T1, T2 going B1→B3, T3 going B1→B2→B3 and T4 going B1→B2→B5, runs B3
+//! twice (T1-T2, then T3) and B5 three times (T2, T3, T4), because every group waits for
+//! the others only at B6, the IPDOM of B1.
+//!
+//! # How (Algorithm 1)
+//!
+//! Linearization replaces a region's control flow by a *guard variable* `g`, a software
+//! program counter holding the id of the next block each lane must execute, and lays the
+//! region's blocks out in one sequence of if-thens (Section 3.1, Figure 4):
+//!
+//! ```text
+//!   D:    ...; g = id(B1); jump G1          ; the region's entry (CIDOM) sets g
+//!   G1:   p = g == 1; @p bra B1 else G2     ; a guard block per block (line 6, 8)
+//!   B1:   ...; g = c1 ? 3 : 2; jump G2      ; branches become assignments (line 7)
+//!   G2:   p = g == 2; @p bra B2 else G3     ; fall-through to the next guard (12-17)
+//!   B2:   ...; g = c2 ? 3 : 5; jump G3
+//!   G3:   p = g == 3; @p bra B3 else G4
+//!   B3:   ...; g = c3 ? 4 : 5; jump G4
+//!   G4:   ...                               ; B4, B5 likewise
+//!   G6:   p = g == 6; @p bra B6 else P      ; the last guard leaves to the exit (18-20)
+//!   B6:   ...; g = EXIT; jump P
+//! ```
+//!
+//! Blocks are ordered in reverse post-order (line 5), so along forward edges every lane
+//! finds the block it waits for further down; each guard's branch reconverges at the next
+//! guard (its IPDOM), so the warp meets again after every block and each block runs at
+//! most once per pass of the warp over it: in Figure 1, once each.
+//!
+//! A *retreating* edge (its destination comes no later than its source in the order, as
+//! a loop's back edge) gets a back-edge guard after its source block (lines 24-33, the
+//! paper's `B4_1_G` in Figure 5): lanes whose next block lies at or before the source go
+//! back to the guard of the edge's destination, the others fall through. Block ids are
+//! the blocks' positions in the order (1, 2, ...; `EXIT` is one past the last), so the
+//! test is a single unsigned comparison `g <= id(source)`, which also covers a block
+//! with several retreating edges and the paper's loop merging (Figure 8, where one back
+//! edge serves the values of two loop headers). Back edges of the transformed CFG must
+//! nest: when the interval of one (from its destination to its source) starts strictly
+//! inside an earlier one and ends after it, its destination is *moved up* to the earlier
+//! one's destination (Section 3.2, "moved up, to the closest back edge destination").
+//! Irreducible loops (Figure 6 c/d) need nothing more: whichever block the order visits
+//! first becomes the single header.
+//!
+//! The result is structured (Claim 1: a chain of if-thens and properly nested loops
+//! whose only exits are their back-edge guards' fall-throughs), preserves the
+//! program (Claim 2: a block sets `g` to exactly the successor it would have branched
+//! to), and grows linearly (Claim 3): one guard block per region block plus one per
+//! retreating source, and per region block one comparison in its guard and one
+//! assignment to `g` (plus the guards' branches and the blocks' jumps, which the paper's
+//! PTX counts as fall-throughs).
+//!
+//! # At the machine level
+//!
+//! The pass runs on *allocated* machine IR, so it may not create values: it writes only
+//! the two registers it reserved before allocation ([`MachinePass::reservation`]), one
+//! `b32` register for `g` and one predicate for the guard tests, and reads the branch
+//! conditions where the branches read them. Every other register's live range is
+//! untouched, so nothing spills and register pressure grows by exactly those two
+//! registers — the paper's Section 6 remedy for the register growth its PTX-level
+//! implementation suffered (Table 1, `mum`: 22 → 32 registers).
+//!
+//! # Regions
+//!
+//! The `linearize_regions` setting chooses what is linearized:
+//! - `kernel`: the whole kernel, as the paper's Section 3 assumes: every block but the
+//!   entry (the region's CIDOM) and the single return block (its CIPDOM; one is made
+//!   when the kernel returns from several blocks, or never does);
+//! - `all` and `divergent`: see [`regions`].
+//!
+//! # Guard optimisations
+//!
+//! `linearize_opt` (0 to 3) enables the optimisations of Section 4.2 in [`opt`].
+
+pub mod opt;
+pub mod regions;
+
+use crate::mir::{
+    BlockKind, BlockTarget, Cond, MBlock, MInst, MInstKind, MType, MirFunction, Operand, Reg,
+    RegClass,
+};
+use crate::passes::{MachinePass, PassError, PassReport};
+use crate::regalloc::{ReservationRequest, ReservedRegs};
+use crate::settings::Settings;
+use std::collections::{HashMap, HashSet};
+use warplift_ir::{IntCC, SourceLoc};
+
+/// The `linearize` machine pass.
+pub struct Linearize;
+
+impl MachinePass for Linearize {
+    fn name(&self) -> &'static str {
+        "linearize"
+    }
+
+    fn description(&self) -> &'static str {
+        "linearize unstructured regions with a guard register so no block runs twice per warp (Anantpur & Govindarajan 2014)"
+    }
+
+    fn reservation(&self, _settings: &Settings) -> ReservationRequest {
+        ReservationRequest::none()
+            .with(RegClass::B32, 1)
+            .with(RegClass::Pred, 1)
+    }
+
+    fn run(
+        &self,
+        func: &mut MirFunction,
+        reserved: &ReservedRegs,
+        settings: &Settings,
+    ) -> Result<PassReport, PassError> {
+        let kernel = func.name.clone();
+        let error = |message: String| PassError {
+            pass: "linearize",
+            kernel: kernel.clone(),
+            message,
+        };
+        let regs = match (reserved.of(RegClass::B32), reserved.of(RegClass::Pred)) {
+            ([g, ..], [p, ..]) => GuardRegs { g: *g, p: *p },
+            _ => return Err(error("the guard registers were not reserved".into())),
+        };
+        let mode = RegionMode::parse(&settings.linearize_regions).map_err(error)?;
+        let regions = match mode {
+            RegionMode::Kernel => regions::kernel_region(func).into_iter().collect(),
+            RegionMode::All => regions::unstructured_regions(func, false),
+            RegionMode::Divergent => regions::unstructured_regions(func, true),
+        };
+        let mut stats = Stats::default();
+        for region in &regions {
+            let lin = linearize_region(func, region, regs).map_err(error)?;
+            stats.add(&lin.stats);
+            if settings.linearize_opt > 0 {
+                let o = opt::optimize(func, &lin, regs, settings.linearize_opt);
+                stats.add_opt(&o);
+            }
+        }
+        Ok(stats.report())
+    }
+}
+
+/// What `linearize_regions` selects.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum RegionMode {
+    /// Unstructured regions that contain a divergent branch.
+    Divergent,
+    /// Every unstructured region.
+    All,
+    /// The whole kernel as one region.
+    Kernel,
+}
+
+impl RegionMode {
+    /// Parses a `linearize_regions` value.
+    pub fn parse(s: &str) -> Result<RegionMode, String> {
+        match s {
+            "divergent" => Ok(RegionMode::Divergent),
+            "all" => Ok(RegionMode::All),
+            "kernel" => Ok(RegionMode::Kernel),
+            _ => Err(format!(
+                "linearize_regions: `{s}` is not divergent, all or kernel"
+            )),
+        }
+    }
+}
+
+/// The two reserved registers: the guard variable and the guard-test predicate.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct GuardRegs {
+    /// The guard variable `g` (`b32`): the id of the next block the lane executes.
+    pub g: Reg,
+    /// The predicate guard tests write.
+    pub p: Reg,
+}
+
+/// A region to linearize: single entry, single exit.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Region {
+    /// The region's entry (CIDOM): outside the region, every edge into it comes from here.
+    pub entry: MBlock,
+    /// The region's blocks, in any order.
+    pub blocks: Vec<MBlock>,
+    /// The region's exit (CIPDOM): every edge leaving the region goes here. `None`: the
+    /// region is the kernel, which returns from several blocks (or never): linearization
+    /// makes a single return block.
+    pub exit: Option<MBlock>,
+}
+
+/// Counts of one linearization, for [`PassReport`] and the code-growth bounds of Claim 3.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Regions linearized.
+    pub regions: u64,
+    /// Blocks in the regions.
+    pub region_blocks: u64,
+    /// Retreating edges in the regions.
+    pub retreating_edges: u64,
+    /// Guard blocks made, one per region block.
+    pub guard_blocks: u64,
+    /// Back-edge guard blocks made, one per block with retreating edges.
+    pub back_edge_guards: u64,
+    /// Return blocks made (kernel mode, when the kernel does not return from one block).
+    pub exit_blocks: u64,
+    /// Guard tests (`setp`) in guard blocks.
+    pub guard_tests: u64,
+    /// Assignments to the guard variable.
+    pub guard_assignments: u64,
+    /// Guard blocks removed by the optimisations.
+    pub guards_removed: u64,
+    /// Edges redirected past a guard by O1.
+    pub edges_redirected: u64,
+}
+
+impl Stats {
+    fn add(&mut self, o: &Stats) {
+        self.regions += o.regions;
+        self.region_blocks += o.region_blocks;
+        self.retreating_edges += o.retreating_edges;
+        self.guard_blocks += o.guard_blocks;
+        self.back_edge_guards += o.back_edge_guards;
+        self.exit_blocks += o.exit_blocks;
+        self.guard_tests += o.guard_tests;
+        self.guard_assignments += o.guard_assignments;
+    }
+
+    fn add_opt(&mut self, o: &opt::OptStats) {
+        self.guards_removed += o.guards_removed;
+        self.edges_redirected += o.edges_redirected;
+        self.guard_tests -= o.tests_removed.min(self.guard_tests);
+    }
+
+    /// The counts as a [`PassReport`].
+    pub fn report(&self) -> PassReport {
+        PassReport {
+            counts: vec![
+                ("regions", self.regions),
+                ("region blocks", self.region_blocks),
+                ("retreating edges", self.retreating_edges),
+                ("guard blocks", self.guard_blocks),
+                ("back-edge guards", self.back_edge_guards),
+                ("exit blocks", self.exit_blocks),
+                ("guard tests", self.guard_tests),
+                ("guard assignments", self.guard_assignments),
+                ("guards removed", self.guards_removed),
+                ("edges redirected", self.edges_redirected),
+            ],
+        }
+    }
+}
+
+/// What linearizing one region made: the blocks in their new order, for the
+/// optimisations.
+#[derive(Clone, Debug)]
+pub struct Linearized {
+    /// The region's entry block (it sets `g` and jumps to the first guard).
+    pub entry: MBlock,
+    /// The region's blocks in reverse post-order; block `order[i]` has id `i + 1`.
+    pub order: Vec<MBlock>,
+    /// The guard block of each region block, same indices as `order`.
+    pub guards: Vec<MBlock>,
+    /// The back-edge guard after each region block, if it has retreating edges.
+    pub back_edge_guards: Vec<Option<MBlock>>,
+    /// Index in `order` whose guard each back-edge guard branches back to.
+    pub back_edge_targets: Vec<Option<usize>>,
+    /// The exit block.
+    pub exit: MBlock,
+    /// The id meaning "left the region".
+    pub exit_id: u32,
+    /// Counts.
+    pub stats: Stats,
+}
+
+/// An instruction made by the pass: no source location of its own.
+fn inst(kind: MInstKind) -> MInst {
+    MInst::new(kind, SourceLoc::default())
+}
+
+/// `g = id`.
+fn set_guard(regs: GuardRegs, id: u32) -> MInst {
+    inst(MInstKind::Mov {
+        ty: MType::I32,
+        dst: regs.g,
+        src: Operand::Imm(u64::from(id)),
+    })
+}
+
+/// `p = g CC id`.
+fn test_guard(regs: GuardRegs, cc: IntCC, id: u32) -> MInst {
+    inst(MInstKind::Setp {
+        cond: Cond::Int(cc),
+        ty: MType::I32,
+        dst: regs.p,
+        a: regs.g,
+        b: Operand::Imm(u64::from(id)),
+    })
+}
+
+/// `@p bra taken else not_taken`: a guard's branch, divergent because `g` differs per
+/// lane.
+fn guard_branch(regs: GuardRegs, taken: MBlock, not_taken: MBlock) -> MInst {
+    inst(MInstKind::Branch {
+        pred: regs.p,
+        negated: false,
+        taken: BlockTarget::new(taken),
+        not_taken: BlockTarget::new(not_taken),
+        divergent: true,
+    })
+}
+
+fn jump(to: MBlock) -> MInst {
+    inst(MInstKind::Jump {
+        dest: BlockTarget::new(to),
+    })
+}
+
+/// The region's blocks in reverse post-order of the region's graph, entered from
+/// `entry`'s successors (an iterative depth-first search: kernels may be deep).
+pub fn region_rpo(func: &MirFunction, entry: MBlock, members: &HashSet<MBlock>) -> Vec<MBlock> {
+    let mut post = Vec::with_capacity(members.len());
+    let mut seen: HashSet<MBlock> = HashSet::new();
+    // The search starts at the entry, which is not a member and so not in the result.
+    let mut stack: Vec<(MBlock, Vec<MBlock>, usize)> = vec![(entry, func.successors(entry), 0)];
+    while let Some((b, succs, i)) = stack.last_mut() {
+        if let Some(&s) = succs.get(*i) {
+            *i += 1;
+            if members.contains(&s) && seen.insert(s) {
+                let next = func.successors(s);
+                stack.push((s, next, 0));
+            }
+        } else {
+            if *b != entry {
+                post.push(*b);
+            }
+            stack.pop();
+        }
+    }
+    post.reverse();
+    post
+}
+
+/// Back-edge destinations (indices into the order) for each block with retreating
+/// edges, moved up so that the back edges' intervals nest (Section 3.2).
+fn back_edge_targets(
+    order: &[MBlock],
+    pos: &HashMap<MBlock, usize>,
+    func: &MirFunction,
+) -> (Vec<Option<usize>>, u64) {
+    let mut targets: Vec<Option<usize>> = vec![None; order.len()];
+    let mut retreating = 0;
+    for (i, &b) in order.iter().enumerate() {
+        for s in func.successors(b) {
+            if let Some(&j) = pos.get(&s) {
+                if j <= i {
+                    retreating += 1;
+                    targets[i] = Some(targets[i].map_or(j, |t| t.min(j)));
+                }
+            }
+        }
+    }
+    // Sources in increasing order: earlier intervals already nest, so extending the
+    // current one leftwards until it overlaps none partially keeps them all nested.
+    for j in 0..order.len() {
+        let Some(mut tj) = targets[j] else { continue };
+        loop {
+            let moved = (0..j)
+                .filter_map(|i| targets[i].map(|ti| (i, ti)))
+                .find(|&(i, ti)| ti < tj && tj <= i)
+                .map(|(_, ti)| ti);
+            match moved {
+                Some(t) => tj = t,
+                None => break,
+            }
+        }
+        targets[j] = Some(tj);
+    }
+    (targets, retreating)
+}
+
+/// Linearizes `region` of `func` (Algorithm 1), writing only `regs`.
+pub fn linearize_region(
+    func: &mut MirFunction,
+    region: &Region,
+    regs: GuardRegs,
+) -> Result<Linearized, String> {
+    let members: HashSet<MBlock> = region.blocks.iter().copied().collect();
+    let order = region_rpo(func, region.entry, &members);
+    if order.len() != members.len() {
+        return Err(format!(
+            "region entered at {} reaches {} of its {} blocks",
+            region.entry,
+            order.len(),
+            members.len()
+        ));
+    }
+    let n = order.len();
+    let pos: HashMap<MBlock, usize> = order.iter().enumerate().map(|(i, &b)| (b, i)).collect();
+    let id = |i: usize| (i + 1) as u32;
+    let exit_id = id(n);
+    let mut stats = Stats {
+        regions: 1,
+        region_blocks: n as u64,
+        ..Stats::default()
+    };
+
+    // The exit: the given one, or a new return block.
+    let exit = match region.exit {
+        Some(e) => e,
+        None => {
+            let e = func.new_block(None);
+            func.blocks[e].kind = BlockKind::Guard;
+            func.blocks[e].insts.push(inst(MInstKind::Ret));
+            stats.exit_blocks += 1;
+            e
+        }
+    };
+    // The id a branch to `s` assigns: its position, or EXIT for the region's exit (or a
+    // return, when the pass made the exit).
+    let target_id = |s: MBlock| -> Result<u32, String> {
+        match pos.get(&s) {
+            Some(&i) => Ok(id(i)),
+            None if s == exit => Ok(exit_id),
+            None => Err(format!("the region's edges leave it to {s}, not its exit")),
+        }
+    };
+
+    let (targets, retreating) = back_edge_targets(&order, &pos, func);
+    stats.retreating_edges = retreating;
+    let guards: Vec<MBlock> = (0..n)
+        .map(|_| {
+            let g = func.new_block(None);
+            func.blocks[g].kind = BlockKind::Guard;
+            g
+        })
+        .collect();
+    let be_guards: Vec<Option<MBlock>> = targets
+        .iter()
+        .map(|t| {
+            t.map(|_| {
+                let g = func.new_block(None);
+                func.blocks[g].kind = BlockKind::Guard;
+                g
+            })
+        })
+        .collect();
+    let after = |i: usize| if i + 1 < n { guards[i + 1] } else { exit };
+
+    // Branches become assignments to the guard variable (line 7); every block then
+    // continues at the next guard, or at its back-edge guard (lines 15-17, 27).
+    for i in 0..n {
+        let b = order[i];
+        let next = be_guards[i].unwrap_or_else(|| after(i));
+        let term = func.blocks[b].insts.pop();
+        let assign = match term.as_ref().map(|t| &t.kind) {
+            Some(MInstKind::Jump { dest }) => set_guard(regs, target_id(dest.block)?),
+            Some(&MInstKind::Branch {
+                pred,
+                negated,
+                ref taken,
+                ref not_taken,
+                ..
+            }) => {
+                let (t, f) = (target_id(taken.block)?, target_id(not_taken.block)?);
+                let (a, c) = if negated { (f, t) } else { (t, f) };
+                if a == c {
+                    set_guard(regs, a)
+                } else {
+                    inst(MInstKind::Selp {
+                        ty: MType::I32,
+                        dst: regs.g,
+                        a: Operand::Imm(u64::from(a)),
+                        b: Operand::Imm(u64::from(c)),
+                        pred,
+                    })
+                }
+            }
+            Some(MInstKind::Ret) if region.exit.is_none() => set_guard(regs, exit_id),
+            _ => {
+                return Err(format!(
+                    "{b} of the region does not end with a jump or branch"
+                ))
+            }
+        };
+        let srcloc = term.map(|t| t.srcloc).unwrap_or_default();
+        let insts = &mut func.blocks[b].insts;
+        insts.push(MInst { srcloc, ..assign });
+        insts.push(MInst {
+            srcloc,
+            ..jump(next)
+        });
+        stats.guard_assignments += 1;
+    }
+
+    // Guard blocks (lines 6, 8, 12-14, 18-19) and back-edge guards (lines 24-33).
+    for i in 0..n {
+        let next = be_guards[i].unwrap_or_else(|| after(i));
+        func.blocks[guards[i]].insts = vec![
+            test_guard(regs, IntCC::Equal, id(i)),
+            guard_branch(regs, order[i], next),
+        ];
+        stats.guard_blocks += 1;
+        stats.guard_tests += 1;
+        if let (Some(be), Some(t)) = (be_guards[i], targets[i]) {
+            // Lanes whose next block is at or before this one go back; the destination's
+            // guard is the first one such a lane may need.
+            func.blocks[be].insts = vec![
+                test_guard(regs, IntCC::UnsignedLessThanOrEqual, id(i)),
+                guard_branch(regs, guards[t], after(i)),
+            ];
+            stats.back_edge_guards += 1;
+            stats.guard_tests += 1;
+        }
+    }
+
+    // The entry sets the guard variable and enters the first guard (lines 9-11).
+    redirect_entry(func, region.entry, &pos, regs, guards[0])?;
+
+    // Layout: the linearized sequence where the first region block was.
+    let mut sequence = Vec::with_capacity(3 * n + 1);
+    for i in 0..n {
+        sequence.push(guards[i]);
+        sequence.push(order[i]);
+        sequence.extend(be_guards[i]);
+    }
+    let first = func
+        .order
+        .iter()
+        .position(|b| members.contains(b))
+        .unwrap_or(func.order.len());
+    let mut new_order: Vec<MBlock> = func.order[..first]
+        .iter()
+        .copied()
+        .filter(|b| !members.contains(b))
+        .collect();
+    new_order.extend(sequence);
+    new_order.extend(
+        func.order[first..]
+            .iter()
+            .copied()
+            .filter(|b| !members.contains(b)),
+    );
+    if region.exit.is_none() {
+        new_order.push(exit);
+    }
+    func.order = new_order;
+
+    Ok(Linearized {
+        entry: region.entry,
+        order,
+        guards,
+        back_edge_guards: be_guards,
+        back_edge_targets: targets,
+        exit,
+        exit_id,
+        stats,
+    })
+}
+
+/// Makes the region's entry set the guard variable to the region block it branched to
+/// and go to the first guard instead. Where the entry also branches past the region (to
+/// its exit), the branch stays and only its edges into the region move.
+fn redirect_entry(
+    func: &mut MirFunction,
+    entry: MBlock,
+    pos: &HashMap<MBlock, usize>,
+    regs: GuardRegs,
+    first_guard: MBlock,
+) -> Result<(), String> {
+    let id_of = |s: MBlock| pos.get(&s).map(|&i| (i + 1) as u32);
+    let term = func.blocks[entry]
+        .insts
+        .pop()
+        .ok_or_else(|| format!("the region's entry {entry} is empty"))?;
+    let srcloc = term.srcloc;
+    let mut out = Vec::with_capacity(2);
+    match term.kind {
+        MInstKind::Jump { dest } => {
+            let i = id_of(dest.block).ok_or("the region's entry does not enter it")?;
+            out.push(set_guard(regs, i));
+            out.push(jump(first_guard));
+        }
+        MInstKind::Branch {
+            pred,
+            negated,
+            taken,
+            not_taken,
+            divergent,
+        } => match (id_of(taken.block), id_of(not_taken.block)) {
+            (Some(t), Some(f)) => {
+                let (a, c) = if negated { (f, t) } else { (t, f) };
+                out.push(inst(MInstKind::Selp {
+                    ty: MType::I32,
+                    dst: regs.g,
+                    a: Operand::Imm(u64::from(a)),
+                    b: Operand::Imm(u64::from(c)),
+                    pred,
+                }));
+                out.push(jump(first_guard));
+            }
+            (Some(i), None) | (None, Some(i)) => {
+                out.push(set_guard(regs, i));
+                let mv = |t: BlockTarget| {
+                    if id_of(t.block).is_some() {
+                        BlockTarget::new(first_guard)
+                    } else {
+                        t
+                    }
+                };
+                out.push(inst(MInstKind::Branch {
+                    pred,
+                    negated,
+                    taken: mv(taken),
+                    not_taken: mv(not_taken),
+                    divergent,
+                }));
+            }
+            (None, None) => return Err("the region's entry does not enter it".into()),
+        },
+        _ => return Err(format!("the region's entry {entry} ends without a branch")),
+    }
+    func.blocks[entry]
+        .insts
+        .extend(out.into_iter().map(|i| MInst { srcloc, ..i }));
+    Ok(())
+}

@@ -1,0 +1,237 @@
+//! Linearization on the emulator: every corpus kernel, compiled with `--passes linearize`
+//! in each region mode and optimisation level, leaves the reference interpreter's memory
+//! at warp widths 1, 7, 32 and 64; and the paper's claims about its figures hold: no block
+//! of Figure 1 runs twice per warp, Figure 3's reconvergence stack stays shallow, and
+//! the loops of Figures 5 and 6 run each block once per iteration of the warp.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use warplift_codegen::{lookup_by_name, Context, Settings};
+use warplift_emu::{run, MachineConfig, Program, Stats};
+use warplift_ir::launch::{Launch, PreparedLaunch};
+use warplift_ir::parser::parse_functions;
+use warplift_ir::Function;
+
+fn corpus_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/corpus")
+}
+
+/// The corpus kernels that have a launch file: name, kernel, prepared launch.
+fn corpus() -> Vec<(String, Function, PreparedLaunch)> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(corpus_dir())
+        .expect("tests/corpus exists")
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "wir"))
+        .collect();
+    files.sort();
+    let mut out = Vec::new();
+    for path in files {
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let launch_path = Launch::path_next_to(&path);
+        if !launch_path.exists() {
+            continue;
+        }
+        out.push(load(&name));
+    }
+    out
+}
+
+fn load(file: &str) -> (String, Function, PreparedLaunch) {
+    let path = corpus_dir().join(file);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let funcs = parse_functions(&text).unwrap_or_else(|e| panic!("{file}: {e}"));
+    let launch = Launch::from_file(&Launch::path_next_to(&path)).unwrap();
+    let func = launch.select_kernel(&funcs).unwrap().clone();
+    let prepared = launch.prepare(&func).unwrap();
+    (file.to_string(), func, prepared)
+}
+
+/// Compiles `func` for the SIMT target with `settings` (`name=value` each).
+fn compile(func: &Function, settings: &[&str]) -> warplift_codegen::CompiledKernel {
+    let mut b = Settings::builder();
+    for s in settings {
+        b.set_assignment(s).unwrap();
+    }
+    let isa = lookup_by_name("simt", b.finish()).unwrap();
+    Context::new()
+        .compile_kernel(func, &*isa)
+        .unwrap_or_else(|e| panic!("%{}: {settings:?}: {e}", func.name))
+}
+
+/// Runs `func` compiled with `settings` at warp width `width`.
+fn emulate(func: &Function, prepared: &PreparedLaunch, settings: &[&str], width: u32) -> Stats {
+    let kernel = compile(func, settings);
+    let prog = Program::from_mir(&kernel.mir).unwrap();
+    let config = MachineConfig::builder().warp_width(width).build().unwrap();
+    let mut launch = prepared.clone();
+    run(&prog, &mut launch, &config)
+        .unwrap_or_else(|e| panic!("%{}: {settings:?}: {e}\n{}", func.name, kernel.mir))
+}
+
+/// Executions of the kernel's own (IR) blocks; blocks made by the code generator are
+/// named `codeN` and left out.
+fn ir_block_executions(stats: &Stats) -> BTreeMap<String, u64> {
+    stats
+        .block_executions
+        .iter()
+        .filter(|(name, _)| name.starts_with("block"))
+        .map(|(n, &c)| (n.clone(), c))
+        .collect()
+}
+
+const MODES: [&str; 3] = [
+    "linearize_regions=kernel",
+    "linearize_regions=all",
+    "linearize_regions=divergent",
+];
+
+#[test]
+fn every_corpus_kernel_linearized_leaves_the_interpreters_memory() {
+    let mut runs = 0;
+    for (name, func, prepared) in corpus() {
+        let references: Vec<_> = [1, 7, 32, 64]
+            .map(|warp_size| {
+                let mut reference = prepared.clone();
+                let config = warplift_ir::interp::InterpConfig {
+                    warp_size,
+                    ..Default::default()
+                };
+                let result = warplift_ir::interp::run(&func, &mut reference, &config);
+                (result, reference)
+            })
+            .into_iter()
+            .collect();
+        for mode in MODES {
+            for level in ["linearize_opt=0", "linearize_opt=3"] {
+                let settings = ["passes=linearize", mode, level];
+                let kernel = compile(&func, &settings);
+                let prog = Program::from_mir(&kernel.mir)
+                    .unwrap_or_else(|e| panic!("{name}: {e}\n{}", kernel.mir));
+                for (width, (interp, reference)) in [1, 7, 32, 64].into_iter().zip(&references) {
+                    let config = MachineConfig::builder().warp_width(width).build().unwrap();
+                    let mut emulated = prepared.clone();
+                    let result = run(&prog, &mut emulated, &config);
+                    match (interp, &result) {
+                        (Ok(_), Ok(_)) => {
+                            for (a, b) in reference
+                                .memory
+                                .buffers
+                                .iter()
+                                .zip(&emulated.memory.buffers)
+                            {
+                                assert!(
+                                    a.bytes == b.bytes,
+                                    "{name}: buffer {} differs at width {width} ({settings:?})\n\
+                                     interpreter: {}\nemulator: {}\n{}",
+                                    a.name,
+                                    reference.memory.results_json(),
+                                    emulated.memory.results_json(),
+                                    kernel.mir
+                                );
+                            }
+                        }
+                        (Err(_), Err(_)) => {}
+                        (Ok(_), Err(e)) => {
+                            panic!("{name}: width {width} ({settings:?}): {e}\n{}", kernel.mir)
+                        }
+                        (Err(e), Ok(_)) => {
+                            panic!("{name}: the interpreter faults ({e}), the emulator does not")
+                        }
+                    }
+                    runs += 1;
+                }
+            }
+        }
+    }
+    assert!(runs >= 600, "only {runs} runs");
+}
+
+const LINEARIZE: [&[&str]; 2] = [
+    &["passes=linearize", "linearize_regions=kernel"],
+    &["passes=linearize"],
+];
+
+#[test]
+fn figure_1_runs_every_block_at_most_once_per_warp() {
+    let (_, func, prepared) = load("short_circuit_fig1.wir");
+    // Before: B3 twice and B5 three times, as the paper's Section 2.1 says.
+    let before = ir_block_executions(&emulate(&func, &prepared, &[], 4));
+    assert_eq!(before["block3"], 2, "{before:?}");
+    assert_eq!(before["block5"], 3, "{before:?}");
+    for settings in LINEARIZE {
+        let stats = emulate(&func, &prepared, settings, 4);
+        let after = ir_block_executions(&stats);
+        assert_eq!(after.len(), 7, "{after:?}");
+        assert!(after.values().all(|&n| n == 1), "{settings:?}: {after:?}");
+        // Guard tests reconverge at the next guard: one level of divergence at a time.
+        assert_eq!(stats.max_stack_depth, 2, "{settings:?}");
+    }
+}
+
+#[test]
+fn figure_3_keeps_the_reconvergence_stack_shallow() {
+    let (_, func, prepared) = load("nested_branches_fig3.wir");
+    // Before: the 7 entries of the paper's Figure 3(b) while S1 runs (the bottom entry,
+    // then two per nested divergent branch).
+    assert_eq!(emulate(&func, &prepared, &[], 32).max_stack_depth, 7);
+    // After: every divergent branch is a guard test that reconverges at the next guard,
+    // so the stack never holds more than the bottom entry and the lanes running the
+    // guarded block (Section 5.3: "the stack depth does not increase").
+    for settings in LINEARIZE {
+        let stats = emulate(&func, &prepared, settings, 32);
+        assert_eq!(stats.max_stack_depth, 2, "{settings:?}");
+        let after = ir_block_executions(&stats);
+        assert!(after.values().all(|&n| n == 1), "{settings:?}: {after:?}");
+    }
+}
+
+#[test]
+fn loops_of_figures_5_and_6_and_an_irreducible_loop_run_as_measured() {
+    // Executions per IR block, before and after, at the launch files' width of 32 (one
+    // warp). Linearization may only add a pass over a loop header where lanes enter a
+    // loop at different blocks (Figure 6: lanes that jump into the loop run its second
+    // block alone first) and trades inner-loop passes for outer-loop passes where the
+    // order merges loops (Figure 2(b), Section 5.2).
+    let cases: [(&str, [u64; 6], [u64; 6]); 3] = [
+        (
+            "loop_jump_out_fig5.wir",
+            [1, 6, 5, 5, 1, 1],
+            [1, 6, 5, 5, 1, 1],
+        ),
+        (
+            "loop_jump_in_fig6.wir",
+            [1, 1, 6, 6, 1, 0],
+            [1, 1, 6, 7, 1, 0],
+        ),
+        (
+            "irreducible_loop.wir",
+            [1, 202, 189, 99, 99, 1],
+            [1, 112, 104, 43, 43, 1],
+        ),
+    ];
+    for (file, before, after) in cases {
+        let (_, func, prepared) = load(file);
+        let counts = |settings: &[&str]| {
+            let stats = ir_block_executions(&emulate(&func, &prepared, settings, 32));
+            (0..6)
+                .map(|i| stats.get(&format!("block{i}")).copied().unwrap_or(0))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(counts(&[]), before, "{file} before");
+        assert_eq!(counts(LINEARIZE[0]), after, "{file} after");
+    }
+}
+
+#[test]
+fn linearization_merges_the_loops_of_figure_2b() {
+    // Reverse post-order puts the outer loop's latch (B5, S3) before the inner loop's body
+    // (B4, S2), so the inner back edge's interval overlaps the outer one and is moved up
+    // to the outer header: one back edge serves both loops, as in the paper's Figure 8.
+    // Lanes that finish their inner loop start the next outer iteration and join the
+    // others in the inner loop: fewer inner-loop passes, more outer-loop ones.
+    let (_, func, prepared) = load("loop_merge_fig2b.wir");
+    let before = ir_block_executions(&emulate(&func, &prepared, &[], 32));
+    let after = ir_block_executions(&emulate(&func, &prepared, LINEARIZE[0], 32));
+    assert_eq!((before["block4"], after["block4"]), (30, 25));
+    assert_eq!((before["block1"], after["block1"]), (3, 8));
+}
