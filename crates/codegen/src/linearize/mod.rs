@@ -227,7 +227,7 @@ pub struct Stats {
     pub exit_blocks: u64,
     /// Guard tests (`setp`) in guard blocks.
     pub guard_tests: u64,
-    /// Assignments to the guard variable.
+    /// Assignments to the guard variable: one per region block and one in the entry.
     pub guard_assignments: u64,
     /// Guard blocks removed by the optimisations.
     pub guards_removed: u64,
@@ -537,6 +537,7 @@ pub fn linearize_region(
 
     // The entry sets the guard variable and enters the first guard (lines 9-11).
     redirect_entry(func, region.entry, &pos, regs, guards[0])?;
+    stats.guard_assignments += 1;
 
     // Layout: the linearized sequence where the first region block was.
     let mut sequence = Vec::with_capacity(3 * n + 1);

@@ -1,0 +1,231 @@
+//! The `linearize` machine pass over the kernel corpus, in every region mode: the result
+//! verifies, is structured (every branch left is a guard test that reconverges at its
+//! fall-through successor, Section 3.6 of the paper), grows as Claim 3 bounds, writes only
+//! its two reserved registers (so the kernel needs exactly those two more registers and
+//! spills no more), and its PTX assembles.
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+use warplift_codegen::isa::ptx::ptxas;
+use warplift_codegen::linearize::Linearize;
+use warplift_codegen::lower::lower;
+use warplift_codegen::mir::verify::verify_mir_with_limits;
+use warplift_codegen::mir::{BlockKind, MInstKind, MirFunction, RegClass};
+use warplift_codegen::passes::MachinePass;
+use warplift_codegen::regalloc::{allocate, RegisterFile};
+use warplift_codegen::{lookup_by_name, Context, Settings};
+use warplift_ir::cfg::{ControlFlowGraph, PostDominatorTree};
+use warplift_ir::parser::parse_functions;
+
+fn corpus() -> Vec<(String, warplift_ir::Function)> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/corpus");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("tests/corpus exists")
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "wir"))
+        .collect();
+    files.sort();
+    let mut out = Vec::new();
+    for path in files {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        for func in parse_functions(&text).unwrap_or_else(|e| panic!("{name}: {e}")) {
+            out.push((name.clone(), func));
+        }
+    }
+    assert!(out.len() >= 25);
+    out
+}
+
+fn settings(assignments: &[&str]) -> Settings {
+    let mut b = Settings::builder();
+    for a in assignments {
+        b.set_assignment(a).unwrap();
+    }
+    b.finish()
+}
+
+const MODES: [&str; 3] = ["kernel", "all", "divergent"];
+
+fn count(report: &warplift_codegen::passes::PassReport, name: &str) -> u64 {
+    report
+        .counts
+        .iter()
+        .find(|(n, _)| *n == name)
+        .unwrap_or_else(|| panic!("no count `{name}` in {report:?}"))
+        .1
+}
+
+/// Non-terminator instructions of the placed blocks.
+fn body_insts(f: &MirFunction) -> usize {
+    f.order
+        .iter()
+        .map(|&b| {
+            f.blocks[b]
+                .insts
+                .iter()
+                .filter(|i| !i.kind.is_terminator())
+                .count()
+        })
+        .sum()
+}
+
+#[test]
+fn linearized_kernels_are_structured_grow_linearly_and_write_only_reserved_registers() {
+    let (mut blocks, mut retreating, mut added_blocks, mut added_insts) = (0, 0, 0, 0);
+    for (name, func) in corpus() {
+        let mir = lower(&func).unwrap();
+        for mode in MODES {
+            for level in [0, 3] {
+                let s = settings(&[
+                    &format!("linearize_regions={mode}"),
+                    &format!("linearize_opt={level}"),
+                ]);
+                let ctx = format!("{name} (%{}, {mode}, O{level})", func.name);
+                let allocated =
+                    allocate(&mir, &RegisterFile::MAX, &Linearize.reservation(&s)).unwrap();
+                let before = allocated.func.clone();
+                let mut after = allocated.func;
+                let report = Linearize
+                    .run(&mut after, &allocated.reserved, &s)
+                    .unwrap_or_else(|e| panic!("{ctx}: {e}\n{before}"));
+                verify_mir_with_limits(&after, Some([64, 64, 64]))
+                    .unwrap_or_else(|e| panic!("{ctx}: {e}\n{after}"));
+
+                // Only the reserved registers are written by what the pass added: the
+                // region blocks keep every instruction but their terminator, and every
+                // other instruction the pass made defines a reserved register.
+                let original: HashSet<_> = before.order.iter().copied().collect();
+                for &b in &after.order {
+                    let insts = &after.blocks[b].insts;
+                    let kept = if original.contains(&b) {
+                        let old = &before.blocks[b].insts;
+                        let n = old.len() - 1;
+                        assert_eq!(insts[..n], old[..n], "{ctx}: {b} changed");
+                        n
+                    } else {
+                        0
+                    };
+                    for i in &insts[kept..] {
+                        if let Some(d) = i.kind.def() {
+                            assert!(allocated.reserved.contains(d), "{ctx}: {b} writes {d}");
+                        }
+                    }
+                }
+
+                // Structured: each guard test reconverges at its fall-through successor.
+                let pdt = PostDominatorTree::compute(&ControlFlowGraph::compute(&after));
+                for &b in &after.order {
+                    if let Some(MInstKind::Branch { not_taken, .. }) =
+                        after.terminator(b).map(|t| &t.kind)
+                    {
+                        if after.blocks[b].kind == BlockKind::Guard {
+                            assert_eq!(
+                                pdt.reconvergence_point(b),
+                                Some(not_taken.block),
+                                "{ctx}: {b} does not reconverge at its fall-through\n{after}"
+                            );
+                        } else {
+                            assert!(
+                                mode != "kernel" || b == after.order[0],
+                                "{ctx}: a branch is left in {b}\n{after}"
+                            );
+                        }
+                    }
+                }
+
+                // Claim 3: one guard per region block and one per block with retreating
+                // edges (at most one per retreating edge), plus a return block when the
+                // kernel returned from several; per region block one test and one
+                // assignment, plus one test per back-edge guard and the entry's assignment.
+                let (n, r) = (
+                    count(&report, "region blocks"),
+                    count(&report, "retreating edges"),
+                );
+                let new_blocks = (after.order.len() - before.order.len()) as u64;
+                let new_insts = (body_insts(&after) - body_insts(&before)) as u64;
+                let regions = count(&report, "regions");
+                if level == 0 {
+                    assert_eq!(
+                        new_blocks,
+                        count(&report, "guard blocks")
+                            + count(&report, "back-edge guards")
+                            + count(&report, "exit blocks"),
+                        "{ctx}"
+                    );
+                    assert_eq!(count(&report, "guard blocks"), n, "{ctx}");
+                    assert!(count(&report, "back-edge guards") <= r, "{ctx}");
+                    assert_eq!(
+                        new_insts,
+                        count(&report, "guard tests") + count(&report, "guard assignments"),
+                        "{ctx}"
+                    );
+                    if mode == "kernel" {
+                        blocks += n;
+                        retreating += r;
+                        added_blocks += new_blocks;
+                        added_insts += new_insts;
+                    }
+                }
+                assert!(new_blocks <= n + r + count(&report, "exit blocks"), "{ctx}");
+                assert!(new_insts <= 2 * n + r + regions, "{ctx}");
+            }
+        }
+    }
+    eprintln!(
+        "kernel mode over the corpus: {blocks} region blocks, {retreating} retreating edges; \
+         {added_blocks} blocks and {added_insts} non-terminator instructions added"
+    );
+}
+
+#[test]
+fn linearization_costs_exactly_the_two_reserved_registers_and_no_spill() {
+    for (name, func) in corpus() {
+        let isa = lookup_by_name("simt", Settings::default()).unwrap();
+        let plain = Context::new().compile_kernel(&func, &*isa).unwrap();
+        for mode in MODES {
+            let s = settings(&["passes=linearize", &format!("linearize_regions={mode}")]);
+            let isa = lookup_by_name("simt", s).unwrap();
+            let lin = Context::new().compile_kernel(&func, &*isa).unwrap();
+            let (a, b) = (&plain.stats.regalloc, &lin.stats.regalloc);
+            for (class, extra) in [(RegClass::B32, 1), (RegClass::B64, 0), (RegClass::Pred, 1)] {
+                assert_eq!(
+                    b.regs_total(class),
+                    a.regs_total(class) + extra,
+                    "{name}, {mode}: {class}: {a} vs {b}"
+                );
+            }
+            assert_eq!(
+                (a.spills, a.reloads),
+                (b.spills, b.reloads),
+                "{name}, {mode}"
+            );
+        }
+    }
+}
+
+#[test]
+fn linearized_ptx_assembles() {
+    let ptxas = ptxas::ptxas_for_tests();
+    for (name, func) in corpus() {
+        for mode in MODES {
+            for level in ["0", "3"] {
+                let s = settings(&[
+                    "passes=linearize",
+                    &format!("linearize_regions={mode}"),
+                    &format!("linearize_opt={level}"),
+                ]);
+                let isa = lookup_by_name("ptx", s).unwrap();
+                let code = Context::new()
+                    .compile(&func, &*isa)
+                    .unwrap_or_else(|e| panic!("{name}, {mode}: {e}"));
+                let ptx = String::from_utf8(code.code).unwrap();
+                assert!(ptx.contains(".entry"), "{name}");
+                if let Some(ptxas) = &ptxas {
+                    ptxas::check_assembles(ptxas, &ptx)
+                        .unwrap_or_else(|e| panic!("{name}, {mode}: {e}"));
+                }
+            }
+        }
+    }
+}
