@@ -588,3 +588,66 @@ fn unknown_passes_are_refused() {
     let o = warplift(&["passes"]);
     assert!(o.status.success());
 }
+
+#[test]
+fn linearize_runs_figure_1_once_per_block_and_draws_guard_blocks() {
+    let run = json_of(&warplift(&[
+        "run",
+        "tests/corpus/short_circuit_fig1.wir",
+        "--warp-width",
+        "4",
+        "--passes",
+        "linearize",
+        "--set",
+        "linearize_regions=kernel",
+        "--json",
+    ]));
+    let execs = &run["stats"]["block_executions"];
+    for b in 0..7 {
+        assert_eq!(execs[format!("block{b}")], 1, "block{b}: {execs}");
+    }
+    assert_eq!(
+        run["buffers"]["out"],
+        serde_json::json!([1346, 1356, 12356, 1256])
+    );
+    let o = warplift(&[
+        "run",
+        "tests/corpus/short_circuit_fig1.wir",
+        "--passes",
+        "linearize",
+        "--stats",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("max stack depth                     2"),
+        "{}",
+        stdout(&o)
+    );
+    let o = warplift(&[
+        "cfg",
+        "tests/corpus/short_circuit_fig1.wir",
+        "--passes",
+        "linearize",
+        "--after",
+        "linearize",
+        "--dot",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let dot = stdout(&o);
+    // One guard per region block: B2..B5 and the four edge splits of register allocation
+    // (B1 is the entry, which sets the guard variable; B6 is the single return block).
+    assert_eq!(dot.matches("(guard)").count(), 9, "{dot}");
+    assert!(dot.contains("fillcolor=lightgray"), "{dot}");
+    assert!(stdout(&warplift(&["passes"])).contains("linearize"));
+    assert_fails_with(
+        &warplift(&[
+            "run",
+            "tests/corpus/short_circuit_fig1.wir",
+            "--passes",
+            "linearize",
+            "--set",
+            "linearize_regions=some",
+        ]),
+        "linearize_regions",
+    );
+}
