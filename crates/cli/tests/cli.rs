@@ -634,8 +634,8 @@ fn linearize_runs_figure_1_once_per_block_and_draws_guard_blocks() {
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let dot = stdout(&o);
-    // One guard per region block: B2..B5 and the four edge splits of register allocation
-    // (B1 is the entry, which sets the guard variable; B6 is the single return block).
+    // One guard per region block: block1..block5 and the four edge splits of register
+    // allocation (the entry block0 sets the guard variable; block6 is the single return).
     assert_eq!(dot.matches("(guard)").count(), 9, "{dot}");
     assert!(dot.contains("fillcolor=lightgray"), "{dot}");
     assert!(stdout(&warplift(&["passes"])).contains("linearize"));

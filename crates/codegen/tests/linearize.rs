@@ -119,16 +119,15 @@ fn linearized_kernels_are_structured_grow_linearly_and_write_only_reserved_regis
                     if let Some(MInstKind::Branch { not_taken, .. }) =
                         after.terminator(b).map(|t| &t.kind)
                     {
-                        if after.blocks[b].kind == BlockKind::Guard {
+                        // Guards, and (kernel mode) every branch but the entry's: O3 merges
+                        // guard tests into the blocks before them.
+                        if after.blocks[b].kind == BlockKind::Guard
+                            || (mode == "kernel" && b != after.order[0])
+                        {
                             assert_eq!(
                                 pdt.reconvergence_point(b),
                                 Some(not_taken.block),
                                 "{ctx}: {b} does not reconverge at its fall-through\n{after}"
-                            );
-                        } else {
-                            assert!(
-                                mode != "kernel" || b == after.order[0],
-                                "{ctx}: a branch is left in {b}\n{after}"
                             );
                         }
                     }

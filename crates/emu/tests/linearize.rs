@@ -146,9 +146,14 @@ fn every_corpus_kernel_linearized_leaves_the_interpreters_memory() {
     assert!(runs >= 600, "only {runs} runs");
 }
 
-const LINEARIZE: [&[&str]; 2] = [
+const LINEARIZE: [&[&str]; 3] = [
     &["passes=linearize", "linearize_regions=kernel"],
     &["passes=linearize"],
+    &[
+        "passes=linearize",
+        "linearize_regions=kernel",
+        "linearize_opt=3",
+    ],
 ];
 
 #[test]
