@@ -19,6 +19,8 @@
 //!   of a divergent branch.
 //! - [`loops`]: the loop nesting forest of reducible *and* irreducible graphs (natural
 //!   loops have one entry, irreducible cycles several).
+//! - [`regions`]: unstructured edges and the minimal single-entry, single-exit regions
+//!   around them (Anantpur and Govindarajan, 2014), which the linearizer transforms.
 //!
 //! Every traversal is iterative with an explicit stack: the graphs come from user input
 //! and may be chains of hundreds of thousands of blocks, which must not overflow the call
@@ -27,6 +29,7 @@
 pub mod domtree;
 pub mod loops;
 pub mod postdom;
+pub mod regions;
 
 #[cfg(test)]
 mod testgraph;
@@ -34,6 +37,10 @@ mod testgraph;
 pub use domtree::DominatorTree;
 pub use loops::{Loop, LoopForest};
 pub use postdom::PostDominatorTree;
+pub use regions::{
+    find_unstructured_regions, minimal_region, select_regions, Conditions, Region, RegionSelection,
+    StructuredRegion, UnstructuredEdge, UnstructuredEdges,
+};
 
 use crate::entities::Block;
 use crate::function::Function;
