@@ -789,21 +789,22 @@ fn pick(sm: &Sm, now: u64, policy: SchedulerPolicy) -> Scan {
         SchedulerPolicy::Gto => sm.last,
     };
     let mut chosen = None;
-    // The earliest warp not ready: (ready cycle, position from `start`, slot).
-    let mut pending = (u64::MAX, usize::MAX, 0usize);
+    // The earliest warp not ready: (ready cycle, slot).
+    let mut pending = (u64::MAX, 0usize);
     // Visits slot `w`; true when a second ready warp ends the scan.
     let mut visit = |w: usize, chosen: &mut Option<usize>| -> bool {
         let r = sm.ready[w];
         if r <= now {
             if chosen.is_some() {
-                pending = (r, 0, w);
+                pending = (r, w);
                 return true;
             }
             *chosen = Some(w);
-        } else if r != u64::MAX {
-            let pos = if w >= start { w - start } else { w + n - start };
-            if (r, pos) < (pending.0, pending.1) {
-                pending = (r, pos, w);
+        } else if r <= pending.0 && r != u64::MAX {
+            // Ties (rare) go to the first slot from `start`.
+            let pos = |w: usize| if w >= start { w - start } else { w + n - start };
+            if r < pending.0 || pos(w) < pos(pending.1) {
+                pending = (r, w);
             }
         }
         false
@@ -834,7 +835,7 @@ fn pick(sm: &Sm, now: u64, policy: SchedulerPolicy) -> Scan {
         reason_other: if pending.0 == u64::MAX {
             StallReason::Idle
         } else {
-            sm.why[pending.2]
+            sm.why[pending.1]
         },
     }
 }
