@@ -30,6 +30,7 @@
 use crate::config::{MachineConfig, PartialBarrier, SchedulerPolicy};
 use crate::error::{EmuError, Fault, FaultKind};
 use crate::program::{Op, Program, Role};
+use crate::sched::AgeTree;
 use crate::stats::{StallReason, Stats};
 use crate::trace::Trace;
 use crate::warp::{Flow, Scratch, Warp, NONE};
@@ -171,6 +172,9 @@ struct Sm {
     /// is done leaves, so that the scan does not wade through the finished warps that
     /// greedy-then-oldest leaves at the front.
     by_age: Vec<u32>,
+    /// `ready` in age order, for greedy-then-oldest when a short scan of `by_age` does
+    /// not settle the choice.
+    ages: AgeTree,
     ctas: Vec<Cta>,
     /// The warp that issued last.
     last: usize,
@@ -197,6 +201,7 @@ impl Sm {
             u64::MAX
         };
         self.why[w] = warp.reason;
+        self.ages.touch(w);
     }
 
     /// Whether some warp waits at a barrier (each block counts its waiting warps).
@@ -322,6 +327,7 @@ impl<'a> Machine<'a> {
                 ready: vec![u64::MAX; nwarps],
                 why: vec![StallReason::Idle; nwarps],
                 by_age: Vec::with_capacity(nwarps),
+                ages: AgeTree::new(nwarps),
                 warps: (0..nwarps).map(|_| Warp::new(&ctx)).collect(),
                 ctas: (0..slots)
                     .map(|_| Cta {
@@ -415,7 +421,8 @@ impl<'a> Machine<'a> {
         // The block's warps are now the youngest.
         let range = (slot * wpb) as u32..((slot + 1) * wpb) as u32;
         sm.by_age.retain(|w| !range.contains(w));
-        sm.by_age.extend(range);
+        sm.by_age.extend(range.clone());
+        sm.ages.make_youngest(range, &sm.ready);
         sm.live_warps += wpb as u64;
         self.stats.thread_blocks += 1;
         self.stats.warps += wpb as u64;
@@ -757,6 +764,10 @@ impl<'a> Machine<'a> {
     }
 }
 
+/// How many of the oldest warps greedy-then-oldest visits before it turns to the
+/// [`AgeTree`].
+const SHORT_SCAN: usize = 8;
+
 /// What one scan of an SM's warps found.
 #[derive(Copy, Clone)]
 struct Scan {
@@ -782,7 +793,7 @@ struct Scan {
 /// them all, for the earliest ready cycle and its reason, ties going to the first warp
 /// in slot order from the scan's start (the last warp for GTO, the one after it for
 /// LRR).
-fn pick(sm: &Sm, now: u64, policy: SchedulerPolicy) -> Scan {
+fn pick(sm: &mut Sm, now: u64, policy: SchedulerPolicy) -> Scan {
     let n = sm.ready.len();
     let start = match policy {
         SchedulerPolicy::Lrr => (sm.last + 1) % n,
@@ -821,11 +832,49 @@ fn pick(sm: &Sm, now: u64, policy: SchedulerPolicy) -> Scan {
             if sm.ready[start] <= now {
                 chosen = Some(start);
             }
-            for &w in &sm.by_age {
+            // The oldest warps first: with many ready, two are found at once.
+            let mut settled = sm.by_age.len() <= SHORT_SCAN;
+            for &w in sm.by_age.iter().take(SHORT_SCAN) {
                 let w = w as usize;
                 if chosen != Some(w) && visit(w, &mut chosen) {
+                    settled = true;
                     break;
                 }
+            }
+            if settled {
+                return Scan {
+                    chosen,
+                    next_other: pending.0,
+                    reason_other: if pending.0 == u64::MAX {
+                        StallReason::Idle
+                    } else {
+                        sm.why[pending.1]
+                    },
+                };
+            }
+            sm.ages.flush(&sm.ready);
+            if chosen.is_none() {
+                chosen = sm.ages.oldest_ready(now);
+            }
+            let Some(c) = chosen else {
+                return Scan {
+                    chosen,
+                    next_other: u64::MAX,
+                    reason_other: StallReason::Idle,
+                };
+            };
+            let (m, ties) = sm.ages.min_except(c);
+            pending = (m, 0);
+            if m > now && m != u64::MAX {
+                // No other warp is ready: the stall reason is that of the earliest one.
+                pending.1 = if ties == 1 {
+                    sm.ages.slot_at(m, c).unwrap_or(0)
+                } else {
+                    (start..n)
+                        .chain(0..start)
+                        .find(|&w| sm.ready[w] == m)
+                        .unwrap_or(0)
+                };
             }
         }
     }
