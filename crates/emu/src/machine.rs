@@ -863,12 +863,12 @@ fn pick(sm: &mut Sm, now: u64, policy: SchedulerPolicy) -> Scan {
                     reason_other: StallReason::Idle,
                 };
             };
-            let (m, ties) = sm.ages.min_except(c);
+            let (m, ties, slot) = sm.ages.min_except(c);
             pending = (m, 0);
             if m > now && m != u64::MAX {
                 // No other warp is ready: the stall reason is that of the earliest one.
                 pending.1 = if ties == 1 {
-                    sm.ages.slot_at(m, c).unwrap_or(0)
+                    slot
                 } else {
                     (start..n)
                         .chain(0..start)

@@ -23,6 +23,8 @@ pub(crate) struct AgeTree {
     min: Vec<u64>,
     /// How many leaves under node `i` hold its minimum.
     count: Vec<u32>,
+    /// The leftmost leaf under node `i` holding its minimum.
+    arg: Vec<u32>,
     /// Slots changed since the tree was last brought up to date.
     dirty: Vec<u32>,
     /// Per slot, whether it is in `dirty`.
@@ -39,6 +41,7 @@ impl AgeTree {
             p,
             min: vec![u64::MAX; 2 * p],
             count: vec![1; 2 * p],
+            arg: (0..2 * p).map(|i| i.saturating_sub(p) as u32).collect(),
             dirty: Vec::with_capacity(n),
             marked: vec![false; n],
         }
@@ -90,12 +93,12 @@ impl AgeTree {
     fn pull(&mut self, i: usize) {
         let (a, b) = (self.min[2 * i], self.min[2 * i + 1]);
         let (ca, cb) = (self.count[2 * i], self.count[2 * i + 1]);
-        (self.min[i], self.count[i]) = if a < b {
-            (a, ca)
+        (self.min[i], self.count[i], self.arg[i]) = if a < b {
+            (a, ca, self.arg[2 * i])
         } else if b < a {
-            (b, cb)
+            (b, cb, self.arg[2 * i + 1])
         } else {
-            (a, ca + cb)
+            (a, ca + cb, self.arg[2 * i])
         };
     }
 
@@ -156,29 +159,27 @@ impl AgeTree {
             .map(|i| self.order[i] as usize)
     }
 
-    /// The earliest cycle over every slot but `slot`, and how many slots reach it.
+    /// The earliest cycle over every slot but `slot`, how many slots reach it, and one
+    /// of them (the only one when the count is 1).
     #[inline]
-    pub(crate) fn min_except(&self, slot: usize) -> (u64, u32) {
-        let (mut m, mut c) = (u64::MAX, 0);
+    pub(crate) fn min_except(&self, slot: usize) -> (u64, u32, usize) {
+        let (mut m, mut c, mut leaf) = (u64::MAX, 0, 0);
         let mut i = self.p + self.rank[slot] as usize;
         while i > 1 {
             let s = i ^ 1;
             let (a, ca) = (self.min[s], self.count[s]);
             if a < m {
-                (m, c) = (a, ca);
+                (m, c, leaf) = (a, ca, self.arg[s]);
             } else if a == m {
                 c += ca;
             }
             i >>= 1;
         }
-        (m, c)
-    }
-
-    /// The slot other than `slot` whose cycle is `m`, when `m` is the earliest over the
-    /// slots but `slot`: the oldest such warp.
-    pub(crate) fn slot_at(&self, m: u64, slot: usize) -> Option<usize> {
-        self.first_at_most(m, Some(self.rank[slot] as usize))
-            .map(|i| self.order[i] as usize)
+        (
+            m,
+            c,
+            self.order.get(leaf as usize).map_or(0, |&s| s as usize),
+        )
     }
 }
 
@@ -220,12 +221,13 @@ mod tests {
                     let others = (0..n).filter(|&y| y != x).map(|y| ready[y]);
                     let m = others.clone().min().unwrap_or(u64::MAX);
                     let c = others.filter(|&r| r == m).count() as u32;
-                    let (gm, gc) = t.min_except(x);
+                    let (gm, gc, gs) = t.min_except(x);
                     assert_eq!(gm, m);
                     if n > 1 && m != u64::MAX {
                         assert_eq!(gc, c);
-                        let want = by_age.iter().copied().find(|&y| y != x && ready[y] == m);
-                        assert_eq!(t.slot_at(m, x), want);
+                        if c == 1 {
+                            assert!(gs != x && ready[gs] == m);
+                        }
                     }
                 }
             }
