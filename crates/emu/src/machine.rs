@@ -789,10 +789,11 @@ struct Scan {
 /// LRR visits the warps from the one after the last and keeps the first ready one; GTO
 /// keeps the last warp if ready, else the oldest ready one. The scan stops at the second
 /// ready warp: the SM will issue again in the next cycle, so the other warps' ready
-/// cycles and reasons cannot matter. Only when no other warp is ready does it visit
-/// them all, for the earliest ready cycle and its reason, ties going to the first warp
-/// in slot order from the scan's start (the last warp for GTO, the one after it for
-/// LRR).
+/// cycles and reasons cannot matter. Only when no other warp is ready are they all
+/// needed, for the earliest ready cycle and its reason, ties going to the first warp in
+/// slot order from the scan's start (the last warp for GTO, the one after it for LRR):
+/// LRR visits every warp; GTO visits at most [`SHORT_SCAN`] of the oldest and otherwise
+/// asks the SM's [`AgeTree`], scanning slots only on a tie.
 fn pick(sm: &mut Sm, now: u64, policy: SchedulerPolicy) -> Scan {
     let n = sm.ready.len();
     let start = match policy {
