@@ -28,6 +28,7 @@ pub mod config;
 pub mod error;
 pub mod machine;
 pub mod program;
+mod sched;
 pub mod stats;
 pub mod trace;
 mod warp;

@@ -30,6 +30,7 @@
 use crate::config::{MachineConfig, PartialBarrier, SchedulerPolicy};
 use crate::error::{EmuError, Fault, FaultKind};
 use crate::program::{Op, Program, Role};
+use crate::sched::AgeTree;
 use crate::stats::{StallReason, Stats};
 use crate::trace::Trace;
 use crate::warp::{Flow, Scratch, Warp, NONE};
@@ -158,6 +159,22 @@ struct Cta {
 struct Sm {
     /// Warp slots: block slot `b` owns `b * warps_per_block ..`.
     warps: Vec<Warp>,
+    /// Per warp slot, the cycle its warp can issue: `Warp::ready_at` of a running warp,
+    /// `u64::MAX` for any other (a running warp that can never issue is alike). The
+    /// scheduler reads only these compact arrays, kept in step with the warps by
+    /// [`Sm::sync`], so that choosing among many warps touches a few cache lines rather
+    /// than every warp's state.
+    ready: Vec<u64>,
+    /// Per warp slot, `Warp::reason`.
+    why: Vec<StallReason>,
+    /// The slots of the warps not done, oldest warp first (greedy-then-oldest's order): a
+    /// placed block's warps are the youngest, so placing appends its slots; a warp that
+    /// is done leaves, so that the scan does not wade through the finished warps that
+    /// greedy-then-oldest leaves at the front.
+    by_age: Vec<u32>,
+    /// `ready` in age order, for greedy-then-oldest when a short scan of `by_age` does
+    /// not settle the choice.
+    ages: AgeTree,
     ctas: Vec<Cta>,
     /// The warp that issued last.
     last: usize,
@@ -171,6 +188,26 @@ struct Sm {
     live_warps: u64,
     /// The last scan, while only the warp it chose has changed since.
     cache: Option<Scan>,
+}
+
+impl Sm {
+    /// Copies warp `w`'s scheduling state into the compact arrays.
+    #[inline]
+    fn sync(&mut self, w: usize) {
+        let warp = &self.warps[w];
+        self.ready[w] = if warp.state == WarpState::Running {
+            warp.ready_at
+        } else {
+            u64::MAX
+        };
+        self.why[w] = warp.reason;
+        self.ages.touch(w);
+    }
+
+    /// Whether some warp waits at a barrier (each block counts its waiting warps).
+    fn any_waiting(&self) -> bool {
+        self.ctas.iter().any(|c| c.active && c.waiting > 0)
+    }
 }
 
 /// Launch geometry and everything fixed during the run.
@@ -284,11 +321,14 @@ impl<'a> Machine<'a> {
             .min(num_blocks.div_ceil(u64::from(config.sms)))
             .max(1) as usize;
         let mut sms = Vec::with_capacity(config.sms as usize);
+        let nwarps = slots * warps_per_block;
         for _ in 0..config.sms {
             sms.push(Sm {
-                warps: (0..slots * warps_per_block)
-                    .map(|_| Warp::new(&ctx))
-                    .collect(),
+                ready: vec![u64::MAX; nwarps],
+                why: vec![StallReason::Idle; nwarps],
+                by_age: Vec::with_capacity(nwarps),
+                ages: AgeTree::new(nwarps),
+                warps: (0..nwarps).map(|_| Warp::new(&ctx)).collect(),
                 ctas: (0..slots)
                     .map(|_| Cta {
                         linear: 0,
@@ -376,7 +416,13 @@ impl<'a> Machine<'a> {
             warp.enter(&self.ctx, &mut self.counters, now)
                 .map_err(|kind| fault(&self.ctx, warp, id, kind))?;
             warp.compute_ready(&self.ctx.meta, now, StallReason::Dependency);
+            sm.sync(slot * wpb + k);
         }
+        // The block's warps are now the youngest.
+        let range = (slot * wpb) as u32..((slot + 1) * wpb) as u32;
+        sm.by_age.retain(|w| !range.contains(w));
+        sm.by_age.extend(range.clone());
+        sm.ages.make_youngest(range, &sm.ready);
         sm.live_warps += wpb as u64;
         self.stats.thread_blocks += 1;
         self.stats.warps += wpb as u64;
@@ -420,16 +466,10 @@ impl<'a> Machine<'a> {
                 // about them still holds.
                 let policy = self.ctx.config.scheduler;
                 let scan = match sm.cache {
-                    Some(c)
-                        if policy == SchedulerPolicy::Gto
-                            && sm.warps[sm.last].state == WarpState::Running
-                            && sm.warps[sm.last].ready_at <= now =>
-                    {
-                        Scan {
-                            chosen: Some(sm.last),
-                            ..c
-                        }
-                    }
+                    Some(c) if policy == SchedulerPolicy::Gto && sm.ready[sm.last] <= now => Scan {
+                        chosen: Some(sm.last),
+                        ..c
+                    },
                     _ => pick(sm, now, policy),
                 };
                 sm.cache = None;
@@ -456,14 +496,13 @@ impl<'a> Machine<'a> {
                 } else {
                     sm.cache = Some(scan);
                     // Only the issuing warp changed: combine it with the scan.
-                    let warp = &sm.warps[w];
                     let (mut next, mut reason) = (scan.next_other, scan.reason_other);
-                    if warp.state == WarpState::Running && warp.ready_at < next {
-                        next = warp.ready_at;
-                        reason = warp.reason;
+                    if sm.ready[w] < next {
+                        next = sm.ready[w];
+                        reason = sm.why[w];
                     }
                     if next == u64::MAX {
-                        reason = if scan.waiting {
+                        reason = if sm.any_waiting() {
                             StallReason::Barrier
                         } else {
                             StallReason::Idle
@@ -527,18 +566,13 @@ impl<'a> Machine<'a> {
         sm.cache = None;
         let mut next = u64::MAX;
         let mut reason = StallReason::Idle;
-        let mut waiting = false;
-        for w in &sm.warps {
-            match w.state {
-                WarpState::Running if w.ready_at < next => {
-                    next = w.ready_at;
-                    reason = w.reason;
-                }
-                WarpState::Barrier(_) => waiting = true,
-                _ => {}
+        for (&r, &why) in sm.ready.iter().zip(&sm.why) {
+            if r < next {
+                next = r;
+                reason = why;
             }
         }
-        if next == u64::MAX && waiting {
+        if next == u64::MAX && sm.any_waiting() {
             reason = StallReason::Barrier;
         }
         sm.next_ready = next;
@@ -590,6 +624,9 @@ impl<'a> Machine<'a> {
             Flow::Exit(n) => {
                 cta.exited_threads += n;
                 if warp.state == WarpState::Done {
+                    if let Some(i) = sm.by_age.iter().position(|&x| x as usize == w) {
+                        sm.by_age.remove(i);
+                    }
                     sm.live_warps -= 1;
                     cta.live_warps -= 1;
                 } else {
@@ -598,6 +635,10 @@ impl<'a> Machine<'a> {
                 }
             }
         }
+        sm.sync(w);
+        let sm = &mut self.sms[s];
+        let warp = &mut sm.warps[w];
+        let cta = &sm.ctas[cta_slot];
         if let Some(t) = self.trace.as_deref_mut() {
             let linear = cta.linear;
             for span in warp.spans.drain(..) {
@@ -631,8 +672,9 @@ impl<'a> Machine<'a> {
         let cta = &sm.ctas[slot];
         if cta.live_warps == 0 {
             sm.ctas[slot].active = false;
-            for w in &mut sm.warps[slot * wpb..(slot + 1) * wpb] {
-                w.state = WarpState::Free;
+            for w in slot * wpb..(slot + 1) * wpb {
+                sm.warps[w].state = WarpState::Free;
+                sm.sync(w);
             }
             self.blocks_done += 1;
             self.place(s, now + 1)?;
@@ -686,10 +728,12 @@ impl<'a> Machine<'a> {
         self.stats.barriers += 1;
         let sm = &mut self.sms[s];
         sm.ctas[slot].waiting = 0;
-        for w in &mut sm.warps[slot * wpb..(slot + 1) * wpb] {
-            if let WarpState::Barrier(_) = w.state {
-                w.state = WarpState::Running;
-                w.compute_ready(&self.ctx.meta, now + 1, StallReason::Barrier);
+        for w in slot * wpb..(slot + 1) * wpb {
+            let warp = &mut sm.warps[w];
+            if let WarpState::Barrier(_) = warp.state {
+                warp.state = WarpState::Running;
+                warp.compute_ready(&self.ctx.meta, now + 1, StallReason::Barrier);
+                sm.sync(w);
             }
         }
         Ok(())
@@ -720,71 +764,130 @@ impl<'a> Machine<'a> {
     }
 }
 
+/// How many of the oldest warps greedy-then-oldest visits before it turns to the
+/// [`AgeTree`].
+const SHORT_SCAN: usize = 8;
+
 /// What one scan of an SM's warps found.
 #[derive(Copy, Clone)]
 struct Scan {
     /// The warp to issue, by the policy.
     chosen: Option<usize>,
-    /// The earliest ready cycle of the other running warps (`u64::MAX`: none).
+    /// When the other running warps can issue: their earliest ready cycle if it is later
+    /// than the scan's cycle, else some cycle not later (the SM issues again at once, so
+    /// which does not matter); `u64::MAX` if none can.
     next_other: u64,
-    /// The stall reason of that warp.
+    /// The stall reason of the earliest of those warps, the first in scan order on ties
+    /// (meaningful only when `next_other` is later than the scan's cycle: it is the
+    /// reason of the cycles the SM then stalls).
     reason_other: StallReason,
-    /// Whether some warp waits at a barrier.
-    waiting: bool,
 }
 
 /// Picks the warp to issue on `sm` at `now`, and in the same pass finds when the others
 /// can issue, so that one scan per issue suffices.
-fn pick(sm: &Sm, now: u64, policy: SchedulerPolicy) -> Scan {
-    let n = sm.warps.len();
-    let mut scan = Scan {
-        chosen: None,
-        next_other: u64::MAX,
-        reason_other: StallReason::Idle,
-        waiting: false,
-    };
-    let note_other = |scan: &mut Scan, w: &Warp| {
-        if w.ready_at < scan.next_other {
-            scan.next_other = w.ready_at;
-            scan.reason_other = w.reason;
-        }
-    };
-    // LRR visits from the warp after the last one and keeps the first ready warp; GTO
-    // keeps the last warp if ready, else the oldest ready one.
+///
+/// LRR visits the warps from the one after the last and keeps the first ready one; GTO
+/// keeps the last warp if ready, else the oldest ready one. The scan stops at the second
+/// ready warp: the SM will issue again in the next cycle, so the other warps' ready
+/// cycles and reasons cannot matter. Only when no other warp is ready are they all
+/// needed, for the earliest ready cycle and its reason, ties going to the first warp in
+/// slot order from the scan's start (the last warp for GTO, the one after it for LRR):
+/// LRR visits every warp; GTO visits at most [`SHORT_SCAN`] of the oldest and otherwise
+/// asks the SM's [`AgeTree`], scanning slots only on a tie.
+fn pick(sm: &mut Sm, now: u64, policy: SchedulerPolicy) -> Scan {
+    let n = sm.ready.len();
     let start = match policy {
-        SchedulerPolicy::Lrr => sm.last + 1,
+        SchedulerPolicy::Lrr => (sm.last + 1) % n,
         SchedulerPolicy::Gto => sm.last,
     };
-    for i in 0..n {
-        let idx = (start + i) % n;
-        let w = &sm.warps[idx];
-        match w.state {
-            WarpState::Running => {}
-            WarpState::Barrier(_) => {
-                scan.waiting = true;
-                continue;
+    let mut chosen = None;
+    // The earliest warp not ready: (ready cycle, slot).
+    let mut pending = (u64::MAX, 0usize);
+    // Visits slot `w`; true when a second ready warp ends the scan.
+    let mut visit = |w: usize, chosen: &mut Option<usize>| -> bool {
+        let r = sm.ready[w];
+        if r <= now {
+            if chosen.is_some() {
+                pending = (r, w);
+                return true;
             }
-            WarpState::Free | WarpState::Done => continue,
-        }
-        if w.ready_at > now {
-            note_other(&mut scan, w);
-            continue;
-        }
-        let better = match (scan.chosen, policy) {
-            (None, _) => true,
-            (Some(_), SchedulerPolicy::Lrr) => false,
-            (Some(c), SchedulerPolicy::Gto) => c != sm.last && w.age < sm.warps[c].age,
-        };
-        if better {
-            if let Some(c) = scan.chosen {
-                note_other(&mut scan, &sm.warps[c]);
+            *chosen = Some(w);
+        } else if r <= pending.0 && r != u64::MAX {
+            // Ties (rare) go to the first slot from `start`.
+            let pos = |w: usize| if w >= start { w - start } else { w + n - start };
+            if r < pending.0 || pos(w) < pos(pending.1) {
+                pending = (r, w);
             }
-            scan.chosen = Some(idx);
-        } else {
-            note_other(&mut scan, w);
+        }
+        false
+    };
+    match policy {
+        SchedulerPolicy::Lrr => {
+            for w in (start..n).chain(0..start) {
+                if visit(w, &mut chosen) {
+                    break;
+                }
+            }
+        }
+        SchedulerPolicy::Gto => {
+            if sm.ready[start] <= now {
+                chosen = Some(start);
+            }
+            // The oldest warps first: with many ready, two are found at once.
+            let mut settled = sm.by_age.len() <= SHORT_SCAN;
+            for &w in sm.by_age.iter().take(SHORT_SCAN) {
+                let w = w as usize;
+                if chosen != Some(w) && visit(w, &mut chosen) {
+                    settled = true;
+                    break;
+                }
+            }
+            if settled {
+                return Scan {
+                    chosen,
+                    next_other: pending.0,
+                    reason_other: if pending.0 == u64::MAX {
+                        StallReason::Idle
+                    } else {
+                        sm.why[pending.1]
+                    },
+                };
+            }
+            sm.ages.flush(&sm.ready);
+            if chosen.is_none() {
+                chosen = sm.ages.oldest_ready(now);
+            }
+            let Some(c) = chosen else {
+                return Scan {
+                    chosen,
+                    next_other: u64::MAX,
+                    reason_other: StallReason::Idle,
+                };
+            };
+            let (m, ties, slot) = sm.ages.min_except(c);
+            pending = (m, 0);
+            if m > now && m != u64::MAX {
+                // No other warp is ready: the stall reason is that of the earliest one.
+                pending.1 = if ties == 1 {
+                    slot
+                } else {
+                    (start..n)
+                        .chain(0..start)
+                        .find(|&w| sm.ready[w] == m)
+                        .unwrap_or(0)
+                };
+            }
         }
     }
-    scan
+    Scan {
+        chosen,
+        next_other: pending.0,
+        reason_other: if pending.0 == u64::MAX {
+            StallReason::Idle
+        } else {
+            sm.why[pending.1]
+        },
+    }
 }
 
 /// The fault of `warp` at its current pc, blamed on its first active (else live) lane.

@@ -726,7 +726,8 @@ impl Warp {
                     }
                 }
             }
-            if eff % i128::from(size) != 0 {
+            // Sizes are powers of two: the low bits say it, without a 128-bit division.
+            if (eff as u64) & u64::from(size - 1) != 0 {
                 return Err((
                     Some(l as u32),
                     FaultKind::Misaligned {
