@@ -1,0 +1,285 @@
+//! The differential harness: the reference interpreter against the emulator.
+//!
+//! A race-free kernel leaves the same memory whatever the machine: [`check_case`] runs the
+//! interpreter at each warp width (only `lane_id` depends on it), then compiles the kernel
+//! with every [`Pipeline`] for every register file, and runs the emulator at each width;
+//! every buffer must hold the same bytes. Anything else — a kernel that does not verify or
+//! print back to itself, a compilation error, a fault on either side — is a [`Mismatch`]
+//! too: the generator promises kernels for which none of these may happen.
+//!
+//! Pipelines are a list so that every pass pipeline registered later is checked the same
+//! way; today there is the plain one (lower, allocate).
+
+use crate::gen::GeneratedCase;
+use std::fmt;
+use std::path::Path;
+use warplift_codegen::isa::ptx::ptxas::check_assembles;
+use warplift_codegen::mir::MirFunction;
+use warplift_codegen::regalloc::RegisterFile;
+use warplift_codegen::{lookup_by_name, Context, Settings};
+use warplift_emu::{MachineConfig, Program};
+use warplift_ir::interp::{self, InterpConfig};
+use warplift_ir::launch::PreparedLaunch;
+use warplift_ir::parser::parse_functions;
+use warplift_ir::verifier::verify_function;
+use warplift_ir::Function;
+
+/// A way to compile a kernel to final (register-allocated) machine IR for the emulator.
+#[derive(Copy, Clone, Debug)]
+pub struct Pipeline {
+    /// Its name, printed in mismatches.
+    pub name: &'static str,
+    /// Compiles `func` with `settings` (the register file among them).
+    pub compile: fn(&Function, Settings) -> Result<MirFunction, String>,
+}
+
+/// Every registered pipeline.
+pub fn pipelines() -> Vec<Pipeline> {
+    vec![Pipeline {
+        name: "plain",
+        compile: plain,
+    }]
+}
+
+/// The plain pipeline: the SIMT target's [`Context::compile_kernel`].
+fn plain(func: &Function, settings: Settings) -> Result<MirFunction, String> {
+    let isa = lookup_by_name("simt", settings).map_err(|e| e.to_string())?;
+    Context::new()
+        .compile_kernel(func, isa.as_ref())
+        .map(|k| k.mir)
+        .map_err(|e| e.to_string())
+}
+
+/// What [`check_case`] runs.
+#[derive(Clone, Debug)]
+pub struct CheckConfig {
+    /// The pipelines to compile with.
+    pub pipelines: Vec<Pipeline>,
+    /// The warp widths to run at (the interpreter's `warp_size`, the emulator's width).
+    pub warp_widths: Vec<u32>,
+    /// The register files to allocate for.
+    pub register_files: Vec<RegisterFile>,
+    /// The interpreter's step limit.
+    pub max_steps: u64,
+}
+
+impl Default for CheckConfig {
+    /// Every pipeline; warps of 1, 7, 32 and 64 threads; the full register file and one of
+    /// 4 `b32`, 3 `b64` and 3 predicate registers, which makes most kernels spill. (Two
+    /// predicate registers are too few for the code generator's `select` of `i1` values,
+    /// whose machine instruction reads three predicates at once.)
+    fn default() -> Self {
+        CheckConfig {
+            pipelines: pipelines(),
+            warp_widths: vec![1, 7, 32, 64],
+            register_files: vec![
+                RegisterFile::MAX,
+                RegisterFile {
+                    b32: 4,
+                    b64: 3,
+                    pred: 3,
+                },
+            ],
+            max_steps: 20_000_000,
+        }
+    }
+}
+
+/// A case on which two machines disagree, or which broke a promise of the generator.
+#[derive(Clone, Debug)]
+pub struct Mismatch {
+    /// What went wrong.
+    pub what: String,
+    /// The pipeline, if one was involved.
+    pub pipeline: Option<&'static str>,
+    /// The warp width, if a run was involved.
+    pub warp_width: Option<u32>,
+    /// The register file, if a compilation was involved.
+    pub register_file: Option<RegisterFile>,
+    /// The kernel (`.wir`).
+    pub text: String,
+    /// The launch (`.launch.toml`).
+    pub launch_text: String,
+}
+
+impl fmt::Display for Mismatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "{}", self.what)?;
+        if let Some(p) = self.pipeline {
+            writeln!(f, "pipeline: {p}")?;
+        }
+        if let Some(w) = self.warp_width {
+            writeln!(f, "warp width: {w}")?;
+        }
+        if let Some(r) = self.register_file {
+            writeln!(
+                f,
+                "register file: b32 {}, b64 {}, pred {}",
+                r.b32, r.b64, r.pred
+            )?;
+        }
+        writeln!(f, "---- kernel (.wir) ----\n{}", self.text)?;
+        write!(f, "---- launch (.launch.toml) ----\n{}", self.launch_text)
+    }
+}
+
+impl std::error::Error for Mismatch {}
+
+/// Builds mismatches for one case.
+struct Reporter<'a> {
+    case: &'a GeneratedCase,
+}
+
+impl Reporter<'_> {
+    fn err(&self, what: impl Into<String>) -> Mismatch {
+        Mismatch {
+            what: what.into(),
+            pipeline: None,
+            warp_width: None,
+            register_file: None,
+            text: self.case.text.clone(),
+            launch_text: self.case.launch_text.clone(),
+        }
+    }
+}
+
+/// Runs `case` on the interpreter and on the emulator after every pipeline of `config`,
+/// at every warp width and register file, and compares the memory they leave.
+pub fn check_case(case: &GeneratedCase, config: &CheckConfig) -> Result<(), Mismatch> {
+    let r = Reporter { case };
+    let func = &case.func;
+    verify_function(func)
+        .map_err(|e| r.err(format!("the generated kernel does not verify:\n{e}")))?;
+    check_text_round_trip(&case.text)
+        .map_err(|e| r.err(format!("the generated kernel's text: {e}")))?;
+    let prepared = case
+        .launch
+        .prepare(func)
+        .map_err(|e| r.err(format!("the generated launch: {e}")))?;
+
+    let mut references = Vec::new();
+    for &width in &config.warp_widths {
+        let mut reference = prepared.clone();
+        let interp_config = InterpConfig {
+            warp_size: width,
+            max_steps: config.max_steps,
+        };
+        interp::run(func, &mut reference, &interp_config).map_err(|e| Mismatch {
+            warp_width: Some(width),
+            ..r.err(format!("the interpreter faults on a generated kernel: {e}"))
+        })?;
+        references.push(reference);
+    }
+
+    for pipeline in &config.pipelines {
+        for &regs in &config.register_files {
+            let at = |m: Mismatch| Mismatch {
+                pipeline: Some(pipeline.name),
+                register_file: Some(regs),
+                ..m
+            };
+            let settings = Settings {
+                regs_b32: regs.b32,
+                regs_b64: regs.b64,
+                regs_pred: regs.pred,
+                ..Settings::default()
+            };
+            let mir = (pipeline.compile)(func, settings)
+                .map_err(|e| at(r.err(format!("compilation failed: {e}"))))?;
+            let program = Program::from_mir(&mir)
+                .map_err(|e| at(r.err(format!("the emulator rejects the program: {e}\n{mir}"))))?;
+            for (&width, reference) in config.warp_widths.iter().zip(&references) {
+                let at = |m: Mismatch| Mismatch {
+                    warp_width: Some(width),
+                    ..at(m)
+                };
+                // Narrow warps need more warp slots than a real SM has for a full block.
+                let machine = MachineConfig::builder()
+                    .warp_width(width)
+                    .warp_slots(1024)
+                    .build()
+                    .map_err(|e| at(r.err(format!("machine configuration: {e}"))))?;
+                let mut emulated = prepared.clone();
+                warplift_emu::run(&program, &mut emulated, &machine)
+                    .map_err(|e| at(r.err(format!("the emulator faults: {e}\n{mir}"))))?;
+                if let Some(diff) = compare(reference, &emulated) {
+                    return Err(at(r.err(format!(
+                        "the emulator's memory differs from the interpreter's: {diff}\n{mir}"
+                    ))));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The first difference between the buffers of two runs, described.
+fn compare(reference: &PreparedLaunch, emulated: &PreparedLaunch) -> Option<String> {
+    for (a, b) in reference
+        .memory
+        .buffers
+        .iter()
+        .zip(&emulated.memory.buffers)
+    {
+        if a.bytes == b.bytes {
+            continue;
+        }
+        let (va, vb) = (a.values(), b.values());
+        let i = va.iter().zip(&vb).position(|(x, y)| x != y).unwrap_or(0);
+        return Some(format!(
+            "buffer {} element {i}: interpreter {:?}, emulator {:?}",
+            a.name,
+            va.get(i),
+            vb.get(i)
+        ));
+    }
+    None
+}
+
+/// Compiles `case` to PTX with the plain pipeline and assembles it with the `ptxas` at
+/// `ptxas` for every checked architecture.
+pub fn check_ptx(case: &GeneratedCase, ptxas: &Path) -> Result<(), Mismatch> {
+    let r = Reporter { case };
+    let isa = lookup_by_name("ptx", Settings::default())
+        .map_err(|e| r.err(format!("no PTX target: {e}")))?;
+    let code = Context::new()
+        .compile(&case.func, isa.as_ref())
+        .map_err(|e| r.err(format!("PTX compilation failed: {e}")))?;
+    let ptx = String::from_utf8(code.code).map_err(|e| r.err(format!("PTX is not UTF-8: {e}")))?;
+    check_assembles(ptxas, &ptx).map_err(|e| r.err(format!("ptxas rejects the PTX: {e}")))
+}
+
+/// The text format's round trip: when `text` parses, printing the kernels and parsing the
+/// print again must succeed and print the same text (`parse(print(parse(x))) == parse(x)`,
+/// comparing kernels by their canonical print). Text that does not parse is fine: only a
+/// panic (which the caller sees) would be a bug.
+pub fn check_text_round_trip(text: &str) -> Result<(), String> {
+    let Ok(funcs) = parse_functions(text) else {
+        return Ok(());
+    };
+    let printed: String = funcs.iter().map(|f| format!("{f}\n")).collect();
+    let again = parse_functions(&printed)
+        .map_err(|e| format!("the print of a parsed text does not parse: {e}\n{printed}"))?;
+    let reprinted: String = again.iter().map(|f| format!("{f}\n")).collect();
+    if reprinted != printed {
+        return Err(format!(
+            "printing is not stable:\n---- first ----\n{printed}---- second ----\n{reprinted}"
+        ));
+    }
+    // The verifier must take whatever parses without panicking.
+    for f in &funcs {
+        let _ = verify_function(f);
+    }
+    Ok(())
+}
+
+/// Feeds arbitrary bytes to the SIMT object loader (ELF, metadata, bytecode decoder, line
+/// tables); it must return an error, never panic. A loaded object's kernels are
+/// disassembled too.
+pub fn check_object_bytes(bytes: &[u8]) {
+    if let Ok(obj) = warplift_codegen::isa::simt::load_object(bytes) {
+        for k in &obj.kernels {
+            let _ = warplift_codegen::isa::simt::disassemble(&k.kernel);
+        }
+    }
+}

@@ -1,0 +1,25 @@
+//! Generated kernels compile to PTX that `ptxas` accepts (for every checked architecture).
+//! Without `ptxas` the test says so and only emits the PTX (on CI a missing `ptxas` fails).
+
+use warplift_codegen::isa::ptx::ptxas::ptxas_for_tests;
+use warplift_codegen::{lookup_by_name, Context, Settings};
+use warplift_fuzzgen::{check_ptx, GeneratedCase};
+
+const SEEDS: u64 = 25;
+
+#[test]
+fn generated_kernels_assemble_with_ptxas() {
+    let ptxas = ptxas_for_tests();
+    let isa = lookup_by_name("ptx", Settings::default()).unwrap();
+    for seed in 0..SEEDS {
+        let case = GeneratedCase::from_seed(seed);
+        match &ptxas {
+            Some(p) => check_ptx(&case, p).unwrap_or_else(|m| panic!("seed {seed}: {m}")),
+            None => {
+                Context::new()
+                    .compile(&case.func, isa.as_ref())
+                    .unwrap_or_else(|e| panic!("seed {seed}: {e}\n{}", case.text));
+            }
+        }
+    }
+}
