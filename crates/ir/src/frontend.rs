@@ -93,6 +93,9 @@ pub struct FunctionBuilderContext {
     ssa_params: Vec<(Block, Value, Variable)>,
     calls: Vec<Call>,
     results: Vec<Value>,
+    /// Blocks whose lookup is waiting on their single predecessor's: meeting one again means
+    /// the chain of single predecessors is a cycle, which nothing outside can enter.
+    in_chain: SecondaryMap<Block, bool>,
 }
 
 impl FunctionBuilderContext {
@@ -111,6 +114,7 @@ impl FunctionBuilderContext {
         self.ssa_params.clear();
         self.calls.clear();
         self.results.clear();
+        self.in_chain.clear();
     }
 
     /// The value `v` stands for, after following parameter replacements.
@@ -406,6 +410,7 @@ impl<'a> FunctionBuilder<'a> {
                 Call::StoreDef(block) => {
                     let v = *self.ctx.results.last().expect("a lookup left its result");
                     self.ctx.defs[var][block] = v.into();
+                    self.ctx.in_chain[block] = false;
                 }
                 Call::FinishParam(block, param) => self.finish_param(var, block, param),
             }
@@ -435,8 +440,17 @@ impl<'a> FunctionBuilder<'a> {
                 self.ctx.defs[var][block] = z.into();
                 self.ctx.results.push(z);
             }
+            1 if self.ctx.in_chain[block] => {
+                // A cycle of blocks with one predecessor each is unreachable (nothing enters
+                // it), so the variable is undefined there: it reads as zero, like any
+                // variable read before a definition.
+                let z = self.zero(block, self.ctx.var_types[var]);
+                self.ctx.defs[var][block] = z.into();
+                self.ctx.results.push(z);
+            }
             1 => {
                 let (pred, _) = self.ctx.preds[block][0];
+                self.ctx.in_chain[block] = true;
                 self.ctx.calls.push(Call::StoreDef(block));
                 self.ctx.calls.push(Call::UseVar(pred));
             }
@@ -851,6 +865,36 @@ block2:
             assert!(f.dfg.block_params(block).is_empty(), "{f}");
         }
         assert!(f.to_string().contains("store global v2, v1"), "{f}");
+    }
+
+    #[test]
+    fn a_variable_read_in_an_unreachable_cycle_of_single_predecessors_terminates() {
+        // block0 defines x and returns; block1 <-> block2 form a cycle nothing enters, and
+        // block3, reached only from block1, reads x: the lookup walks the cycle of single
+        // predecessors and must stop there, reading zero.
+        let mut f = new_func(&[("out", Type::I64), ("t", Type::I1)]);
+        let mut ctx = FunctionBuilderContext::new();
+        let mut b = FunctionBuilder::new(&mut f, &mut ctx);
+        let [entry, c1, c2, s] = [(); 4].map(|_| b.create_block());
+        let x = b.declare_var(Type::I32);
+        b.append_block_params_for_function_params(entry);
+        b.switch_to_block(entry);
+        let (out, t) = (b.block_params(entry)[0], b.block_params(entry)[1]);
+        let one = b.ins().iconst(Type::I32, 1);
+        b.def_var(x, one);
+        b.ins().return_();
+        b.switch_to_block(c1);
+        b.ins().brif(t, c2, &[], s, &[]);
+        b.switch_to_block(c2);
+        b.ins().jump(c1, &[]);
+        b.switch_to_block(s);
+        b.seal_all_blocks();
+        let v = b.use_var(x);
+        b.ins().store(AddrSpace::Global, v, out, 0);
+        b.ins().return_();
+        b.finalize();
+        check(&f);
+        assert!(f.to_string().contains("iconst.i32 0"), "{f}");
     }
 
     #[test]
