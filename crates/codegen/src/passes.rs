@@ -50,6 +50,12 @@ pub trait IrPass: Sync {
     fn description(&self) -> &'static str;
     /// Transforms `func`; the result must verify.
     fn run(&self, func: &mut Function, settings: &Settings) -> Result<PassReport, PassError>;
+    /// The settings worth testing the pass under: each variant is a list of `name=value`
+    /// assignments of the pass's own options. The differential tests and fuzzers run every
+    /// registered pass in every variant, so a new pass is checked as soon as it is listed.
+    fn variants(&self) -> &'static [&'static [(&'static str, &'static str)]] {
+        &[&[]]
+    }
 }
 
 /// A transformation of allocated machine IR, run after register allocation.
@@ -58,6 +64,12 @@ pub trait MachinePass: Sync {
     fn name(&self) -> &'static str;
     /// One line saying what the pass does.
     fn description(&self) -> &'static str;
+    /// The settings worth testing the pass under: each variant is a list of `name=value`
+    /// assignments of the pass's own options. The differential tests and fuzzers run every
+    /// registered pass in every variant, so a new pass is checked as soon as it is listed.
+    fn variants(&self) -> &'static [&'static [(&'static str, &'static str)]] {
+        &[&[]]
+    }
     /// The registers the pass needs for itself, left out of allocation.
     fn reservation(&self, _settings: &Settings) -> ReservationRequest {
         ReservationRequest::none()
@@ -95,6 +107,14 @@ impl Pass {
         match self {
             Pass::Ir(p) => p.description(),
             Pass::Machine(p) => p.description(),
+        }
+    }
+
+    /// The option settings worth testing the pass under.
+    pub fn variants(&self) -> &'static [&'static [(&'static str, &'static str)]] {
+        match self {
+            Pass::Ir(p) => p.variants(),
+            Pass::Machine(p) => p.variants(),
         }
     }
 }

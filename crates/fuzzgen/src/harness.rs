@@ -8,7 +8,7 @@
 //! too: the generator promises kernels for which none of these may happen.
 //!
 //! Pipelines are a list so that every pass pipeline registered later is checked the same
-//! way; today there is the plain one (lower, allocate).
+//! way: [`pipelines`] builds them from the pass registry.
 
 use crate::gen::GeneratedCase;
 use std::fmt;
@@ -24,30 +24,59 @@ use warplift_ir::parser::parse_functions;
 use warplift_ir::verifier::verify_function;
 use warplift_ir::Function;
 
-/// A way to compile a kernel to final (register-allocated) machine IR for the emulator.
-#[derive(Copy, Clone, Debug)]
+/// A way to compile a kernel to final (register-allocated) machine IR for the emulator: the
+/// settings that choose its passes and their options.
+#[derive(Clone, Debug)]
 pub struct Pipeline {
-    /// Its name, printed in mismatches.
-    pub name: &'static str,
-    /// Compiles `func` with `settings` (the register file among them).
-    pub compile: fn(&Function, Settings) -> Result<MirFunction, String>,
+    /// Its name, printed in mismatches: `plain`, or `pass[option=value,...]`.
+    pub name: String,
+    /// The settings it sets (`passes` and the passes' options).
+    pub settings: Vec<(&'static str, &'static str)>,
 }
 
-/// Every registered pipeline.
+/// Every pipeline: the plain one (lower, allocate), then every registered pass in every
+/// variant it declares ([`warplift_codegen::passes::Pass::variants`]).
 pub fn pipelines() -> Vec<Pipeline> {
-    vec![Pipeline {
-        name: "plain",
-        compile: plain,
-    }]
+    let mut out = vec![Pipeline {
+        name: "plain".to_string(),
+        settings: Vec::new(),
+    }];
+    for pass in warplift_codegen::passes::REGISTRY {
+        for variant in pass.variants() {
+            let options: Vec<String> = variant.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            let mut settings = vec![("passes", pass.name())];
+            settings.extend_from_slice(variant);
+            out.push(Pipeline {
+                name: format!("{}[{}]", pass.name(), options.join(",")),
+                settings,
+            });
+        }
+    }
+    out
 }
 
-/// The plain pipeline: the SIMT target's [`Context::compile_kernel`].
-fn plain(func: &Function, settings: Settings) -> Result<MirFunction, String> {
-    let isa = lookup_by_name("simt", settings).map_err(|e| e.to_string())?;
-    Context::new()
-        .compile_kernel(func, isa.as_ref())
-        .map(|k| k.mir)
-        .map_err(|e| e.to_string())
+impl Pipeline {
+    /// Compiles `func` for the SIMT target with `settings` plus the pipeline's own.
+    pub fn compile(&self, func: &Function, settings: Settings) -> Result<MirFunction, String> {
+        let mut builder = Settings::builder();
+        let base = [
+            ("regs_b32", settings.regs_b32.to_string()),
+            ("regs_b64", settings.regs_b64.to_string()),
+            ("regs_pred", settings.regs_pred.to_string()),
+        ];
+        for (k, v) in base
+            .iter()
+            .map(|(k, v)| (*k, v.as_str()))
+            .chain(self.settings.iter().copied())
+        {
+            builder.set(k, v).map_err(|e| e.to_string())?;
+        }
+        let isa = lookup_by_name("simt", builder.finish()).map_err(|e| e.to_string())?;
+        Context::new()
+            .compile_kernel(func, isa.as_ref())
+            .map(|k| k.mir)
+            .map_err(|e| e.to_string())
+    }
 }
 
 /// What [`check_case`] runs.
@@ -91,7 +120,7 @@ pub struct Mismatch {
     /// What went wrong.
     pub what: String,
     /// The pipeline, if one was involved.
-    pub pipeline: Option<&'static str>,
+    pub pipeline: Option<String>,
     /// The warp width, if a run was involved.
     pub warp_width: Option<u32>,
     /// The register file, if a compilation was involved.
@@ -105,7 +134,7 @@ pub struct Mismatch {
 impl fmt::Display for Mismatch {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(f, "{}", self.what)?;
-        if let Some(p) = self.pipeline {
+        if let Some(p) = &self.pipeline {
             writeln!(f, "pipeline: {p}")?;
         }
         if let Some(w) = self.warp_width {
@@ -174,7 +203,7 @@ pub fn check_case(case: &GeneratedCase, config: &CheckConfig) -> Result<(), Mism
     for pipeline in &config.pipelines {
         for &regs in &config.register_files {
             let at = |m: Mismatch| Mismatch {
-                pipeline: Some(pipeline.name),
+                pipeline: Some(pipeline.name.clone()),
                 register_file: Some(regs),
                 ..m
             };
@@ -184,7 +213,8 @@ pub fn check_case(case: &GeneratedCase, config: &CheckConfig) -> Result<(), Mism
                 regs_pred: regs.pred,
                 ..Settings::default()
             };
-            let mir = (pipeline.compile)(func, settings)
+            let mir = pipeline
+                .compile(func, settings)
                 .map_err(|e| at(r.err(format!("compilation failed: {e}"))))?;
             let program = Program::from_mir(&mir)
                 .map_err(|e| at(r.err(format!("the emulator rejects the program: {e}\n{mir}"))))?;

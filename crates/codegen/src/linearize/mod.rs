@@ -128,6 +128,15 @@ impl MachinePass for Linearize {
             .with(RegClass::Pred, 1)
     }
 
+    fn variants(&self) -> &'static [&'static [(&'static str, &'static str)]] {
+        &[
+            &[("linearize_regions", "divergent")],
+            &[("linearize_regions", "all"), ("linearize_opt", "3")],
+            &[("linearize_regions", "kernel")],
+            &[("linearize_regions", "kernel"), ("linearize_opt", "3")],
+        ]
+    }
+
     fn run(
         &self,
         func: &mut MirFunction,
