@@ -152,7 +152,11 @@ fn linearized_kernels_are_structured_grow_linearly_and_write_only_reserved_regis
                             + count(&report, "exit blocks"),
                         "{ctx}"
                     );
-                    assert_eq!(count(&report, "guard blocks"), n, "{ctx}");
+                    assert_eq!(
+                        count(&report, "guard blocks"),
+                        n - count(&report, "sub-region blocks"),
+                        "{ctx}"
+                    );
                     assert!(count(&report, "back-edge guards") <= r, "{ctx}");
                     assert_eq!(
                         new_insts,
@@ -224,6 +228,177 @@ fn linearized_ptx_assembles() {
                     ptxas::check_assembles(ptxas, &ptx)
                         .unwrap_or_else(|e| panic!("{name}, {mode}: {e}"));
                 }
+            }
+        }
+    }
+}
+
+#[test]
+fn a_structured_diamond_keeps_its_branches_and_only_the_unstructured_region_is_guarded() {
+    // block1..block4: a divergent if/else diamond (structured); block4..block8: the
+    // short-circuit region of the paper's Figure 1 between block4 and block8.
+    let text = "kernel %k(c: i64, out: i64) {
+block0(v0: i64, v1: i64):
+    v2 = thread_id x
+    v3 = uextend.i64 v2
+    v4 = iadd v0, v3
+    v5 = load.i8 global v4
+    v6 = iconst.i8 0
+    v7 = icmp ne v5, v6
+    brif v7, block1, block2
+block1:
+    v8 = iconst.i32 1
+    jump block3(v8)
+block2:
+    v9 = iconst.i32 2
+    jump block3(v9)
+block3(v10: i32):
+    v11 = icmp eq v5, v6
+    brif v11, block5, block4
+block4:
+    v12 = icmp ult v5, v6
+    brif v12, block5, block7
+block5:
+    v13 = icmp sgt v5, v6
+    brif v13, block6, block7
+block6:
+    jump block8(v10)
+block7:
+    v14 = iadd v10, v10
+    jump block8(v14)
+block8(v15: i32):
+    v16 = iconst.i64 2
+    v17 = ishl v3, v16
+    v18 = iadd v1, v17
+    store global v15, v18
+    return
+}";
+    let func = parse_functions(text).unwrap().remove(0);
+    let mir = lower(&func).unwrap();
+    let s = settings(&[]);
+    let allocated = allocate(&mir, &RegisterFile::MAX, &Linearize.reservation(&s)).unwrap();
+    let before = allocated.func.clone();
+    let mut after = allocated.func;
+    let report = Linearize.run(&mut after, &allocated.reserved, &s).unwrap();
+    verify_mir_with_limits(&after, Some([64, 64, 64])).unwrap();
+    assert_eq!(count(&report, "regions"), 1, "{report:?}");
+    let guards = after
+        .order
+        .iter()
+        .filter(|&&b| after.blocks[b].kind == BlockKind::Guard)
+        .count() as u64;
+    assert_eq!(guards, count(&report, "guard blocks"), "{after}");
+    // The region: block4 to block7 and the edge blocks between them; not the diamond.
+    let region_blocks = count(&report, "region blocks");
+    assert!((4..=8).contains(&region_blocks), "{report:?}\n{after}");
+    // The diamond's branch still goes where it went, and nothing else of it changed.
+    let origin = |b| after.blocks[b].origin.map(|o| o.to_string());
+    for &b in &before.order {
+        if matches!(origin(b).as_deref(), Some("block0" | "block1" | "block2")) {
+            assert_eq!(
+                after.blocks[b].insts, before.blocks[b].insts,
+                "{b}\n{after}"
+            );
+        }
+    }
+    // Only region blocks from the IR's block4..block7 (or edge blocks) get a guard.
+    for &g in &after.order {
+        if after.blocks[g].kind != BlockKind::Guard {
+            continue;
+        }
+        if let Some(MInstKind::Branch { taken, .. }) = after.terminator(g).map(|t| &t.kind) {
+            let o = origin(taken.block);
+            assert!(
+                !matches!(
+                    o.as_deref(),
+                    Some("block0" | "block1" | "block2" | "block3")
+                ),
+                "{g} guards {o:?}\n{after}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_structured_diamond_inside_an_unstructured_region_is_guarded_at_its_entry_only() {
+    // Figure 1 with S1 (block4) an if/else diamond block4 -> block9 | block10 -> block11.
+    let text = "kernel %k(c: i64, out: i64) {
+block0(v0: i64, v1: i64):
+    v2 = thread_id x
+    v3 = uextend.i64 v2
+    v4 = iadd v0, v3
+    v5 = load.i8 global v4
+    v6 = iconst.i8 0
+    v7 = icmp ne v5, v6
+    v8 = iconst.i32 1
+    brif v7, block3, block2
+block2:
+    v11 = icmp ult v5, v6
+    brif v11, block3, block5
+block3:
+    v12 = icmp sgt v5, v6
+    brif v12, block4, block5
+block4:
+    v13 = icmp eq v5, v6
+    brif v13, block9, block10
+block9:
+    jump block11(v8)
+block10:
+    v14 = iadd v8, v8
+    jump block11(v14)
+block11(v15: i32):
+    jump block6(v15)
+block5:
+    v16 = iconst.i32 7
+    jump block6(v16)
+block6(v17: i32):
+    v18 = iconst.i64 2
+    v19 = ishl v3, v18
+    v20 = iadd v1, v19
+    store global v17, v20
+    return
+}";
+    let func = parse_functions(text).unwrap().remove(0);
+    let mir = lower(&func).unwrap();
+    for mode in ["all", "divergent"] {
+        let s = settings(&[&format!("linearize_regions={mode}")]);
+        let allocated = allocate(&mir, &RegisterFile::MAX, &Linearize.reservation(&s)).unwrap();
+        let mut after = allocated.func;
+        let report = Linearize.run(&mut after, &allocated.reserved, &s).unwrap();
+        verify_mir_with_limits(&after, Some([64, 64, 64])).unwrap();
+        assert_eq!(count(&report, "regions"), 1, "{report:?}");
+        assert_eq!(
+            count(&report, "structured sub-regions"),
+            1,
+            "{report:?}\n{after}"
+        );
+        assert_eq!(
+            count(&report, "guard blocks"),
+            count(&report, "region blocks") - count(&report, "sub-region blocks"),
+            "{report:?}"
+        );
+        // The diamond's branch is kept, and no guard leads into its arms.
+        let origin = |b| after.blocks[b].origin.map(|o| o.to_string());
+        let b4 = after
+            .order
+            .iter()
+            .copied()
+            .find(|&b| origin(b).as_deref() == Some("block4"))
+            .unwrap();
+        assert!(matches!(
+            after.terminator(b4).map(|t| &t.kind),
+            Some(MInstKind::Branch { .. })
+        ));
+        for &g in &after.order {
+            if after.blocks[g].kind != BlockKind::Guard {
+                continue;
+            }
+            for s in after.successors(g) {
+                let o = origin(s);
+                assert!(
+                    !matches!(o.as_deref(), Some("block9" | "block10" | "block11")),
+                    "{g} enters the diamond at {o:?}\n{after}"
+                );
             }
         }
     }

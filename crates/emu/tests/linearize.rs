@@ -179,15 +179,31 @@ fn figure_3_keeps_the_reconvergence_stack_shallow() {
     // Before: the 7 entries of the paper's Figure 3(b) while S1 runs (the bottom entry,
     // then two per nested divergent branch).
     assert_eq!(emulate(&func, &prepared, &[], 32).max_stack_depth, 7);
-    // After: every divergent branch is a guard test that reconverges at the next guard,
-    // so the stack never holds more than the bottom entry and the lanes running the
+    // Kernel mode: every divergent branch is a guard test that reconverges at the next
+    // guard, so the stack never holds more than the bottom entry and the lanes running the
     // guarded block (Section 5.3: "the stack depth does not increase").
-    for settings in LINEARIZE {
+    for settings in [LINEARIZE[0], LINEARIZE[2]] {
         let stats = emulate(&func, &prepared, settings, 32);
         assert_eq!(stats.max_stack_depth, 2, "{settings:?}");
         let after = ir_block_executions(&stats);
         assert!(after.values().all(|&n| n == 1), "{settings:?}: {after:?}");
     }
+    // The default mode linearizes unstructured regions only, and Figure 3 is structured:
+    // the pass leaves the kernel as it was.
+    let plain = compile(&func, &[]);
+    let lin = compile(&func, LINEARIZE[1]);
+    assert!(lin
+        .mir
+        .order
+        .iter()
+        .all(|&b| lin.mir.blocks[b].kind != warplift_codegen::mir::BlockKind::Guard));
+    assert_eq!(lin.mir.order.len(), plain.mir.order.len());
+    let stats = emulate(&func, &prepared, LINEARIZE[1], 32);
+    assert_eq!(stats.max_stack_depth, 7);
+    assert_eq!(
+        ir_block_executions(&stats),
+        ir_block_executions(&emulate(&func, &prepared, &[], 32))
+    );
 }
 
 #[test]
@@ -224,6 +240,9 @@ fn loops_of_figures_5_and_6_and_an_irreducible_loop_run_as_measured() {
         };
         assert_eq!(counts(&[]), before, "{file} before");
         assert_eq!(counts(LINEARIZE[0]), after, "{file} after");
+        // The default mode finds one unstructured region holding each loop, and
+        // linearizes it as kernel mode does.
+        assert_eq!(counts(LINEARIZE[1]), after, "{file} default mode");
     }
 }
 

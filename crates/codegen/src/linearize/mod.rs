@@ -91,7 +91,20 @@
 //! - `kernel`: the whole kernel, as the paper's Section 3 assumes: every block but the
 //!   entry (the region's CIDOM) and the single return block (its CIPDOM; one is made
 //!   when the kernel returns from several blocks, or never does);
-//! - `all` and `divergent`: see [`regions`].
+//! - `all`: every unstructured region (Definition 4, Algorithm 2) of the allocated
+//!   kernel's control-flow graph, and `divergent` (the default): those holding a
+//!   divergent branch; see [`regions`]. Each region is linearized on its own, its
+//!   structured sub-regions (Algorithm 3) guarded at their entry only: the guard branches
+//!   to the sub-region's entry, its blocks keep their branches, and its exit assigns `g`.
+//!   A region holding the kernel's entry block takes that block as its entry; a region
+//!   holding returns gets a return block of its own as its exit.
+//!
+//! Every region reuses the same two registers. The regions are disjoint and none holds
+//! another's entry, so a lane's `g` is live only from its region's entry (which assigns
+//! it on every path into the region) to the region's exit, and on that way the lane
+//! meets no other region's entry; a region in a loop body is re-entered each iteration
+//! through its entry, which assigns `g` afresh. `p` lives only from a guard test to its
+//! branch.
 //!
 //! # Guard optimisations
 //!
@@ -156,8 +169,7 @@ impl MachinePass for Linearize {
         let mode = RegionMode::parse(&settings.linearize_regions).map_err(error)?;
         let regions = match mode {
             RegionMode::Kernel => regions::kernel_region(func).into_iter().collect(),
-            RegionMode::All => regions::unstructured_regions(func, false),
-            RegionMode::Divergent => regions::unstructured_regions(func, true),
+            RegionMode::All | RegionMode::Divergent => regions::unstructured_regions(func, mode),
         };
         let mut stats = Stats::default();
         for region in &regions {
@@ -217,6 +229,22 @@ pub struct Region {
     /// region is the kernel, which returns from several blocks (or never): linearization
     /// makes a single return block.
     pub exit: Option<MBlock>,
+    /// Structured sub-regions of the region (Algorithm 3), pairwise disjoint: each is
+    /// guarded at its entry only and keeps its own control flow.
+    pub subregions: Vec<SubRegion>,
+}
+
+/// A structured sub-region of a [`Region`] (Definition 5): entered only at `entry`, left
+/// only from `exit`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SubRegion {
+    /// The block its guard branches to; it dominates the others.
+    pub entry: MBlock,
+    /// The block that leaves it; it post-dominates the others, and only its terminator
+    /// becomes an assignment to the guard variable.
+    pub exit: MBlock,
+    /// Its blocks, entry and exit included, in any order.
+    pub blocks: Vec<MBlock>,
 }
 
 /// Counts of one linearization, for [`PassReport`] and the code-growth bounds of Claim 3.
@@ -226,9 +254,14 @@ pub struct Stats {
     pub regions: u64,
     /// Blocks in the regions.
     pub region_blocks: u64,
+    /// Structured sub-regions, each guarded at its entry only.
+    pub subregions: u64,
+    /// Blocks of structured sub-regions other than their entries: they get no guard.
+    pub subregion_blocks: u64,
     /// Retreating edges in the regions.
     pub retreating_edges: u64,
-    /// Guard blocks made, one per region block.
+    /// Guard blocks made, one per region block outside structured sub-regions and one per
+    /// sub-region.
     pub guard_blocks: u64,
     /// Back-edge guard blocks made, one per block with retreating edges.
     pub back_edge_guards: u64,
@@ -236,7 +269,7 @@ pub struct Stats {
     pub exit_blocks: u64,
     /// Guard tests (`setp`) in guard blocks.
     pub guard_tests: u64,
-    /// Assignments to the guard variable: one per region block and one in the entry.
+    /// Assignments to the guard variable: one per guard block and one in the entry.
     pub guard_assignments: u64,
     /// Guard blocks removed by the optimisations.
     pub guards_removed: u64,
@@ -248,6 +281,8 @@ impl Stats {
     fn add(&mut self, o: &Stats) {
         self.regions += o.regions;
         self.region_blocks += o.region_blocks;
+        self.subregions += o.subregions;
+        self.subregion_blocks += o.subregion_blocks;
         self.retreating_edges += o.retreating_edges;
         self.guard_blocks += o.guard_blocks;
         self.back_edge_guards += o.back_edge_guards;
@@ -268,6 +303,8 @@ impl Stats {
             counts: vec![
                 ("regions", self.regions),
                 ("region blocks", self.region_blocks),
+                ("structured sub-regions", self.subregions),
+                ("sub-region blocks", self.subregion_blocks),
                 ("retreating edges", self.retreating_edges),
                 ("guard blocks", self.guard_blocks),
                 ("back-edge guards", self.back_edge_guards),
@@ -287,8 +324,14 @@ impl Stats {
 pub struct Linearized {
     /// The region's entry block (it sets `g` and jumps to the first guard).
     pub entry: MBlock,
-    /// The region's blocks in reverse post-order; block `order[i]` has id `i + 1`.
+    /// The block each guard branches to, in reverse post-order; `order[i]` has id
+    /// `i + 1`. A region block, or the entry of a structured sub-region.
     pub order: Vec<MBlock>,
+    /// The block that leaves each `order[i]`'s part of the region, assigning the guard
+    /// variable: `order[i]` itself, or the exit of the structured sub-region.
+    pub tails: Vec<MBlock>,
+    /// Every block of the region.
+    pub blocks: Vec<MBlock>,
     /// The guard block of each region block, same indices as `order`.
     pub guards: Vec<MBlock>,
     /// The back-edge guard after each region block, if it has retreating edges.
@@ -371,16 +414,18 @@ pub fn region_rpo(func: &MirFunction, entry: MBlock, members: &HashSet<MBlock>) 
     post
 }
 
-/// Back-edge destinations (indices into the order) for each block with retreating
-/// edges, moved up so that the back edges' intervals nest (Section 3.2).
+/// Back-edge destinations (indices into the order) for each part of the region with
+/// retreating edges, moved up so that the back edges' intervals nest (Section 3.2).
+/// `tails[i]` is the block whose edges leave part `i`; `pos` maps the block each part
+/// is entered at to its index.
 fn back_edge_targets(
-    order: &[MBlock],
+    tails: &[MBlock],
     pos: &HashMap<MBlock, usize>,
     func: &MirFunction,
 ) -> (Vec<Option<usize>>, u64) {
-    let mut targets: Vec<Option<usize>> = vec![None; order.len()];
+    let mut targets: Vec<Option<usize>> = vec![None; tails.len()];
     let mut retreating = 0;
-    for (i, &b) in order.iter().enumerate() {
+    for (i, &b) in tails.iter().enumerate() {
         for s in func.successors(b) {
             if let Some(&j) = pos.get(&s) {
                 if j <= i {
@@ -392,7 +437,7 @@ fn back_edge_targets(
     }
     // Sources in increasing order: earlier intervals already nest, so extending the
     // current one leftwards until it overlaps none partially keeps them all nested.
-    for j in 0..order.len() {
+    for j in 0..tails.len() {
         let Some(mut tj) = targets[j] else { continue };
         loop {
             let moved = (0..j)
@@ -409,29 +454,92 @@ fn back_edge_targets(
     (targets, retreating)
 }
 
-/// Linearizes `region` of `func` (Algorithm 1), writing only `regs`.
+/// One step of the linearized sequence: a region block, or a whole structured
+/// sub-region, behind one guard.
+struct Part {
+    /// Where its guard branches to.
+    head: MBlock,
+    /// Whose terminator leaves it (and becomes an assignment to `g`).
+    tail: MBlock,
+    /// Its blocks in reverse post-order, `head` first.
+    blocks: Vec<MBlock>,
+}
+
+/// The parts of a region in reverse post-order of their heads: each block outside the
+/// structured sub-regions on its own, each sub-region as one part where its entry comes.
+fn parts(order: &[MBlock], subregions: &[SubRegion]) -> Result<Vec<Part>, String> {
+    let mut sub_of: HashMap<MBlock, usize> = HashMap::new();
+    for (k, sr) in subregions.iter().enumerate() {
+        for &b in &sr.blocks {
+            if sub_of.insert(b, k).is_some() {
+                return Err(format!("structured sub-regions overlap at {b}"));
+            }
+        }
+    }
+    let mut out = Vec::with_capacity(order.len());
+    for &b in order {
+        match sub_of.get(&b) {
+            None => out.push(Part {
+                head: b,
+                tail: b,
+                blocks: vec![b],
+            }),
+            Some(&k) if subregions[k].entry == b => {
+                let sr = &subregions[k];
+                let mut blocks = vec![b];
+                blocks.extend(sr.blocks.iter().copied().filter(|&x| x != b));
+                out.push(Part {
+                    head: b,
+                    tail: sr.exit,
+                    blocks,
+                });
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(out)
+}
+
+/// Linearizes `region` of `func` (Algorithm 1), writing only `regs`. Each structured
+/// sub-region is one step of the sequence (Section 4.1): its guard branches to its
+/// entry, its blocks keep their branches, and only its exit assigns `g`.
 pub fn linearize_region(
     func: &mut MirFunction,
     region: &Region,
     regs: GuardRegs,
 ) -> Result<Linearized, String> {
     let members: HashSet<MBlock> = region.blocks.iter().copied().collect();
-    let order = region_rpo(func, region.entry, &members);
-    if order.len() != members.len() {
+    let block_order = region_rpo(func, region.entry, &members);
+    if block_order.len() != members.len() {
         return Err(format!(
             "region entered at {} reaches {} of its {} blocks",
             region.entry,
-            order.len(),
+            block_order.len(),
             members.len()
         ));
     }
+    if let Some(b) = region
+        .subregions
+        .iter()
+        .flat_map(|sr| &sr.blocks)
+        .find(|b| !members.contains(b))
+    {
+        return Err(format!(
+            "{b} of a structured sub-region lies outside its region"
+        ));
+    }
+    let parts = parts(&block_order, &region.subregions)?;
+    let order: Vec<MBlock> = parts.iter().map(|p| p.head).collect();
+    let tails: Vec<MBlock> = parts.iter().map(|p| p.tail).collect();
     let n = order.len();
     let pos: HashMap<MBlock, usize> = order.iter().enumerate().map(|(i, &b)| (b, i)).collect();
     let id = |i: usize| (i + 1) as u32;
     let exit_id = id(n);
     let mut stats = Stats {
         regions: 1,
-        region_blocks: n as u64,
+        region_blocks: members.len() as u64,
+        subregions: region.subregions.len() as u64,
+        subregion_blocks: (members.len() - n) as u64,
         ..Stats::default()
     };
 
@@ -452,11 +560,13 @@ pub fn linearize_region(
         match pos.get(&s) {
             Some(&i) => Ok(id(i)),
             None if s == exit => Ok(exit_id),
-            None => Err(format!("the region's edges leave it to {s}, not its exit")),
+            None => Err(format!(
+                "the region's edges leave it to {s}, not its exit or the head of a part"
+            )),
         }
     };
 
-    let (targets, retreating) = back_edge_targets(&order, &pos, func);
+    let (targets, retreating) = back_edge_targets(&tails, &pos, func);
     stats.retreating_edges = retreating;
     let guards: Vec<MBlock> = (0..n)
         .map(|_| {
@@ -477,10 +587,10 @@ pub fn linearize_region(
         .collect();
     let after = |i: usize| if i + 1 < n { guards[i + 1] } else { exit };
 
-    // Branches become assignments to the guard variable (line 7); every block then
-    // continues at the next guard, or at its back-edge guard (lines 15-17, 27).
+    // Branches leaving a part become assignments to the guard variable (line 7); every
+    // part then continues at the next guard, or at its back-edge guard (lines 15-17, 27).
     for i in 0..n {
-        let b = order[i];
+        let b = tails[i];
         let next = be_guards[i].unwrap_or_else(|| after(i));
         let term = func.blocks[b].insts.pop();
         let assign = match term.as_ref().map(|t| &t.kind) {
@@ -549,10 +659,10 @@ pub fn linearize_region(
     stats.guard_assignments += 1;
 
     // Layout: the linearized sequence where the first region block was.
-    let mut sequence = Vec::with_capacity(3 * n + 1);
-    for i in 0..n {
+    let mut sequence = Vec::with_capacity(members.len() + 2 * n + 1);
+    for (i, part) in parts.iter().enumerate() {
         sequence.push(guards[i]);
-        sequence.push(order[i]);
+        sequence.extend(part.blocks.iter().copied());
         sequence.extend(be_guards[i]);
     }
     let first = func
@@ -580,6 +690,8 @@ pub fn linearize_region(
     Ok(Linearized {
         entry: region.entry,
         order,
+        tails,
+        blocks: block_order,
         guards,
         back_edge_guards: be_guards,
         back_edge_targets: targets,

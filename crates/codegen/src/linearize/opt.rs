@@ -14,8 +14,12 @@
 //!   its id always holds: it is removed and its edges go to its block.
 //! - **O2** (nesting the guard of a dominated block inside its dominator's) is not
 //!   implemented: level 2 does what level 1 does.
-//! - **O3** (level 3): a guard with a single predecessor that is a block of the region
-//!   is merged into it (its test and branch replace the block's jump).
+//! - **O3** (level 3): a guard with a single predecessor that leaves a part of the region
+//!   (a region block, or the exit of a structured sub-region) is merged into it (its test
+//!   and branch replace the block's jump).
+//!
+//! Blocks inside a structured sub-region do not write `g`: the analysis passes their
+//! input on unchanged.
 //!
 //! Every transformation keeps each guard's branch reconverging at its fall-through
 //! successor, so the result stays structured.
@@ -47,8 +51,9 @@ enum Test {
 
 type Values = BTreeSet<u32>;
 
-/// The constants a block assigns to the guard variable (its last definition of `g`).
-fn assigned(func: &MirFunction, b: MBlock, regs: GuardRegs) -> Values {
+/// The constants a block assigns to the guard variable (its last definition of `g`), or
+/// `None` when it does not write `g` (a block inside a structured sub-region).
+fn assigned(func: &MirFunction, b: MBlock, regs: GuardRegs) -> Option<Values> {
     let imm = |o: Operand| match o {
         Operand::Imm(v) => Some(v as u32),
         Operand::Reg(_) => None,
@@ -56,15 +61,15 @@ fn assigned(func: &MirFunction, b: MBlock, regs: GuardRegs) -> Values {
     for i in func.blocks[b].insts.iter().rev() {
         match i.kind {
             MInstKind::Mov { dst, src, .. } if dst == regs.g => {
-                return imm(src).into_iter().collect();
+                return Some(imm(src).into_iter().collect());
             }
             MInstKind::Selp { dst, a, b, .. } if dst == regs.g => {
-                return imm(a).into_iter().chain(imm(b)).collect();
+                return Some(imm(a).into_iter().chain(imm(b)).collect());
             }
             _ => {}
         }
     }
-    Values::new()
+    None
 }
 
 /// The value sets on each edge `(from, to)` leaving a block of the linearized region.
@@ -76,6 +81,14 @@ fn guard_values(
 ) -> HashMap<(MBlock, MBlock), Values> {
     let mut edges: HashMap<(MBlock, MBlock), Values> = HashMap::new();
     let mut input: HashMap<MBlock, Values> = HashMap::new();
+    // The analysis stays in the linearized region: lanes leave it at the exit, or at an
+    // edge of the entry that bypasses the region.
+    let inside: HashSet<MBlock> = tests
+        .keys()
+        .chain(&lin.blocks)
+        .copied()
+        .chain([lin.entry])
+        .collect();
     let mut work: Vec<MBlock> = vec![lin.entry];
     let mut queued: HashSet<MBlock> = HashSet::from([lin.entry]);
     while let Some(b) = work.pop() {
@@ -95,7 +108,9 @@ fn guard_values(
                 _ => continue,
             },
             _ => {
-                let vals = assigned(func, b, regs);
+                // A block that does not write `g` passes on what it received.
+                let vals = assigned(func, b, regs)
+                    .unwrap_or_else(|| input.get(&b).cloned().unwrap_or_default());
                 func.successors(b)
                     .into_iter()
                     .map(|s| (s, vals.clone()))
@@ -103,6 +118,7 @@ fn guard_values(
             }
         };
         for (s, vals) in outs {
+            let first = !edges.contains_key(&(b, s));
             let e = edges.entry((b, s)).or_default();
             let before = e.len();
             e.extend(vals.iter().copied());
@@ -110,8 +126,9 @@ fn guard_values(
             let inp = input.entry(s).or_default();
             let before = inp.len();
             inp.extend(vals);
-            if (grew || inp.len() != before || !edges.contains_key(&(b, s)))
+            if (first || grew || inp.len() != before)
                 && s != lin.exit
+                && inside.contains(&s)
                 && queued.insert(s)
             {
                 work.push(s);
@@ -183,7 +200,7 @@ pub fn optimize(func: &mut MirFunction, lin: &Linearized, regs: GuardRegs, level
     // groups of lanes meet a guard along different paths (e.g. two overlapping skips).
     let mut checked: Vec<MBlock> = lin.guards.clone();
     checked.extend(lin.back_edge_guards.iter().flatten());
-    checked.extend(lin.order.iter().copied());
+    checked.extend(lin.tails.iter().copied());
     for (i, &g) in lin.guards.iter().enumerate() {
         let saved = (func.blocks.clone(), edges.clone());
         let k = i as u32 + 1;
@@ -239,7 +256,7 @@ pub fn optimize(func: &mut MirFunction, lin: &Linearized, regs: GuardRegs, level
 
     // O3.
     if level >= 3 {
-        let region: HashSet<MBlock> = lin.order.iter().copied().collect();
+        let region: HashSet<MBlock> = lin.tails.iter().copied().collect();
         let all_guards = lin
             .guards
             .iter()
