@@ -56,20 +56,27 @@ pub fn pipelines() -> Vec<Pipeline> {
 }
 
 impl Pipeline {
-    /// Compiles `func` for the SIMT target with `settings` plus the pipeline's own.
+    /// Compiles `func` for the SIMT target with `settings` plus the pipeline's own. The
+    /// registers the pipeline's passes reserve are added to the register file, so that a
+    /// small file stays equally small for allocation whatever the pipeline.
     pub fn compile(&self, func: &Function, settings: Settings) -> Result<MirFunction, String> {
+        use warplift_codegen::mir::RegClass;
         let mut builder = Settings::builder();
-        let base = [
-            ("regs_b32", settings.regs_b32.to_string()),
-            ("regs_b64", settings.regs_b64.to_string()),
-            ("regs_pred", settings.regs_pred.to_string()),
-        ];
-        for (k, v) in base
-            .iter()
-            .map(|(k, v)| (*k, v.as_str()))
-            .chain(self.settings.iter().copied())
-        {
+        for &(k, v) in &self.settings {
             builder.set(k, v).map_err(|e| e.to_string())?;
+        }
+        let with_passes = builder.finish();
+        let reserved = warplift_codegen::passes::Pipeline::parse(&with_passes.passes)
+            .map_err(|e| e.to_string())?
+            .reservation(&with_passes);
+        let grow = |n: u32, class| (n + reserved.count(class)).min(RegisterFile::MAX_PER_CLASS);
+        let base = [
+            ("regs_b32", grow(settings.regs_b32, RegClass::B32)),
+            ("regs_b64", grow(settings.regs_b64, RegClass::B64)),
+            ("regs_pred", grow(settings.regs_pred, RegClass::Pred)),
+        ];
+        for (k, n) in base {
+            builder.set(k, &n.to_string()).map_err(|e| e.to_string())?;
         }
         let isa = lookup_by_name("simt", builder.finish()).map_err(|e| e.to_string())?;
         Context::new()

@@ -173,6 +173,30 @@ impl MachinePass for Linearize {
         };
         let mut stats = Stats::default();
         for region in &regions {
+            // Linearized, a block runs only in the lanes whose guard selects it. Where a
+            // divergent branch can give lanes different guards, a barrier in the region
+            // could be reached by part of the block's threads only. The paper's kernels
+            // synchronise outside their unstructured regions; such a region is left as it is.
+            let insts = || {
+                region
+                    .blocks
+                    .iter()
+                    .flat_map(|&b| func.blocks[b].insts.iter())
+            };
+            let has_barrier = insts().any(|i| matches!(i.kind, crate::mir::MInstKind::Bar));
+            let divergent = insts().any(|i| {
+                matches!(
+                    i.kind,
+                    crate::mir::MInstKind::Branch {
+                        divergent: true,
+                        ..
+                    }
+                )
+            });
+            if has_barrier && divergent {
+                stats.skipped_barrier_regions += 1;
+                continue;
+            }
             let lin = linearize_region(func, region, regs).map_err(error)?;
             stats.add(&lin.stats);
             if settings.linearize_opt > 0 {
@@ -252,6 +276,8 @@ pub struct SubRegion {
 pub struct Stats {
     /// Regions linearized.
     pub regions: u64,
+    /// Regions left as they are because they hold a barrier and a divergent branch.
+    pub skipped_barrier_regions: u64,
     /// Blocks in the regions.
     pub region_blocks: u64,
     /// Structured sub-regions, each guarded at its entry only.
@@ -302,6 +328,10 @@ impl Stats {
         PassReport {
             counts: vec![
                 ("regions", self.regions),
+                (
+                    "regions skipped for a barrier",
+                    self.skipped_barrier_regions,
+                ),
                 ("region blocks", self.region_blocks),
                 ("structured sub-regions", self.subregions),
                 ("sub-region blocks", self.subregion_blocks),
