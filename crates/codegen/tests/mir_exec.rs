@@ -12,81 +12,10 @@ use warplift_codegen::lower::lower;
 use warplift_codegen::mir::*;
 use warplift_ir::interp::{ops, InterpConfig};
 use warplift_ir::launch::{Launch, PreparedLaunch};
-use warplift_ir::{AddrSpace, Opcode, Type};
+use warplift_ir::{AddrSpace, Opcode};
 
 /// What goes in the upper bits of sub-word results.
 const GARBAGE: u64 = 0xa5a5_a5a5;
-
-fn ir_type(ty: MType) -> Type {
-    match ty {
-        MType::I8 => Type::I8,
-        MType::I16 => Type::I16,
-        MType::I32 => Type::I32,
-        MType::I64 => Type::I64,
-        MType::F32 => Type::F32,
-        MType::F64 => Type::F64,
-        MType::Pred => Type::I1,
-    }
-}
-
-fn bin_opcode(op: BinOp) -> Opcode {
-    use BinOp::*;
-    match op {
-        Add => Opcode::Iadd,
-        Sub => Opcode::Isub,
-        Mul => Opcode::Imul,
-        MulHiS => Opcode::Smulhi,
-        MulHiU => Opcode::Umulhi,
-        DivS => Opcode::Sdiv,
-        DivU => Opcode::Udiv,
-        RemS => Opcode::Srem,
-        RemU => Opcode::Urem,
-        MinS => Opcode::Smin,
-        MinU => Opcode::Umin,
-        MaxS => Opcode::Smax,
-        MaxU => Opcode::Umax,
-        And => Opcode::Band,
-        Or => Opcode::Bor,
-        Xor => Opcode::Bxor,
-        Shl => Opcode::Ishl,
-        ShrU => Opcode::Ushr,
-        ShrS => Opcode::Sshr,
-        FAdd => Opcode::Fadd,
-        FSub => Opcode::Fsub,
-        FMul => Opcode::Fmul,
-        FDiv => Opcode::Fdiv,
-        FMin => Opcode::Fmin,
-        FMax => Opcode::Fmax,
-    }
-}
-
-fn un_opcode(op: UnOp) -> Opcode {
-    match op {
-        UnOp::Neg => Opcode::Ineg,
-        UnOp::Not => Opcode::Bnot,
-        UnOp::Popc => Opcode::Popcnt,
-        UnOp::Clz => Opcode::Clz,
-        UnOp::Ctz => Opcode::Ctz,
-        UnOp::FNeg => Opcode::Fneg,
-        UnOp::FAbs => Opcode::Fabs,
-        UnOp::FSqrt => Opcode::Sqrt,
-    }
-}
-
-fn cvt_opcode(op: CvtOp) -> Opcode {
-    match op {
-        CvtOp::Zext => Opcode::Uextend,
-        CvtOp::Sext => Opcode::Sextend,
-        CvtOp::Trunc => Opcode::Ireduce,
-        CvtOp::FToS => Opcode::FcvtToSint,
-        CvtOp::FToU => Opcode::FcvtToUint,
-        CvtOp::SToF => Opcode::FcvtFromSint,
-        CvtOp::UToF => Opcode::FcvtFromUint,
-        CvtOp::FExt => Opcode::Fpromote,
-        CvtOp::FTrunc => Opcode::Fdemote,
-        CvtOp::Bitcast => Opcode::Bitcast,
-    }
-}
 
 /// One thread's position in the grid.
 struct ThreadCtx {
@@ -143,7 +72,7 @@ impl Thread<'_> {
             Operand::Reg(r) => self.get(r)?,
             Operand::Imm(k) => k,
         };
-        Ok(bits & ir_type(ty).mask())
+        Ok(bits & MType::to_ir(ty).mask())
     }
 
     fn reg(&self, r: Reg, ty: MType) -> Result<u64, String> {
@@ -152,7 +81,7 @@ impl Thread<'_> {
 
     /// Writes a result of type `ty`; sub-word results get garbage upper bits.
     fn set(&mut self, r: Reg, ty: MType, bits: u64) {
-        let bits = bits & ir_type(ty).mask();
+        let bits = bits & MType::to_ir(ty).mask();
         let bits = match ty {
             MType::I8 | MType::I16 => (bits | (GARBAGE << ty.bits())) & 0xffff_ffff,
             _ => bits,
@@ -231,13 +160,13 @@ impl Thread<'_> {
                 match inst.kind {
                     Bin { op, ty, dst, a, b } => {
                         let (a, b) = (self.reg(a, ty)?, self.val(b, ty)?);
-                        let r = ops::binary(bin_opcode(op), ir_type(ty), a, b)
+                        let r = ops::binary(BinOp::ir_opcode(op), MType::to_ir(ty), a, b)
                             .ok_or_else(|| format!("{} at {ty}", op.name()))?;
                         self.set(dst, ty, r);
                     }
                     Un { op, ty, dst, src } => {
-                        let t = ir_type(ty);
-                        let r = ops::unary(un_opcode(op), t, t, self.reg(src, ty)?)
+                        let t = MType::to_ir(ty);
+                        let r = ops::unary(UnOp::ir_opcode(op), t, t, self.reg(src, ty)?)
                             .ok_or_else(|| format!("{} at {ty}", op.name()))?;
                         self.set(dst, ty, r);
                     }
@@ -250,7 +179,7 @@ impl Thread<'_> {
                     }
                     Fma { ty, dst, a, b, c } => {
                         let r = ops::fma(
-                            ir_type(ty),
+                            MType::to_ir(ty),
                             self.reg(a, ty)?,
                             self.reg(b, ty)?,
                             self.reg(c, ty)?,
@@ -267,9 +196,9 @@ impl Thread<'_> {
                     } => {
                         let (a, b) = (self.reg(a, ty)?, self.val(b, ty)?);
                         let r = match cond {
-                            Cond::Int(cc) => ops::icmp(cc, ir_type(ty), a, b),
+                            Cond::Int(cc) => ops::icmp(cc, MType::to_ir(ty), a, b),
                             Cond::Float(cc) => {
-                                ops::fcmp(cc, ir_type(ty), a, b).ok_or("fcmp type")?
+                                ops::fcmp(cc, MType::to_ir(ty), a, b).ok_or("fcmp type")?
                             }
                         };
                         self.set(dst, MType::Pred, u64::from(r));
@@ -296,9 +225,9 @@ impl Thread<'_> {
                         src,
                     } => {
                         let r = ops::unary(
-                            cvt_opcode(op),
-                            ir_type(from),
-                            ir_type(to),
+                            CvtOp::ir_opcode(op),
+                            MType::to_ir(from),
+                            MType::to_ir(to),
                             self.reg(src, from)?,
                         )
                         .ok_or_else(|| format!("cvt.{}.{to}.{from}", op.name()))?;
@@ -357,7 +286,7 @@ impl Thread<'_> {
                     } => {
                         let a = self.addr(space, addr)?;
                         let old = self.load(launch, shared, space, a, ty.bytes())?;
-                        let new = ops::atomic_rmw(op, ir_type(ty), old, self.val(src, ty)?);
+                        let new = ops::atomic_rmw(op, MType::to_ir(ty), old, self.val(src, ty)?);
                         self.store(launch, shared, space, a, ty.bytes(), new)?;
                         self.set(dst, ty, old);
                     }

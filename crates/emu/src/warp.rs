@@ -44,7 +44,7 @@ use warplift_ir::interp::ops;
 use warplift_ir::interp::Access;
 use warplift_ir::launch::memory::{read_le, write_le};
 use warplift_ir::launch::GlobalMemory;
-use warplift_ir::{AddrSpace, IntCC, Opcode, Type};
+use warplift_ir::{AddrSpace, IntCC};
 
 /// A fault, with the lane that caused it when one did.
 pub(crate) type LaneFault = (Option<u32>, FaultKind);
@@ -357,8 +357,8 @@ impl Warp {
             }
             Op::Un { op, ty, dst, src } => {
                 self.gather(w, ty.class(), Src::Reg(src), type_mask(ty), &mut sc.a);
-                let t = ir_type(ty);
-                let opc = un_opcode(op);
+                let t = MType::to_ir(ty);
+                let opc = UnOp::ir_opcode(op);
                 for (r, &x) in sc.r[..w].iter_mut().zip(&sc.a[..w]) {
                     *r = ops::unary(opc, t, t, x).unwrap_or(0);
                 }
@@ -385,7 +385,7 @@ impl Warp {
                         sc.r[l] = ops::canon_f32(x.mul_add(y, z));
                     }
                 } else {
-                    let t = ir_type(ty);
+                    let t = MType::to_ir(ty);
                     for l in 0..w {
                         sc.r[l] = ops::fma(t, sc.a[l], sc.b[l], sc.c[l]).unwrap_or(0);
                     }
@@ -430,7 +430,7 @@ impl Warp {
                 src,
             } => {
                 self.gather(w, from.class(), Src::Reg(src), type_mask(from), &mut sc.a);
-                let (opc, tf, tt) = (cvt_opcode(op), ir_type(from), ir_type(to));
+                let (opc, tf, tt) = (CvtOp::ir_opcode(op), MType::to_ir(from), MType::to_ir(to));
                 for (r, &x) in sc.r[..w].iter_mut().zip(&sc.a[..w]) {
                     *r = ops::unary(opc, tf, tt, x).unwrap_or(0);
                 }
@@ -803,7 +803,7 @@ impl Warp {
                 op: rmw, dst, src, ..
             } => {
                 self.gather(w, ty.class(), src, type_mask(ty), &mut sc.b);
-                let t = ir_type(ty);
+                let t = MType::to_ir(ty);
                 let mut m = emask;
                 while m != 0 {
                     let l = m.trailing_zeros() as usize;
@@ -868,79 +868,6 @@ fn f32_of(bits: u64) -> f32 {
     f32::from_bits(bits as u32)
 }
 
-/// The IR type an operation type stands for.
-pub(crate) fn ir_type(ty: MType) -> Type {
-    match ty {
-        MType::I8 => Type::I8,
-        MType::I16 => Type::I16,
-        MType::I32 => Type::I32,
-        MType::I64 => Type::I64,
-        MType::F32 => Type::F32,
-        MType::F64 => Type::F64,
-        MType::Pred => Type::I1,
-    }
-}
-
-/// The IR opcode of a binary operation.
-pub(crate) fn bin_opcode(op: BinOp) -> Opcode {
-    use BinOp::*;
-    match op {
-        Add => Opcode::Iadd,
-        Sub => Opcode::Isub,
-        Mul => Opcode::Imul,
-        MulHiS => Opcode::Smulhi,
-        MulHiU => Opcode::Umulhi,
-        DivS => Opcode::Sdiv,
-        DivU => Opcode::Udiv,
-        RemS => Opcode::Srem,
-        RemU => Opcode::Urem,
-        MinS => Opcode::Smin,
-        MinU => Opcode::Umin,
-        MaxS => Opcode::Smax,
-        MaxU => Opcode::Umax,
-        And => Opcode::Band,
-        Or => Opcode::Bor,
-        Xor => Opcode::Bxor,
-        Shl => Opcode::Ishl,
-        ShrU => Opcode::Ushr,
-        ShrS => Opcode::Sshr,
-        FAdd => Opcode::Fadd,
-        FSub => Opcode::Fsub,
-        FMul => Opcode::Fmul,
-        FDiv => Opcode::Fdiv,
-        FMin => Opcode::Fmin,
-        FMax => Opcode::Fmax,
-    }
-}
-
-fn un_opcode(op: UnOp) -> Opcode {
-    match op {
-        UnOp::Neg => Opcode::Ineg,
-        UnOp::Not => Opcode::Bnot,
-        UnOp::Popc => Opcode::Popcnt,
-        UnOp::Clz => Opcode::Clz,
-        UnOp::Ctz => Opcode::Ctz,
-        UnOp::FNeg => Opcode::Fneg,
-        UnOp::FAbs => Opcode::Fabs,
-        UnOp::FSqrt => Opcode::Sqrt,
-    }
-}
-
-fn cvt_opcode(op: CvtOp) -> Opcode {
-    match op {
-        CvtOp::Zext => Opcode::Uextend,
-        CvtOp::Sext => Opcode::Sextend,
-        CvtOp::Trunc => Opcode::Ireduce,
-        CvtOp::FToS => Opcode::FcvtToSint,
-        CvtOp::FToU => Opcode::FcvtToUint,
-        CvtOp::SToF => Opcode::FcvtFromSint,
-        CvtOp::UToF => Opcode::FcvtFromUint,
-        CvtOp::FExt => Opcode::Fpromote,
-        CvtOp::FTrunc => Opcode::Fdemote,
-        CvtOp::Bitcast => Opcode::Bitcast,
-    }
-}
-
 /// `r = a OP b` on every lane; operands are masked to the type, results may carry bits
 /// above it (the register write masks to the class).
 #[inline]
@@ -973,7 +900,7 @@ pub(crate) fn bin(op: BinOp, ty: MType, a: &[u64], b: &[u64], r: &mut [u64]) {
             map2!(|x, y| ops::canon_f32(f32_of(x) * f32_of(y)))
         }
         _ => {
-            let (opc, t) = (bin_opcode(op), ir_type(ty));
+            let (opc, t) = (BinOp::ir_opcode(op), MType::to_ir(ty));
             map2!(|x, y| ops::binary(opc, t, x, y).unwrap_or(0))
         }
     }
@@ -990,7 +917,7 @@ pub(crate) fn setp(cond: Cond, ty: MType, a: &[u64], b: &[u64]) -> u64 {
             }
         };
     }
-    let t = ir_type(ty);
+    let t = MType::to_ir(ty);
     match cond {
         Cond::Int(cc) => match cc {
             IntCC::Equal => cmp!(|x, y| x == y),
@@ -1072,13 +999,13 @@ mod tests {
             } else {
                 ops_list.to_vec()
             };
-            let t = ir_type(ty);
+            let t = MType::to_ir(ty);
             for op in list {
                 for (ca, cb) in a.chunks(64).zip(b.chunks(64)) {
                     let mut r = vec![0; ca.len()];
                     bin(op, ty, ca, cb, &mut r);
                     for i in 0..ca.len() {
-                        let want = ops::binary(bin_opcode(op), t, ca[i], cb[i]).unwrap();
+                        let want = ops::binary(BinOp::ir_opcode(op), t, ca[i], cb[i]).unwrap();
                         assert_eq!(
                             r[i] & type_mask(ty),
                             want,

@@ -19,7 +19,7 @@
 use super::regs::Reg;
 use super::MBlock;
 use core::fmt;
-use warplift_ir::{AddrSpace, AtomicRmwOp, Dim, FloatCC, IntCC, SourceLoc, Type};
+use warplift_ir::{AddrSpace, AtomicRmwOp, Dim, FloatCC, IntCC, Opcode, SourceLoc, Type};
 
 /// The type an instruction operates on.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
@@ -78,6 +78,19 @@ impl MType {
     /// Bytes the type occupies in memory (a predicate takes one byte).
     pub fn bytes(self) -> u32 {
         self.bits().div_ceil(8)
+    }
+
+    /// The IR type this machine type stands for.
+    pub fn to_ir(self) -> Type {
+        match self {
+            MType::I8 => Type::I8,
+            MType::I16 => Type::I16,
+            MType::I32 => Type::I32,
+            MType::I64 => Type::I64,
+            MType::F32 => Type::F32,
+            MType::F64 => Type::F64,
+            MType::Pred => Type::I1,
+        }
     }
 
     /// Is this a float type?
@@ -163,6 +176,38 @@ pub enum BinOp {
 }
 
 impl BinOp {
+    /// The IR opcode whose semantics the operation has.
+    pub fn ir_opcode(self) -> Opcode {
+        use BinOp::*;
+        match self {
+            Add => Opcode::Iadd,
+            Sub => Opcode::Isub,
+            Mul => Opcode::Imul,
+            MulHiS => Opcode::Smulhi,
+            MulHiU => Opcode::Umulhi,
+            DivS => Opcode::Sdiv,
+            DivU => Opcode::Udiv,
+            RemS => Opcode::Srem,
+            RemU => Opcode::Urem,
+            MinS => Opcode::Smin,
+            MinU => Opcode::Umin,
+            MaxS => Opcode::Smax,
+            MaxU => Opcode::Umax,
+            And => Opcode::Band,
+            Or => Opcode::Bor,
+            Xor => Opcode::Bxor,
+            Shl => Opcode::Ishl,
+            ShrU => Opcode::Ushr,
+            ShrS => Opcode::Sshr,
+            FAdd => Opcode::Fadd,
+            FSub => Opcode::Fsub,
+            FMul => Opcode::Fmul,
+            FDiv => Opcode::Fdiv,
+            FMin => Opcode::Fmin,
+            FMax => Opcode::Fmax,
+        }
+    }
+
     /// The operation's name in MIR text.
     pub fn name(self) -> &'static str {
         use BinOp::*;
@@ -211,6 +256,20 @@ pub enum UnOp {
 }
 
 impl UnOp {
+    /// The IR opcode whose semantics the operation has.
+    pub fn ir_opcode(self) -> Opcode {
+        match self {
+            UnOp::Neg => Opcode::Ineg,
+            UnOp::Not => Opcode::Bnot,
+            UnOp::Popc => Opcode::Popcnt,
+            UnOp::Clz => Opcode::Clz,
+            UnOp::Ctz => Opcode::Ctz,
+            UnOp::FNeg => Opcode::Fneg,
+            UnOp::FAbs => Opcode::Fabs,
+            UnOp::FSqrt => Opcode::Sqrt,
+        }
+    }
+
     /// The operation's name in MIR text.
     pub fn name(self) -> &'static str {
         match self {
@@ -261,6 +320,22 @@ pub enum CvtOp {
 }
 
 impl CvtOp {
+    /// The IR opcode whose semantics the conversion has.
+    pub fn ir_opcode(self) -> Opcode {
+        match self {
+            CvtOp::Zext => Opcode::Uextend,
+            CvtOp::Sext => Opcode::Sextend,
+            CvtOp::Trunc => Opcode::Ireduce,
+            CvtOp::FToS => Opcode::FcvtToSint,
+            CvtOp::FToU => Opcode::FcvtToUint,
+            CvtOp::SToF => Opcode::FcvtFromSint,
+            CvtOp::UToF => Opcode::FcvtFromUint,
+            CvtOp::FExt => Opcode::Fpromote,
+            CvtOp::FTrunc => Opcode::Fdemote,
+            CvtOp::Bitcast => Opcode::Bitcast,
+        }
+    }
+
     /// The conversion's name in MIR text.
     pub fn name(self) -> &'static str {
         match self {
