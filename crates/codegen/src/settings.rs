@@ -181,8 +181,20 @@ declare_settings! {
     /// What `linearize` linearizes: `divergent` (unstructured regions holding a divergent
     /// branch), `all` (every unstructured region) or `kernel` (the whole kernel).
     linearize_regions: String = "divergent".to_string(), check linearize_regions;
-    /// `linearize`'s guard optimisations (Section 4.2 of the paper): 0 none, 1 to 3.
+    /// `linearize`'s guard optimisations (Section 4.2 of the paper), cumulative: 0 none;
+    /// 1 (O1) a block's exit skips the guards its guard values cannot match; 2 (O2) also
+    /// nests the guards of the blocks a block dominates inside its guard; 3 (O3) also merges
+    /// a guard into its block when the block is its only predecessor.
     linearize_opt: u32 = 0, check linearize_opt;
+    /// `linearize` orders the blocks of a loop nest so that a lane finishing an inner loop
+    /// runs the rest of the outer iteration and rejoins the other lanes in the inner loop's
+    /// next invocation: one back edge serves both loops (loop merging, Section 5.2). Off,
+    /// each loop's blocks stay together and every loop keeps its own back edge.
+    linearize_merge_loops: bool = true, check anything;
+    /// `linearize` splits a block between a global or local load and the load's first use,
+    /// and orders the region so that blocks from the other arm of a divergent branch run
+    /// between them, hiding the load's latency (branch interleaving, Section 5.1).
+    linearize_interleave: bool = false, check anything;
 }
 
 impl Settings {

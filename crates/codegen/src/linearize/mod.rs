@@ -121,6 +121,7 @@ use crate::passes::{MachinePass, PassError, PassReport};
 use crate::regalloc::{ReservationRequest, ReservedRegs};
 use crate::settings::Settings;
 use std::collections::{HashMap, HashSet};
+use warplift_ir::cfg::{ControlFlowGraph, DominatorTree, LoopForest};
 use warplift_ir::{IntCC, SourceLoc};
 
 /// The `linearize` machine pass.
@@ -146,6 +147,8 @@ impl MachinePass for Linearize {
             &[("linearize_regions", "divergent")],
             &[("linearize_regions", "all"), ("linearize_opt", "3")],
             &[("linearize_regions", "kernel")],
+            &[("linearize_regions", "kernel"), ("linearize_opt", "1")],
+            &[("linearize_regions", "kernel"), ("linearize_opt", "2")],
             &[("linearize_regions", "kernel"), ("linearize_opt", "3")],
         ]
     }
@@ -170,6 +173,10 @@ impl MachinePass for Linearize {
         let regions = match mode {
             RegionMode::Kernel => regions::kernel_region(func).into_iter().collect(),
             RegionMode::All | RegionMode::Divergent => regions::unstructured_regions(func, mode),
+        };
+        let options = Options {
+            merge_loops: settings.linearize_merge_loops,
+            interleave: settings.linearize_interleave,
         };
         let mut stats = Stats::default();
         for region in &regions {
@@ -197,7 +204,7 @@ impl MachinePass for Linearize {
                 stats.skipped_barrier_regions += 1;
                 continue;
             }
-            let lin = linearize_region(func, region, regs).map_err(error)?;
+            let lin = linearize_region(func, region, regs, options).map_err(error)?;
             stats.add(&lin.stats);
             if settings.linearize_opt > 0 {
                 let o = opt::optimize(func, &lin, regs, settings.linearize_opt);
@@ -231,6 +238,17 @@ impl RegionMode {
             )),
         }
     }
+}
+
+/// How a region is ordered (the `linearize_*` settings).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct Options {
+    /// Order loop nests so that one back edge serves an inner and an outer loop (Section
+    /// 5.2); otherwise keep each loop's blocks together.
+    pub merge_loops: bool,
+    /// Split blocks between a long-latency load and its first use, and interleave the arms
+    /// of divergent branches (Section 5.1).
+    pub interleave: bool,
 }
 
 /// The two reserved registers: the guard variable and the guard-test predicate.
@@ -530,6 +548,102 @@ fn parts(order: &[MBlock], subregions: &[SubRegion]) -> Result<Vec<Part>, String
     Ok(out)
 }
 
+/// Reorders the parts (given in reverse post-order) into a pre-order of the dominator tree:
+/// every part is followed, contiguously, by the parts it dominates, which is what lets the
+/// guard of a part enclose (nest) the guards of the parts it dominates (optimisation O2).
+///
+/// Siblings are kept in reverse post-order, with one preference: `merge_loops` puts first
+/// the children that leave the innermost loop of their parent for an enclosing loop (the
+/// rest of the outer iteration before the inner loop's body, so that the inner back edge's
+/// interval overlaps the outer one and is moved up to it: loop merging, Section 5.2);
+/// otherwise the children that stay in the loop come first, so each loop's blocks stay
+/// together and keep their own back edge.
+///
+/// With siblings in reverse post-order the order is topological for every forward edge of
+/// the reverse post-order: an edge `u -> v` either goes down the dominator tree (`u`
+/// dominates `v`) or from the subtree of one child `c1` of some part to the subtree of a
+/// sibling `c2`; then `v` is `c2` itself (a path to `u` avoiding `c2`, followed by the
+/// edge, would avoid it too), and `c1` precedes `c2`. The loop preference can break this
+/// only in irreducible loops; an order that would is not used.
+fn dominance_order(func: &MirFunction, parts: Vec<Part>, merge_loops: bool) -> Vec<Part> {
+    let cfg = ControlFlowGraph::compute(func);
+    let domtree = DominatorTree::compute(&cfg);
+    let loops = LoopForest::compute(&cfg);
+    let index: HashMap<MBlock, usize> =
+        parts.iter().enumerate().map(|(i, p)| (p.head, i)).collect();
+    let inside: HashSet<MBlock> = parts
+        .iter()
+        .flat_map(|p| p.blocks.iter().copied())
+        .collect();
+    let mut children: Vec<Vec<usize>> = vec![Vec::new(); parts.len()];
+    let mut roots = Vec::new();
+    for (k, part) in parts.iter().enumerate() {
+        // The nearest strict dominator that heads a part; a structured sub-region's other
+        // blocks are passed on the way to its head.
+        let mut d = domtree.idom(part.head);
+        let parent = loop {
+            match d {
+                Some(b) if index.contains_key(&b) => break Some(index[&b]),
+                Some(b) if inside.contains(&b) => d = domtree.idom(b),
+                _ => break None,
+            }
+        };
+        match parent {
+            Some(p) => children[p].push(k),
+            None => roots.push(k),
+        }
+    }
+    let preorder = |children: &[Vec<usize>]| {
+        let mut order = Vec::with_capacity(parts.len());
+        let mut stack: Vec<usize> = roots.iter().rev().copied().collect();
+        while let Some(k) = stack.pop() {
+            order.push(k);
+            stack.extend(children[k].iter().rev());
+        }
+        order
+    };
+    let rpo_order = preorder(&children);
+    // The loop preference: 0 runs first.
+    let rank = |parent: usize, child: usize| -> u8 {
+        // An irreducible loop has no single header to keep its blocks behind.
+        let Some(l) = loops
+            .innermost_loop(parts[parent].head)
+            .filter(|&l| !loops.is_irreducible(l))
+        else {
+            return 0;
+        };
+        let head = parts[child].head;
+        let stays = loops.contains(l, head);
+        let to_outer = !stays
+            && loops
+                .parent(l)
+                .is_some_and(|o| !loops.is_irreducible(o) && loops.contains(o, head));
+        match (merge_loops, stays, to_outer) {
+            (true, _, true) | (false, true, _) => 0,
+            _ => 1,
+        }
+    };
+    let mut ranked = children.clone();
+    for (p, c) in ranked.iter_mut().enumerate() {
+        c.sort_by_key(|&k| rank(p, k)); // stable: reverse post-order within a rank
+    }
+    let mut order = preorder(&ranked);
+    if order != rpo_order {
+        let pos: HashMap<usize, usize> = order.iter().enumerate().map(|(i, &k)| (k, i)).collect();
+        let forward_kept = parts.iter().enumerate().all(|(k, part)| {
+            func.successors(part.tail)
+                .iter()
+                .filter_map(|s| index.get(s))
+                .all(|&j| j <= k || pos[&k] < pos[&j])
+        });
+        if !forward_kept {
+            order = rpo_order;
+        }
+    }
+    let mut slots: Vec<Option<Part>> = parts.into_iter().map(Some).collect();
+    order.into_iter().filter_map(|k| slots[k].take()).collect()
+}
+
 /// Linearizes `region` of `func` (Algorithm 1), writing only `regs`. Each structured
 /// sub-region is one step of the sequence (Section 4.1): its guard branches to its
 /// entry, its blocks keep their branches, and only its exit assigns `g`.
@@ -537,7 +651,9 @@ pub fn linearize_region(
     func: &mut MirFunction,
     region: &Region,
     regs: GuardRegs,
+    options: Options,
 ) -> Result<Linearized, String> {
+    let merge_loops = options.merge_loops;
     let members: HashSet<MBlock> = region.blocks.iter().copied().collect();
     let block_order = region_rpo(func, region.entry, &members);
     if block_order.len() != members.len() {
@@ -558,7 +674,7 @@ pub fn linearize_region(
             "{b} of a structured sub-region lies outside its region"
         ));
     }
-    let parts = parts(&block_order, &region.subregions)?;
+    let parts = dominance_order(func, parts(&block_order, &region.subregions)?, merge_loops);
     let order: Vec<MBlock> = parts.iter().map(|p| p.head).collect();
     let tails: Vec<MBlock> = parts.iter().map(|p| p.tail).collect();
     let n = order.len();

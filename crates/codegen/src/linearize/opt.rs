@@ -7,13 +7,22 @@
 //! on. The sets only grow and are bounded by the region's ids, so the iteration ends.
 //!
 //! Then, by level:
-//! - **O1** (levels 1 and up): a forward edge into a guard whose value set lacks the
-//!   guard's id can only fall through it, so it goes to the guard's fall-through
-//!   successor instead (the paper redirects when one edge has, or one edge lacks, the
-//!   value; every such edge is safe to redirect). A guard whose remaining edges carry only
-//!   its id always holds: it is removed and its edges go to its block.
-//! - **O2** (nesting the guard of a dominated block inside its dominator's) is not
-//!   implemented: level 2 does what level 1 does.
+//! - **O1** (levels 1 and up): an edge leaving a block of the region (or the region's entry,
+//!   or a back-edge guard) whose value set lacks the id of the guard it enters can only fall
+//!   through that guard, so it goes to the guard's fall-through successor instead (the paper
+//!   redirects when one edge has, or one edge lacks, the value; every such edge is safe to
+//!   redirect). A guard whose remaining edges carry only its id always holds: it is removed
+//!   and its edges go to its block.
+//! - **O2** (levels 2 and up): the guards of the blocks a block dominates are nested inside
+//!   its own guard: the guard's fall-through edge, taken by the lanes that do not run the
+//!   block, skips the guards that test for the blocks it dominates. The linearized order
+//!   keeps each block's dominator subtree contiguous (`dominance_order` in the parent module), so the
+//!   skipped guards form one run and the guard becomes an if-then around the whole subtree;
+//!   every skip is proved by the value analysis, which sees that no lane failing the guard
+//!   can want a block the guard dominates (every path to such a block passes the dominator)
+//!   — with loops the dominance argument alone would not do: a lane sent back over a back
+//!   edge may hold the id of a dominated block without passing the dominator's guard again.
+//!   Further guards that the failing lanes cannot match are skipped the same way.
 //! - **O3** (level 3): a guard with a single predecessor that leaves a part of the region
 //!   (a region block, or the exit of a structured sub-region) is merged into it (its test
 //!   and branch replace the block's jump).
@@ -212,10 +221,15 @@ pub fn optimize(func: &mut MirFunction, lin: &Linearized, regs: GuardRegs, level
         };
         let incoming = preds(func, g);
         let forward = |p: &MBlock| position[p] < position[&g];
+        // Below O2 a guard's fall-through is not moved: lanes that fail one guard test the
+        // next, however few values they can carry.
+        let movable = |p: &MBlock| level >= 2 || !matches!(tests.get(p), Some(Test::Eq(_)));
         let lacking: Vec<MBlock> = incoming
             .iter()
             .copied()
-            .filter(|p| forward(p) && !edges.get(&(*p, g)).is_some_and(|v| v.contains(&k)))
+            .filter(|p| {
+                forward(p) && movable(p) && !edges.get(&(*p, g)).is_some_and(|v| v.contains(&k))
+            })
             .collect();
         if lacking.len() == incoming.len() {
             continue;
