@@ -259,7 +259,7 @@ mod tests {
         assert!(Settings::builder().set("verify", "maybe").is_err());
         assert!(Settings::builder().set("ptx_target", "sm_60").is_err());
         assert!(Settings::builder().set_assignment("verify").is_err());
-        assert_eq!(Settings::DESCRIPTIONS.len(), 9);
+        assert_eq!(Settings::DESCRIPTIONS.len(), 11);
         assert!(Settings::builder()
             .set("linearize_regions", "some")
             .is_err());

@@ -79,6 +79,13 @@ fn ir_block_executions(stats: &Stats) -> BTreeMap<String, u64> {
         .collect()
 }
 
+const LEVELS: [&str; 4] = [
+    "linearize_opt=0",
+    "linearize_opt=1",
+    "linearize_opt=2",
+    "linearize_opt=3",
+];
+
 const MODES: [&str; 3] = [
     "linearize_regions=kernel",
     "linearize_regions=all",
@@ -101,14 +108,24 @@ fn every_corpus_kernel_linearized_leaves_the_interpreters_memory() {
             })
             .into_iter()
             .collect();
+        let mut configs: Vec<Vec<&str>> = Vec::new();
         for mode in MODES {
-            for level in [
-                "linearize_opt=0",
-                "linearize_opt=1",
-                "linearize_opt=2",
-                "linearize_opt=3",
-            ] {
-                let settings = ["passes=linearize", mode, level];
+            for level in LEVELS {
+                configs.push(vec!["passes=linearize", mode, level]);
+            }
+        }
+        for level in [LEVELS[0], LEVELS[3]] {
+            let kernel = ["passes=linearize", MODES[0], level];
+            configs.push([&kernel[..], &["linearize_interleave=true"]].concat());
+            configs.push([&kernel[..], &["linearize_merge_loops=false"]].concat());
+        }
+        configs.push(vec![
+            "passes=linearize",
+            "linearize_interleave=true",
+            "linearize_opt=3",
+        ]);
+        for settings in &configs {
+            {
                 let kernel = compile(&func, &settings);
                 let prog = Program::from_mir(&kernel.mir)
                     .unwrap_or_else(|e| panic!("{name}: {e}\n{}", kernel.mir));
@@ -148,7 +165,7 @@ fn every_corpus_kernel_linearized_leaves_the_interpreters_memory() {
             }
         }
     }
-    assert!(runs >= 1200, "only {runs} runs");
+    assert!(runs >= 1800, "only {runs} runs");
 }
 
 const LINEARIZE: [&[&str]; 3] = [
@@ -300,4 +317,22 @@ fn each_guard_optimisation_level_executes_fewer_instructions() {
         }
     }
     assert_eq!(seen, expected.len());
+}
+
+#[test]
+fn interleaving_the_arms_of_a_branch_overlaps_their_loads() {
+    // Section 5.1 on one warp of 32 lanes: each arm loads from global memory and uses the
+    // value at once. Arm by arm, the warp waits out two load latencies; interleaved, the
+    // second arm's load issues while the first arm's is in flight.
+    let (_, func, prepared) = load("branch_interleave_loads.wir");
+    let kernel = ["passes=linearize", "linearize_regions=kernel"];
+    let interleaved = [&kernel[..], &["linearize_interleave=true"]].concat();
+    let cycles = |settings: &[&str]| emulate(&func, &prepared, settings, 32).cycles;
+    assert_eq!(cycles(&[]), 845);
+    assert_eq!(cycles(&kernel), 864);
+    assert_eq!(cycles(&interleaved), 464);
+    let compiled = compile(&func, &interleaved);
+    let report = &compiled.stats.passes[0].1;
+    let count = |name: &str| report.counts.iter().find(|(n, _)| *n == name).unwrap().1;
+    assert_eq!(count("blocks split"), 2, "{report:?}");
 }

@@ -110,6 +110,7 @@
 //!
 //! `linearize_opt` (0 to 3) enables the optimisations of Section 4.2 in [`opt`].
 
+pub mod interleave;
 pub mod opt;
 pub mod regions;
 
@@ -150,6 +151,11 @@ impl MachinePass for Linearize {
             &[("linearize_regions", "kernel"), ("linearize_opt", "1")],
             &[("linearize_regions", "kernel"), ("linearize_opt", "2")],
             &[("linearize_regions", "kernel"), ("linearize_opt", "3")],
+            &[
+                ("linearize_regions", "kernel"),
+                ("linearize_interleave", "true"),
+                ("linearize_merge_loops", "false"),
+            ],
         ]
     }
 
@@ -302,6 +308,9 @@ pub struct Stats {
     pub subregions: u64,
     /// Blocks of structured sub-regions other than their entries: they get no guard.
     pub subregion_blocks: u64,
+    /// Blocks split between a load and its use for branch interleaving (each split adds a
+    /// block to the region).
+    pub blocks_split: u64,
     /// Retreating edges in the regions.
     pub retreating_edges: u64,
     /// Guard blocks made, one per region block outside structured sub-regions and one per
@@ -327,6 +336,7 @@ impl Stats {
         self.region_blocks += o.region_blocks;
         self.subregions += o.subregions;
         self.subregion_blocks += o.subregion_blocks;
+        self.blocks_split += o.blocks_split;
         self.retreating_edges += o.retreating_edges;
         self.guard_blocks += o.guard_blocks;
         self.back_edge_guards += o.back_edge_guards;
@@ -353,6 +363,7 @@ impl Stats {
                 ("region blocks", self.region_blocks),
                 ("structured sub-regions", self.subregions),
                 ("sub-region blocks", self.subregion_blocks),
+                ("blocks split", self.blocks_split),
                 ("retreating edges", self.retreating_edges),
                 ("guard blocks", self.guard_blocks),
                 ("back-edge guards", self.back_edge_guards),
@@ -654,7 +665,26 @@ pub fn linearize_region(
     options: Options,
 ) -> Result<Linearized, String> {
     let merge_loops = options.merge_loops;
-    let members: HashSet<MBlock> = region.blocks.iter().copied().collect();
+    let mut members: HashSet<MBlock> = region.blocks.iter().copied().collect();
+    // Blocks split for branch interleaving: the first halves, which wait on a load.
+    let mut awaiting: HashSet<MBlock> = HashSet::new();
+    if options.interleave {
+        let in_subregion: HashSet<MBlock> = region
+            .subregions
+            .iter()
+            .flat_map(|sr| sr.blocks.iter().copied())
+            .collect();
+        let candidates: Vec<MBlock> = region
+            .blocks
+            .iter()
+            .copied()
+            .filter(|b| !in_subregion.contains(b))
+            .collect();
+        for (first, second) in interleave::split_at_load_uses(func, &candidates) {
+            members.insert(second);
+            awaiting.insert(first);
+        }
+    }
     let block_order = region_rpo(func, region.entry, &members);
     if block_order.len() != members.len() {
         return Err(format!(
@@ -674,7 +704,10 @@ pub fn linearize_region(
             "{b} of a structured sub-region lies outside its region"
         ));
     }
-    let parts = dominance_order(func, parts(&block_order, &region.subregions)?, merge_loops);
+    let mut parts = dominance_order(func, parts(&block_order, &region.subregions)?, merge_loops);
+    if !awaiting.is_empty() {
+        parts = interleave::interleave(func, parts, &awaiting);
+    }
     let order: Vec<MBlock> = parts.iter().map(|p| p.head).collect();
     let tails: Vec<MBlock> = parts.iter().map(|p| p.tail).collect();
     let n = order.len();
@@ -686,6 +719,7 @@ pub fn linearize_region(
         region_blocks: members.len() as u64,
         subregions: region.subregions.len() as u64,
         subregion_blocks: (members.len() - n) as u64,
+        blocks_split: awaiting.len() as u64,
         ..Stats::default()
     };
 
