@@ -126,7 +126,7 @@ fn every_corpus_kernel_linearized_leaves_the_interpreters_memory() {
         ]);
         for settings in &configs {
             {
-                let kernel = compile(&func, &settings);
+                let kernel = compile(&func, settings);
                 let prog = Program::from_mir(&kernel.mir)
                     .unwrap_or_else(|e| panic!("{name}: {e}\n{}", kernel.mir));
                 for (width, (interp, reference)) in [1, 7, 32, 64].into_iter().zip(&references) {
