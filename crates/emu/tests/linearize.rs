@@ -125,43 +125,41 @@ fn every_corpus_kernel_linearized_leaves_the_interpreters_memory() {
             "linearize_opt=3",
         ]);
         for settings in &configs {
-            {
-                let kernel = compile(&func, settings);
-                let prog = Program::from_mir(&kernel.mir)
-                    .unwrap_or_else(|e| panic!("{name}: {e}\n{}", kernel.mir));
-                for (width, (interp, reference)) in [1, 7, 32, 64].into_iter().zip(&references) {
-                    let config = MachineConfig::builder().warp_width(width).build().unwrap();
-                    let mut emulated = prepared.clone();
-                    let result = run(&prog, &mut emulated, &config);
-                    match (interp, &result) {
-                        (Ok(_), Ok(_)) => {
-                            for (a, b) in reference
-                                .memory
-                                .buffers
-                                .iter()
-                                .zip(&emulated.memory.buffers)
-                            {
-                                assert!(
-                                    a.bytes == b.bytes,
-                                    "{name}: buffer {} differs at width {width} ({settings:?})\n\
+            let kernel = compile(&func, settings);
+            let prog = Program::from_mir(&kernel.mir)
+                .unwrap_or_else(|e| panic!("{name}: {e}\n{}", kernel.mir));
+            for (width, (interp, reference)) in [1, 7, 32, 64].into_iter().zip(&references) {
+                let config = MachineConfig::builder().warp_width(width).build().unwrap();
+                let mut emulated = prepared.clone();
+                let result = run(&prog, &mut emulated, &config);
+                match (interp, &result) {
+                    (Ok(_), Ok(_)) => {
+                        for (a, b) in reference
+                            .memory
+                            .buffers
+                            .iter()
+                            .zip(&emulated.memory.buffers)
+                        {
+                            assert!(
+                                a.bytes == b.bytes,
+                                "{name}: buffer {} differs at width {width} ({settings:?})\n\
                                      interpreter: {}\nemulator: {}\n{}",
-                                    a.name,
-                                    reference.memory.results_json(),
-                                    emulated.memory.results_json(),
-                                    kernel.mir
-                                );
-                            }
-                        }
-                        (Err(_), Err(_)) => {}
-                        (Ok(_), Err(e)) => {
-                            panic!("{name}: width {width} ({settings:?}): {e}\n{}", kernel.mir)
-                        }
-                        (Err(e), Ok(_)) => {
-                            panic!("{name}: the interpreter faults ({e}), the emulator does not")
+                                a.name,
+                                reference.memory.results_json(),
+                                emulated.memory.results_json(),
+                                kernel.mir
+                            );
                         }
                     }
-                    runs += 1;
+                    (Err(_), Err(_)) => {}
+                    (Ok(_), Err(e)) => {
+                        panic!("{name}: width {width} ({settings:?}): {e}\n{}", kernel.mir)
+                    }
+                    (Err(e), Ok(_)) => {
+                        panic!("{name}: the interpreter faults ({e}), the emulator does not")
+                    }
                 }
+                runs += 1;
             }
         }
     }
