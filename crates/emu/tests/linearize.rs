@@ -334,3 +334,74 @@ fn interleaving_the_arms_of_a_branch_overlaps_their_loads() {
     let count = |name: &str| report.counts.iter().find(|(n, _)| *n == name).unwrap().1;
     assert_eq!(count("blocks split"), 2, "{report:?}");
 }
+
+#[test]
+fn a_region_of_uniform_branches_gets_uniform_guards() {
+    // Figure 1's short circuit with conditions every lane shares (kernel parameters): the
+    // lanes enter the region together and never split, so they hold one guard value and
+    // the guards' branches are uniform — the warp never pushes a reconvergence entry.
+    let text = "kernel %k(c1: i32, c2: i32, c3: i32, out: i64) {
+block0(v0: i32, v1: i32, v2: i32, v3: i64):
+    v4 = thread_id x
+    v5 = iconst.i32 0
+    v6 = icmp ne v0, v5
+    brif v6, block2, block1
+block1:
+    v7 = icmp ne v1, v5
+    brif v7, block2, block4
+block2:
+    v8 = icmp ne v2, v5
+    brif v8, block3, block4
+block3:
+    v9 = iconst.i32 3
+    jump block5(v9)
+block4:
+    v10 = iconst.i32 4
+    jump block5(v10)
+block5(v11: i32):
+    v12 = uextend.i64 v4
+    v13 = iconst.i64 2
+    v14 = ishl v12, v13
+    v15 = iadd v3, v14
+    store global v11, v15
+    return
+}";
+    let func = parse_functions(text).unwrap().remove(0);
+    let settings = [
+        "passes=linearize",
+        "linearize_regions=all",
+        "linearize_opt=0",
+    ];
+    let kernel = compile(&func, &settings);
+    let guard_branches: Vec<bool> = kernel
+        .mir
+        .order
+        .iter()
+        .filter(|&&b| kernel.mir.blocks[b].kind == warplift_codegen::mir::BlockKind::Guard)
+        .filter_map(|&b| match kernel.mir.terminator(b).map(|t| &t.kind) {
+            Some(warplift_codegen::mir::MInstKind::Branch { divergent, .. }) => Some(*divergent),
+            _ => None,
+        })
+        .collect();
+    assert!(!guard_branches.is_empty(), "{}", kernel.mir);
+    assert!(guard_branches.iter().all(|d| !d), "{}", kernel.mir);
+    for ((c1, c2, c3), want) in [
+        ((0, 1, 1), 3),
+        ((0, 0, 1), 4),
+        ((1, 0, 0), 4),
+        ((1, 1, 1), 3),
+    ] {
+        let toml = format!(
+            "grid = [1]\nblock = [8]\n[args]\nc1 = {c1}\nc2 = {c2}\nc3 = {c3}\n\
+             [buffers.out]\ntype = \"i32\"\nlen = 8\n"
+        );
+        let launch = Launch::from_toml_str(&toml, Path::new("k.launch.toml")).unwrap();
+        let mut prepared = launch.prepare(&func).unwrap();
+        let prog = Program::from_mir(&kernel.mir).unwrap();
+        let config = MachineConfig::builder().warp_width(4).build().unwrap();
+        let stats = run(&prog, &mut prepared, &config).unwrap();
+        let out: Vec<u8> = [want as u8, 0, 0, 0].repeat(8);
+        assert_eq!(prepared.memory.buffers[0].bytes, out, "{c1} {c2} {c3}");
+        assert_eq!(stats.max_stack_depth, 1, "{c1} {c2} {c3}");
+    }
+}

@@ -48,8 +48,8 @@
 //!   B6:   ...; g = EXIT; jump P
 //! ```
 //!
-//! Blocks are ordered in reverse post-order (line 5), so along forward edges every lane
-//! finds the block it waits for further down; each guard's branch reconverges at the next
+//! Blocks are ordered in reverse post-order (line 5; see *Order* below for the one we
+//! pick), so along forward edges every lane finds the block it waits for further down; each guard's branch reconverges at the next
 //! guard (its IPDOM), so the warp meets again after every block and each block runs at
 //! most once per pass of the warp over it: in Figure 1, once each.
 //!
@@ -106,9 +106,31 @@
 //! through its entry, which assigns `g` afresh. `p` lives only from a guard test to its
 //! branch.
 //!
+//! # Order
+//!
+//! Any order in which the region's forward edges go forward serves Algorithm 1; the pass
+//! takes a pre-order of the dominator tree whose siblings keep their reverse post-order
+//! (`dominance_order`), which keeps every block's dominator subtree contiguous so that O2
+//! can nest guards. Two settings bend it:
+//! - `linearize_merge_loops` (on by default): in a loop nest, the rest of the outer
+//!   iteration comes before the inner loop's body, so the inner back edge's interval
+//!   overlaps the outer one and is moved up to the outer header — one back edge serves
+//!   both loops, and lanes that finish the inner loop early run the rest of their outer
+//!   iteration and rejoin the others in the inner loop's next invocation (loop merging,
+//!   Section 5.2, Figure 8). The back-edge guard's single unsigned test `g <= id` covers
+//!   every loop it serves, so merging needs no predicate beyond the reserved one (the paper
+//!   tests each merged loop's header id separately, one predicate per loop). Off, each
+//!   loop's blocks stay together behind its own back edge.
+//! - `linearize_interleave` (off by default): branch interleaving (Section 5.1, in
+//!   [`interleave`]): blocks are split between a long-latency load and its first use and
+//!   the order alternates between the arms of divergent branches.
+//!
 //! # Guard optimisations
 //!
-//! `linearize_opt` (0 to 3) enables the optimisations of Section 4.2 in [`opt`].
+//! `linearize_opt` (0 to 3) enables the optimisations of Section 4.2 in [`opt`], each level
+//! including the ones below: O1 lets a block's exit skip guards it cannot match, O2 nests the
+//! guards of dominated blocks inside their dominator's guard, O3 merges a guard into its
+//! only predecessor.
 
 pub mod interleave;
 pub mod opt;
@@ -430,15 +452,15 @@ fn test_guard(regs: GuardRegs, cc: IntCC, id: u32) -> MInst {
     })
 }
 
-/// `@p bra taken else not_taken`: a guard's branch, divergent because `g` differs per
-/// lane.
-fn guard_branch(regs: GuardRegs, taken: MBlock, not_taken: MBlock) -> MInst {
+/// `@p bra taken else not_taken`: a guard's branch, divergent unless every lane of the
+/// warp holds the same `g`.
+fn guard_branch(regs: GuardRegs, taken: MBlock, not_taken: MBlock, divergent: bool) -> MInst {
     inst(MInstKind::Branch {
         pred: regs.p,
         negated: false,
         taken: BlockTarget::new(taken),
         not_taken: BlockTarget::new(not_taken),
-        divergent: true,
+        divergent,
     })
 }
 
@@ -723,6 +745,18 @@ pub fn linearize_region(
         ..Stats::default()
     };
 
+    let branches_uniform = |b: MBlock| {
+        !matches!(
+            func.terminator(b).map(|t| &t.kind),
+            Some(MInstKind::Branch {
+                divergent: true,
+                ..
+            })
+        )
+    };
+    let uniform_region =
+        branches_uniform(region.entry) && members.iter().all(|&b| branches_uniform(b));
+
     // The exit: the given one, or a new return block.
     let exit = match region.exit {
         Some(e) => e,
@@ -813,12 +847,16 @@ pub fn linearize_region(
         stats.guard_assignments += 1;
     }
 
-    // Guard blocks (lines 6, 8, 12-14, 18-19) and back-edge guards (lines 24-33).
+    // Guard blocks (lines 6, 8, 12-14, 18-19) and back-edge guards (lines 24-33). Lanes
+    // that enter the region together and take only uniform branches (the divergence
+    // analysis's verdict, which the emulator checks) hold one `g` between them: then no
+    // guard splits the warp, and its branch is uniform too.
+    let divergent = !uniform_region;
     for i in 0..n {
         let next = be_guards[i].unwrap_or_else(|| after(i));
         func.blocks[guards[i]].insts = vec![
             test_guard(regs, IntCC::Equal, id(i)),
-            guard_branch(regs, order[i], next),
+            guard_branch(regs, order[i], next, divergent),
         ];
         stats.guard_blocks += 1;
         stats.guard_tests += 1;
@@ -827,7 +865,7 @@ pub fn linearize_region(
             // guard is the first one such a lane may need.
             func.blocks[be].insts = vec![
                 test_guard(regs, IntCC::UnsignedLessThanOrEqual, id(i)),
-                guard_branch(regs, guards[t], after(i)),
+                guard_branch(regs, guards[t], after(i), divergent),
             ];
             stats.back_edge_guards += 1;
             stats.guard_tests += 1;
