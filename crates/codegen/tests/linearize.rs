@@ -189,8 +189,15 @@ fn linearization_costs_exactly_the_two_reserved_registers_and_no_spill() {
     for (name, func) in corpus() {
         let isa = lookup_by_name("simt", Settings::default()).unwrap();
         let plain = Context::new().compile_kernel(&func, &*isa).unwrap();
-        for mode in MODES {
-            let s = settings(&["passes=linearize", &format!("linearize_regions={mode}")]);
+        let options = [
+            "linearize_opt=0",
+            "linearize_opt=3",
+            "linearize_interleave=true",
+            "linearize_merge_loops=false",
+        ];
+        for (mode, option) in MODES.iter().flat_map(|m| options.map(|o| (m, o))) {
+            let regions = format!("linearize_regions={mode}");
+            let s = settings(&["passes=linearize", &regions, option]);
             let isa = lookup_by_name("simt", s).unwrap();
             let lin = Context::new().compile_kernel(&func, &*isa).unwrap();
             let (a, b) = (&plain.stats.regalloc, &lin.stats.regalloc);
@@ -198,13 +205,13 @@ fn linearization_costs_exactly_the_two_reserved_registers_and_no_spill() {
                 assert_eq!(
                     b.regs_total(class),
                     a.regs_total(class) + extra,
-                    "{name}, {mode}: {class}: {a} vs {b}"
+                    "{name}, {mode}, {option}: {class}: {a} vs {b}"
                 );
             }
             assert_eq!(
                 (a.spills, a.reloads),
                 (b.spills, b.reloads),
-                "{name}, {mode}"
+                "{name}, {mode}, {option}"
             );
         }
     }
@@ -215,11 +222,12 @@ fn linearized_ptx_assembles() {
     let ptxas = ptxas::ptxas_for_tests();
     for (name, func) in corpus() {
         for mode in MODES {
-            for level in ["0", "3"] {
+            for (level, interleave) in [("0", false), ("3", false), ("2", true)] {
                 let s = settings(&[
                     "passes=linearize",
                     &format!("linearize_regions={mode}"),
                     &format!("linearize_opt={level}"),
+                    &format!("linearize_interleave={interleave}"),
                 ]);
                 let isa = lookup_by_name("ptx", s).unwrap();
                 let code = Context::new()
