@@ -1,6 +1,6 @@
 //! Compile throughput: IR instructions per second through lowering and register
-//! allocation (and through the whole pipeline to each target), on generated kernels of
-//! about 1k, 10k and 100k instructions.
+//! allocation (and through the whole pipeline to each target, and with the whole kernel
+//! linearized), on generated kernels of about 1k, 10k and 100k instructions.
 
 mod common;
 
@@ -40,6 +40,25 @@ fn bench_lower_and_allocate(c: &mut Criterion) {
             settings.set("verify", "false").unwrap();
             let isa = lookup_by_name(target, settings.finish()).unwrap();
             group.bench_with_input(BenchmarkId::new(target, n), &func, |b, func| {
+                let mut ctx = Context::new();
+                b.iter(|| ctx.compile(black_box(func), isa.as_ref()).unwrap())
+            });
+        }
+        // The whole kernel linearized (every block guarded), without and with the guard
+        // optimisations, whose structure checks must stay near-linear.
+        for opt in ["0", "3"] {
+            let mut settings = Settings::builder();
+            for (name, value) in [
+                ("verify", "false"),
+                ("passes", "linearize"),
+                ("linearize_regions", "kernel"),
+                ("linearize_opt", opt),
+            ] {
+                settings.set(name, value).unwrap();
+            }
+            let isa = lookup_by_name("simt", settings.finish()).unwrap();
+            let id = BenchmarkId::new(format!("simt+linearize-O{opt}"), n);
+            group.bench_with_input(id, &func, |b, func| {
                 let mut ctx = Context::new();
                 b.iter(|| ctx.compile(black_box(func), isa.as_ref()).unwrap())
             });

@@ -162,9 +162,276 @@ fn structured(func: &MirFunction, blocks: &[MBlock]) -> bool {
     })
 }
 
+/// What the optimisations change, cloned to try a batch of changes and roll it back.
+#[derive(Clone)]
+struct State {
+    func: MirFunction,
+    /// The guard values on each edge (updated as edges move).
+    edges: HashMap<(MBlock, MBlock), Values>,
+    /// The predecessors of every block of the region (updated as edges move).
+    preds: HashMap<MBlock, Vec<MBlock>>,
+    /// Guards taken out of the code.
+    removed: HashSet<MBlock>,
+    stats: OptStats,
+}
+
+impl State {
+    /// Moves edge `from -> old` to `new`, with its value set: later guards decide on it.
+    fn retarget(&mut self, from: MBlock, old: MBlock, new: MBlock) {
+        let vals = self.edges.remove(&(from, old)).unwrap_or_default();
+        self.edges.entry((from, new)).or_default().extend(vals);
+        if let Some(t) = self.func.blocks[from].insts.last_mut() {
+            t.kind.for_each_target_mut(|t| {
+                if t.block == old {
+                    t.block = new;
+                }
+            });
+        }
+        if let Some(p) = self.preds.get_mut(&old) {
+            p.retain(|&b| b != from);
+        }
+        let p = self.preds.entry(new).or_default();
+        if !p.contains(&from) {
+            p.push(from);
+        }
+    }
+}
+
+/// Applies `step` to every item in turn, keeping only changes after which `check` holds.
+///
+/// Checking after every step would cost a whole-function analysis per guard, quadratic in
+/// the kernel; instead the remaining steps are tried all at once, and only when the result
+/// fails the check is the first failing step found by bisection (each probe replays a
+/// prefix from the last good state), dropped, and the rest tried again. A step is kept
+/// exactly when it would have been kept checking one step at a time, provided that a
+/// failing prefix stays failing as it grows; otherwise some later good step may be dropped
+/// too, never a bad one kept.
+fn apply_checked<T: Copy>(
+    state: &mut State,
+    items: &[T],
+    step: impl Fn(&mut State, T),
+    check: impl Fn(&State) -> bool,
+) {
+    let replay = |base: &State, items: &[T]| {
+        let mut s = base.clone();
+        for &item in items {
+            step(&mut s, item);
+        }
+        s
+    };
+    let mut rest = items;
+    while !rest.is_empty() {
+        let all = replay(state, rest);
+        if check(&all) {
+            *state = all;
+            return;
+        }
+        // `rest[..good]` passes, `rest[..bad]` fails.
+        let (mut good, mut bad) = (0, rest.len());
+        while bad - good > 1 {
+            let mid = (good + bad) / 2;
+            if check(&replay(state, &rest[..mid])) {
+                good = mid;
+            } else {
+                bad = mid;
+            }
+        }
+        *state = replay(state, &rest[..good]);
+        rest = &rest[good + 1..];
+    }
+}
+
+/// Edges moving together: from each of `sources`, `from` becomes `to`.
+struct Move<'a> {
+    sources: &'a [MBlock],
+    from: MBlock,
+    to: MBlock,
+}
+
+/// How far [`breaks_structure`] looks: it only has to be right often, the whole-function
+/// check decides.
+const LOCAL_SCAN: usize = 64;
+
+/// Would moving an edge of `p` forward to `new` make a branch reconverge past its
+/// fall-through? In the linearized layout a branch's lanes split at it and meet at its
+/// fall-through successor, so the blocks between the two are its span, and the spans nest.
+/// An edge from inside the innermost span around `p` to beyond that span's end leaves it;
+/// and when the edge is a guard's fall-through, the guard's span grows to `new`, which
+/// every edge from inside must then stay within. Looking at most [`LOCAL_SCAN`] blocks
+/// away, this predicts what the whole-function check would refuse, so that refused steps
+/// need not be found by bisection.
+fn breaks_structure(
+    state: &State,
+    layout: &[MBlock],
+    position: &HashMap<MBlock, usize>,
+    guarded: &HashSet<MBlock>,
+    moves: &Move,
+    p: MBlock,
+) -> bool {
+    let new = moves.to;
+    if std::env::var_os("WL_NOPRE").is_some() {
+        return false;
+    }
+    let (Some(&from), Some(&to)) = (position.get(&p), position.get(&new)) else {
+        return false;
+    };
+    let placed = |i: &usize| !state.removed.contains(&layout[*i]);
+    // Only the guards (and the blocks guards merged into) reconverge at their fall-through;
+    // the branches of structured sub-regions keep their own shape.
+    let span_end = |x: MBlock| match state.func.terminator(x).map(|t| &t.kind) {
+        Some(MInstKind::Branch { not_taken, .. }) if guarded.contains(&x) => {
+            // A fall-through moving in the same step ends where it is going.
+            let end = if not_taken.block == moves.from && moves.sources.contains(&x) {
+                moves.to
+            } else {
+                not_taken.block
+            };
+            position.get(&end).copied()
+        }
+        _ => None,
+    };
+    // The innermost span around `p`: the nearest branch before it that meets after it.
+    let enclosing = (0..from)
+        .rev()
+        .filter(placed)
+        .take(LOCAL_SCAN)
+        .find_map(|i| span_end(layout[i]).filter(|&e| e > from));
+    if enclosing.is_some_and(|e| e < to) {
+        return true;
+    }
+    // A guard's own span grows to `new`: nothing inside may leave it.
+    if span_end(p).is_some() {
+        return (from + 1..to.min(layout.len()))
+            .filter(placed)
+            .take(LOCAL_SCAN)
+            .any(|i| {
+                state
+                    .func
+                    .successors(layout[i])
+                    .iter()
+                    .any(|s| position.get(s).is_some_and(|&j| j > to))
+            });
+    }
+    false
+}
+
+/// O1 and O2 at guard `i`: moves the forward edges into it whose values lack its id to its
+/// fall-through successor, and removes it when the edges left always match.
+fn skip_guard(
+    state: &mut State,
+    lin: &Linearized,
+    tests: &HashMap<MBlock, Test>,
+    layout: &[MBlock],
+    position: &HashMap<MBlock, usize>,
+    guarded: &HashSet<MBlock>,
+    level: u32,
+    i: usize,
+) {
+    let g = lin.guards[i];
+    let k = i as u32 + 1;
+    let (block, fall) = match state.func.terminator(g).map(|t| &t.kind) {
+        Some(MInstKind::Branch {
+            taken, not_taken, ..
+        }) => (taken.block, not_taken.block),
+        _ => return,
+    };
+    let incoming = state.preds.get(&g).cloned().unwrap_or_default();
+    let forward = |p: &MBlock| position[p] < position[&g];
+    // Below O2 a guard's fall-through is not moved: lanes that fail one guard test the
+    // next, however few values they can carry.
+    let movable = |p: &MBlock| level >= 2 || !matches!(tests.get(p), Some(Test::Eq(_)));
+    let lacking: Vec<MBlock> = incoming
+        .iter()
+        .copied()
+        .filter(|p| {
+            forward(p) && movable(p) && !state.edges.get(&(*p, g)).is_some_and(|v| v.contains(&k))
+        })
+        .collect();
+    // The guard's edges move together or not at all, as the whole-function check would
+    // take or refuse them.
+    let moves = Move {
+        sources: &lacking,
+        from: g,
+        to: fall,
+    };
+    if lacking
+        .iter()
+        .any(|&p| breaks_structure(state, layout, position, guarded, &moves, p))
+    {
+        return;
+    }
+    if lacking.len() == incoming.len() {
+        return;
+    }
+    for &p in &lacking {
+        state.retarget(p, g, fall);
+    }
+    state.stats.edges_redirected += lacking.len() as u64;
+    let rest: Vec<MBlock> = incoming
+        .into_iter()
+        .filter(|p| !lacking.contains(p))
+        .collect();
+    let always = rest.iter().all(|p| {
+        state
+            .edges
+            .get(&(*p, g))
+            .is_some_and(|v| v.iter().all(|&x| x == k))
+    });
+    if always {
+        for &p in &rest {
+            state.retarget(p, g, block);
+        }
+        state.func.order.retain(|&b| b != g);
+        for s in state.func.successors(g) {
+            if let Some(ps) = state.preds.get_mut(&s) {
+                ps.retain(|&b| b != g);
+            }
+        }
+        state.removed.insert(g);
+        state.stats.guards_removed += 1;
+        state.stats.tests_removed += 1;
+    }
+}
+
+/// O3 at guard `g`: merged into its single predecessor when that is a block of the region
+/// that jumps to it.
+fn merge_guard(state: &mut State, region: &HashSet<MBlock>, g: MBlock) {
+    if state.removed.contains(&g) {
+        return;
+    }
+    let p = match state.preds.get(&g).map(Vec::as_slice) {
+        Some(&[p]) => p,
+        _ => return,
+    };
+    let jumps_here = matches!(
+        state.func.terminator(p).map(|t| &t.kind),
+        Some(MInstKind::Jump { dest }) if dest.block == g
+    );
+    if !region.contains(&p) || !jumps_here {
+        return;
+    }
+    let body = state.func.blocks[g].insts.clone();
+    let insts = &mut state.func.blocks[p].insts;
+    insts.pop();
+    insts.extend(body);
+    state.func.order.retain(|&b| b != g);
+    // `p` now branches where `g` did.
+    for s in state.func.successors(p) {
+        if let Some(ps) = state.preds.get_mut(&s) {
+            for b in ps.iter_mut().filter(|b| **b == g) {
+                *b = p;
+            }
+        }
+        if let Some(vals) = state.edges.remove(&(g, s)) {
+            state.edges.insert((p, s), vals);
+        }
+    }
+    state.removed.insert(g);
+    state.stats.guards_removed += 1;
+}
+
 /// Optimises the guards of one linearized region at `level` (1 to 3).
 pub fn optimize(func: &mut MirFunction, lin: &Linearized, regs: GuardRegs, level: u32) -> OptStats {
-    let mut stats = OptStats::default();
     let mut tests: HashMap<MBlock, Test> = HashMap::new();
     for (i, &g) in lin.guards.iter().enumerate() {
         tests.insert(g, Test::Eq(i as u32 + 1));
@@ -172,138 +439,61 @@ pub fn optimize(func: &mut MirFunction, lin: &Linearized, regs: GuardRegs, level
             tests.insert(be, Test::Le(i as u32 + 1));
         }
     }
-    let mut edges = guard_values(func, lin, &tests, regs);
+    let edges = guard_values(func, lin, &tests, regs);
+    let layout = func.order.clone();
     let position: HashMap<MBlock, usize> = func
         .order
         .iter()
         .enumerate()
         .map(|(i, &b)| (b, i))
         .collect();
-    let preds = |func: &MirFunction, to: MBlock| -> Vec<MBlock> {
-        func.order
-            .iter()
-            .copied()
-            .filter(|&b| func.successors(b).contains(&to))
-            .collect()
-    };
-    // Moves edge `from -> old` to `new`, with its value set: later guards decide on it.
-    let retarget = |func: &mut MirFunction,
-                    edges: &mut HashMap<(MBlock, MBlock), Values>,
-                    from: MBlock,
-                    old: MBlock,
-                    new: MBlock| {
-        let vals = edges.remove(&(from, old)).unwrap_or_default();
-        edges.entry((from, new)).or_default().extend(vals);
-        if let Some(t) = func.blocks[from].insts.last_mut() {
-            t.kind.for_each_target_mut(|t| {
-                if t.block == old {
-                    t.block = new;
-                }
-            });
+    let mut preds: HashMap<MBlock, Vec<MBlock>> = HashMap::new();
+    for &b in &func.order {
+        for s in func.successors(b) {
+            let p = preds.entry(s).or_default();
+            if !p.contains(&b) {
+                p.push(b);
+            }
         }
+    }
+    let mut state = State {
+        func: std::mem::take(func),
+        edges,
+        preds,
+        removed: HashSet::new(),
+        stats: OptStats::default(),
     };
-    let mut removed: HashSet<MBlock> = HashSet::new();
-
-    // O1, one guard at a time, kept only when every branch of the region still
-    // reconverges at its fall-through successor: skipping guards can otherwise make two
-    // groups of lanes meet a guard along different paths (e.g. two overlapping skips).
+    // Skipping guards can make two groups of lanes meet a guard along different paths
+    // (e.g. two overlapping skips); a change is kept only while every branch of the region
+    // still reconverges at its fall-through successor.
     let mut checked: Vec<MBlock> = lin.guards.clone();
     checked.extend(lin.back_edge_guards.iter().flatten());
     checked.extend(lin.tails.iter().copied());
-    for (i, &g) in lin.guards.iter().enumerate() {
-        let saved = (func.blocks.clone(), edges.clone());
-        let k = i as u32 + 1;
-        let (block, fall) = match func.terminator(g).map(|t| &t.kind) {
-            Some(MInstKind::Branch {
-                taken, not_taken, ..
-            }) => (taken.block, not_taken.block),
-            _ => continue,
-        };
-        let incoming = preds(func, g);
-        let forward = |p: &MBlock| position[p] < position[&g];
-        // Below O2 a guard's fall-through is not moved: lanes that fail one guard test the
-        // next, however few values they can carry.
-        let movable = |p: &MBlock| level >= 2 || !matches!(tests.get(p), Some(Test::Eq(_)));
-        let lacking: Vec<MBlock> = incoming
-            .iter()
-            .copied()
-            .filter(|p| {
-                forward(p) && movable(p) && !edges.get(&(*p, g)).is_some_and(|v| v.contains(&k))
-            })
-            .collect();
-        if lacking.len() == incoming.len() {
-            continue;
-        }
-        for &p in &lacking {
-            retarget(func, &mut edges, p, g, fall);
-        }
-        let rest: Vec<MBlock> = incoming
-            .into_iter()
-            .filter(|p| !lacking.contains(p))
-            .collect();
-        let always = rest.iter().all(|p| {
-            edges
-                .get(&(*p, g))
-                .is_some_and(|v| v.iter().all(|&x| x == k))
-        });
-        if always {
-            for &p in &rest {
-                retarget(func, &mut edges, p, g, block);
-            }
-        }
-        let order = func.order.clone();
-        if always {
-            func.order.retain(|&b| b != g);
-        }
-        if structured(func, &checked) {
-            stats.edges_redirected += lacking.len() as u64;
-            if always {
-                removed.insert(g);
-                stats.guards_removed += 1;
-                stats.tests_removed += 1;
-            }
-        } else {
-            (func.blocks, edges) = saved;
-            func.order = order;
-        }
-    }
+    let check = |s: &State| structured(&s.func, &checked);
+    let guarded: HashSet<MBlock> = checked.iter().copied().collect();
 
-    // O3.
+    let guards: Vec<usize> = (0..lin.guards.len()).collect();
+    apply_checked(
+        &mut state,
+        &guards,
+        |s, i| skip_guard(s, lin, &tests, &layout, &position, &guarded, level, i),
+        check,
+    );
     if level >= 3 {
         let region: HashSet<MBlock> = lin.tails.iter().copied().collect();
-        let all_guards = lin
+        let all_guards: Vec<MBlock> = lin
             .guards
             .iter()
             .chain(lin.back_edge_guards.iter().flatten())
-            .copied();
-        for g in all_guards.collect::<Vec<_>>() {
-            if removed.contains(&g) {
-                continue;
-            }
-            let p = match preds(func, g)[..] {
-                [p] => p,
-                _ => continue,
-            };
-            let jumps_here = matches!(
-                func.terminator(p).map(|t| &t.kind),
-                Some(MInstKind::Jump { dest }) if dest.block == g
-            );
-            if !region.contains(&p) || !jumps_here {
-                continue;
-            }
-            let saved = (func.blocks[p].insts.clone(), func.order.clone());
-            let body = func.blocks[g].insts.clone();
-            let insts = &mut func.blocks[p].insts;
-            insts.pop();
-            insts.extend(body);
-            func.order.retain(|&b| b != g);
-            if structured(func, &checked) {
-                removed.insert(g);
-                stats.guards_removed += 1;
-            } else {
-                (func.blocks[p].insts, func.order) = saved;
-            }
-        }
+            .copied()
+            .collect();
+        apply_checked(
+            &mut state,
+            &all_guards,
+            |s, g| merge_guard(s, &region, g),
+            check,
+        );
     }
-    stats
+    *func = state.func;
+    state.stats
 }
