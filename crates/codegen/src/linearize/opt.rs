@@ -315,18 +315,31 @@ fn breaks_structure(
     false
 }
 
+/// What the optimisation steps read and do not change.
+#[derive(Copy, Clone)]
+struct Layout<'a> {
+    lin: &'a Linearized,
+    tests: &'a HashMap<MBlock, Test>,
+    /// The blocks in their order before the optimisations.
+    layout: &'a [MBlock],
+    /// Each block's index in `layout`.
+    position: &'a HashMap<MBlock, usize>,
+    /// The guards, back-edge guards and blocks guards may merge into.
+    guarded: &'a HashSet<MBlock>,
+    level: u32,
+}
+
 /// O1 and O2 at guard `i`: moves the forward edges into it whose values lack its id to its
 /// fall-through successor, and removes it when the edges left always match.
-fn skip_guard(
-    state: &mut State,
-    lin: &Linearized,
-    tests: &HashMap<MBlock, Test>,
-    layout: &[MBlock],
-    position: &HashMap<MBlock, usize>,
-    guarded: &HashSet<MBlock>,
-    level: u32,
-    i: usize,
-) {
+fn skip_guard(state: &mut State, cx: &Layout<'_>, i: usize) {
+    let Layout {
+        lin,
+        tests,
+        layout,
+        position,
+        guarded,
+        level,
+    } = *cx;
     let g = lin.guards[i];
     let k = i as u32 + 1;
     let (block, fall) = match state.func.terminator(g).map(|t| &t.kind) {
@@ -471,14 +484,17 @@ pub fn optimize(func: &mut MirFunction, lin: &Linearized, regs: GuardRegs, level
     checked.extend(lin.tails.iter().copied());
     let check = |s: &State| structured(&s.func, &checked);
     let guarded: HashSet<MBlock> = checked.iter().copied().collect();
+    let cx = Layout {
+        lin,
+        tests: &tests,
+        layout: &layout,
+        position: &position,
+        guarded: &guarded,
+        level,
+    };
 
     let guards: Vec<usize> = (0..lin.guards.len()).collect();
-    apply_checked(
-        &mut state,
-        &guards,
-        |s, i| skip_guard(s, lin, &tests, &layout, &position, &guarded, level, i),
-        check,
-    );
+    apply_checked(&mut state, &guards, |s, i| skip_guard(s, &cx, i), check);
     if level >= 3 {
         let region: HashSet<MBlock> = lin.tails.iter().copied().collect();
         let all_guards: Vec<MBlock> = lin
