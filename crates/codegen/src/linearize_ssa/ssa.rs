@@ -677,7 +677,7 @@ fn remove_params(func: &mut Function, drop: &HashMap<Block, Vec<usize>>) {
             }
         }
     }
-    for (&block, _) in drop {
+    for &block in drop.keys() {
         for &i in &sorted[block] {
             func.dfg.remove_block_param(block, i);
         }
