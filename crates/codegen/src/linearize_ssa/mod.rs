@@ -30,16 +30,16 @@
 //!
 //! At the SSA level restructuring breaks SSA form: a value defined in a region block no
 //! longer dominates its uses in later blocks (the guard chain passes around it), and a
-//! block parameter's branch became an assignment of `g`. [`ssa`] rebuilds SSA form over
-//! the new graph for those values, the parameters of region blocks and of the exit, and
-//! `g`, with block parameters at the guard blocks where their definitions merge and a zero
-//! defined in the region's entry on the paths of the new graph where a value is not
-//! defined. No lane ever reads such a zero, but the register allocator must assume one
+//! block parameter's branch became an assignment of `g`. The `ssa` submodule rebuilds SSA
+//! form over the new graph for those values, the parameters of region blocks and of the
+//! exit, and `g`, with block parameters at the guard blocks where their definitions merge
+//! and a zero defined in the region's entry on the paths of the new graph where a value is
+//! not defined. No lane ever reads such a zero, but the register allocator must assume one
 //! may: every value live across a guard is live from the region's entry to its last use.
 //! That is the growth the paper reports (Table 1, `mum`: 22 → 32 registers) and the reason
 //! warplift linearizes after allocation by default.
 
-pub mod ssa;
+mod ssa;
 
 use crate::linearize::{back_edge_targets, region_rpo_by, RegionMode};
 use crate::passes::{IrPass, PassError, PassReport};

@@ -12,8 +12,8 @@
 //!   defined where the value is defined;
 //! - a *parameter* variable per parameter of a region block: defined at the end of every
 //!   block whose branch passed it an argument (the branch is gone, the assignment stays;
-//!   a lane that went elsewhere assigns a value nobody reads, because the next block
-//!   this lane runs in the region is entered through the edge it really took);
+//!   where a lane taking the branch's other arm may still read the parameter, the
+//!   assignment is a `select` keeping its value on that arm);
 //! - a *slot* variable per parameter of the region's exit (which keeps its parameters,
 //!   its new edges from the guard chain pass the variable), and the guard variable `g`;
 //! - every variable but `g` is defined as zero at the end of the region's entry: on paths
