@@ -14,6 +14,7 @@ extern crate alloc;
 mod context;
 pub mod isa;
 pub mod linearize;
+pub mod linearize_ssa;
 pub mod lower;
 pub mod mir;
 pub mod passes;

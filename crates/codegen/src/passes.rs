@@ -126,7 +126,10 @@ impl core::fmt::Debug for Pass {
 }
 
 /// Every pass, in the order `warplift passes` lists them.
-pub static REGISTRY: &[Pass] = &[Pass::Machine(&crate::linearize::Linearize)];
+pub static REGISTRY: &[Pass] = &[
+    Pass::Machine(&crate::linearize::Linearize),
+    Pass::Ir(&crate::linearize_ssa::LinearizeSsa),
+];
 
 /// The registered pass called `name`.
 pub fn lookup(name: &str) -> Option<Pass> {

@@ -178,7 +178,8 @@ declare_settings! {
     verify: bool = true, check anything;
     /// The optional passes to run, comma-separated, in order (`warplift passes` lists them).
     passes: String = String::new(), check valid_pipeline;
-    /// What `linearize` linearizes: `divergent` (unstructured regions holding a divergent
+    /// What `linearize` (after register allocation) and `linearize_ssa` (on the SSA IR,
+    /// before it) linearize: `divergent` (unstructured regions holding a divergent
     /// branch), `all` (every unstructured region) or `kernel` (the whole kernel).
     linearize_regions: String = "divergent".to_string(), check linearize_regions;
     /// `linearize`'s guard optimisations (Section 4.2 of the paper), cumulative: 0 none;

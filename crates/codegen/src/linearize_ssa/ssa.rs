@@ -1,0 +1,703 @@
+//! SSA repair after linearization: rebuilds SSA form over the restructured control-flow
+//! graph for the *variables* the restructuring made.
+//!
+//! Linearization rewrites a region's branches into assignments of a guard variable and
+//! chains the region's blocks behind guard blocks. Afterwards a definition in a region
+//! block no longer dominates its uses in other blocks (the guard chain bypasses it), and
+//! a block parameter's incoming values no longer arrive on the branch into its block
+//! (that branch became an assignment of `g`). The restructuring therefore describes what
+//! it did in terms of mutable variables:
+//!
+//! - a *value* variable per value defined in a region block and used in another block:
+//!   defined where the value is defined;
+//! - a *parameter* variable per parameter of a region block: defined at the end of every
+//!   block whose branch passed it an argument (the branch is gone, the assignment stays;
+//!   where a lane taking the branch's other arm may still read the parameter, the
+//!   assignment is a `select` keeping its value on that arm);
+//! - a *slot* variable per parameter of the region's exit (which keeps its parameters,
+//!   its new edges from the guard chain pass the variable), and the guard variable `g`;
+//! - every variable but `g` is defined as zero at the end of the region's entry: on paths
+//!   of the new graph no lane takes, a variable may otherwise be undefined. (After every
+//!   execution of the entry, a lane that reaches a use of a value has run the value's
+//!   definition again, because the definition dominated the use: so the zero is never
+//!   read by a lane, it only extends live ranges, which is the register cost of
+//!   linearizing before allocation.)
+//!
+//! [`Repair::run`] then builds pruned SSA form by the classic construction of Cytron et
+//! al.: block parameters at the iterated dominance frontier of each variable's definitions,
+//! restricted to the blocks where the variable is live, each use reading the nearest
+//! definition up the dominator tree, and finally removes the parameters that turn out to
+//! be trivial (every incoming value the same), as Braun et al. do. Every walk is
+//! iterative.
+
+use cranelift_entity::SecondaryMap;
+use std::collections::{HashMap, HashSet};
+use warplift_ir::cfg::{ControlFlowGraph, DominatorTree};
+use warplift_ir::{Block, Function, Inst, InstructionData, Opcode, Type, Value, ValueDef};
+
+/// A variable of the repair.
+pub(crate) type Var = usize;
+
+/// What a variable stands for.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum VarKind {
+    /// A value defined by an instruction in `def_block`: its uses there stay, every other
+    /// use reads the variable.
+    Value { value: Value, def_block: Block },
+    /// A parameter of a region block: every use reads the variable and the parameter is
+    /// removed.
+    Param(Value),
+    /// A variable with no value of its own (the guard variable, an exit parameter): read
+    /// only where [`Repair::use_slot`] says.
+    Slot,
+}
+
+/// Where an end-of-block definition takes its value from.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Src {
+    /// Zero of the variable's type.
+    Zero,
+    /// A value of the function as it was: if it stands for a variable, the variable's
+    /// value before the block's end-of-block definitions (they are parallel, as branch
+    /// arguments are).
+    Old(Value),
+    /// A value made for this definition, taken as it is.
+    Fresh(Value),
+}
+
+/// An operand of an instruction.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Slot {
+    /// The instruction's `i`-th own operand.
+    Arg(usize),
+    /// Argument `i` of branch destination `d`.
+    BranchArg(usize, usize),
+}
+
+/// Counts of one repair.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct RepairStats {
+    /// Block parameters made by SSA construction and kept.
+    pub params_added: u64,
+    /// Block parameters made and then removed as trivial.
+    pub trivial_params: u64,
+    /// Zero constants placed in the region's entry.
+    pub zeros: u64,
+    /// Region block parameters removed (their values became variables).
+    pub params_removed: u64,
+}
+
+struct VarData {
+    ty: Type,
+    kind: VarKind,
+}
+
+/// The variables of one linearized region and their definitions and uses (see the
+/// [module documentation](self)).
+pub(crate) struct Repair {
+    vars: Vec<VarData>,
+    /// The variable each old value stands for (value and parameter variables).
+    var_of: HashMap<Value, Var>,
+    /// Definitions at the end of blocks, in order (later ones win).
+    end_defs: HashMap<Block, Vec<(Var, Src)>>,
+    /// Operands that read a slot variable at the end of their block.
+    slot_uses: Vec<(Inst, Slot, Var)>,
+    /// Where zeros are defined: the region's entry.
+    zero_block: Block,
+}
+
+impl Repair {
+    /// A repair whose zeros live in `zero_block`, the region's entry.
+    pub(crate) fn new(zero_block: Block) -> Self {
+        Repair {
+            vars: Vec::new(),
+            var_of: HashMap::new(),
+            end_defs: HashMap::new(),
+            slot_uses: Vec::new(),
+            zero_block,
+        }
+    }
+
+    /// A new variable of type `ty`.
+    pub(crate) fn add_var(&mut self, ty: Type, kind: VarKind) -> Var {
+        let v = self.vars.len();
+        self.vars.push(VarData { ty, kind });
+        match kind {
+            VarKind::Value { value, .. } | VarKind::Param(value) => {
+                self.var_of.insert(value, v);
+            }
+            VarKind::Slot => {}
+        }
+        v
+    }
+
+    /// The variable an old value stands for.
+    pub(crate) fn var_of(&self, value: Value) -> Option<Var> {
+        self.var_of.get(&value).copied()
+    }
+
+    /// Defines `var` at the end of `block` (before its terminator).
+    pub(crate) fn def_at_end(&mut self, block: Block, var: Var, src: Src) {
+        self.end_defs.entry(block).or_default().push((var, src));
+    }
+
+    /// Operand `slot` of `inst` reads `var` as it is at the end of the instruction's
+    /// block (the operand's current value is a placeholder of the right type).
+    pub(crate) fn use_slot(&mut self, inst: Inst, slot: Slot, var: Var) {
+        self.slot_uses.push((inst, slot, var));
+    }
+
+    /// The number of variables.
+    pub(crate) fn num_vars(&self) -> usize {
+        self.vars.len()
+    }
+
+    /// Rebuilds SSA form in `func` for every variable, rewrites every use, and removes
+    /// the parameters that parameter variables replaced.
+    pub(crate) fn run(self, func: &mut Function) -> Result<RepairStats, String> {
+        Builder::new(self, func).run()
+    }
+}
+
+/// A use to rewrite: an operand of an instruction in a block, reading a variable at the
+/// instruction (`at_end: false`, before any end-of-block definition) or at the end of the
+/// block.
+#[derive(Copy, Clone, Debug)]
+struct Use {
+    inst: Inst,
+    block: Block,
+    slot: Slot,
+    var: Var,
+    at_end: bool,
+}
+
+struct Builder<'f> {
+    r: Repair,
+    func: &'f mut Function,
+    cfg: ControlFlowGraph<Block>,
+    domtree: DominatorTree<Block>,
+    /// The parameter made for a variable in a block.
+    params: HashMap<(Var, Block), Value>,
+    /// Parameters made, per block in order of creation.
+    new_params: HashMap<Block, Vec<(Var, Value)>>,
+    /// End-of-block definitions with their values (`None`: zero, placed when first read).
+    resolved: HashMap<Block, Vec<(Var, Option<Value>)>>,
+    /// The value of a variable on entry to a block.
+    entry_cache: HashMap<(Var, Block), Value>,
+    /// The zero of each variable, once placed.
+    zeros: HashMap<Var, Value>,
+    stats: RepairStats,
+}
+
+impl<'f> Builder<'f> {
+    fn new(r: Repair, func: &'f mut Function) -> Self {
+        let cfg = ControlFlowGraph::compute(&*func);
+        let domtree = DominatorTree::compute(&cfg);
+        Builder {
+            r,
+            func,
+            cfg,
+            domtree,
+            params: HashMap::new(),
+            new_params: HashMap::new(),
+            resolved: HashMap::new(),
+            entry_cache: HashMap::new(),
+            zeros: HashMap::new(),
+            stats: RepairStats::default(),
+        }
+    }
+
+    fn run(mut self) -> Result<RepairStats, String> {
+        let uses = self.collect_uses();
+        self.place_params(&uses);
+        self.resolve_end_defs();
+        // Uses first (they read the function as the restructuring left it), then the
+        // new parameters' arguments.
+        let mut writes: Vec<(Inst, Slot, Value)> = Vec::with_capacity(uses.len());
+        for u in &uses {
+            let value = if u.at_end {
+                self.end_value(u.var, u.block)
+            } else {
+                self.entry_value(u.var, u.block)
+            };
+            writes.push((u.inst, u.slot, value));
+        }
+        for (inst, slot, value) in writes {
+            set_slot(&mut self.func.dfg.insts[inst], slot, value)?;
+        }
+        self.pass_new_params();
+        self.remove_trivial_params();
+        self.remove_replaced_params()?;
+        Ok(self.stats)
+    }
+
+    /// Every use of a variable: operands holding a value or parameter variable's old
+    /// value (except a value's uses in its own block), and the slot uses.
+    fn collect_uses(&self) -> Vec<Use> {
+        let mut out = Vec::new();
+        for &block in self.func.layout.blocks() {
+            for &inst in self.func.layout.block_insts(block) {
+                let data = &self.func.dfg.insts[inst];
+                let mut note = |slot: Slot, v: Value| {
+                    let Some(var) = self.r.var_of(v) else { return };
+                    if let VarKind::Value { def_block, .. } = self.r.vars[var].kind {
+                        if def_block == block {
+                            return;
+                        }
+                    }
+                    out.push(Use {
+                        inst,
+                        block,
+                        slot,
+                        var,
+                        at_end: false,
+                    });
+                };
+                for (i, &v) in data.args().iter().enumerate() {
+                    note(Slot::Arg(i), v);
+                }
+                for (d, call) in data.branch_destinations().iter().enumerate() {
+                    for (i, &v) in call.args.iter().enumerate() {
+                        note(Slot::BranchArg(d, i), v);
+                    }
+                }
+            }
+        }
+        for &(inst, slot, var) in &self.r.slot_uses {
+            if let Some(block) = self.func.layout.inst_block(inst) {
+                out.push(Use {
+                    inst,
+                    block,
+                    slot,
+                    var,
+                    at_end: true,
+                });
+            }
+        }
+        out
+    }
+
+    /// Does `block` define `var` (at the end, or a value variable's own definition)?
+    fn defines(&self, var: Var, block: Block) -> bool {
+        if let VarKind::Value { def_block, .. } = self.r.vars[var].kind {
+            if def_block == block {
+                return true;
+            }
+        }
+        self.r
+            .end_defs
+            .get(&block)
+            .is_some_and(|d| d.iter().any(|&(v, _)| v == var))
+    }
+
+    /// Places a parameter for each variable at the blocks of the iterated dominance
+    /// frontier of its definitions where it is live on entry (pruned SSA).
+    fn place_params(&mut self, uses: &[Use]) {
+        let nvars = self.r.num_vars();
+        // Blocks where each variable is read before any definition in the block.
+        let mut upward: Vec<Vec<Block>> = vec![Vec::new(); nvars];
+        for u in uses {
+            if !(u.at_end && self.defines(u.var, u.block)) {
+                upward[u.var].push(u.block);
+            }
+        }
+        for (&block, defs) in &self.r.end_defs {
+            for &(_, src) in defs {
+                if let Src::Old(v) = src {
+                    if let Some(var) = self.r.var_of(v) {
+                        let own = matches!(self.r.vars[var].kind,
+                            VarKind::Value { def_block, .. } if def_block == block);
+                        if !own {
+                            upward[var].push(block);
+                        }
+                    }
+                }
+            }
+        }
+        let mut def_blocks: Vec<Vec<Block>> = vec![Vec::new(); nvars];
+        for (var, data) in self.r.vars.iter().enumerate() {
+            if let VarKind::Value { def_block, .. } = data.kind {
+                def_blocks[var].push(def_block);
+            }
+        }
+        for (&block, defs) in &self.r.end_defs {
+            for &(var, _) in defs {
+                def_blocks[var].push(block);
+            }
+        }
+        let df = self.dominance_frontiers();
+        let mut order: Vec<(Block, Var)> = Vec::new();
+        for var in 0..nvars {
+            // Liveness: backwards from the upward-exposed uses, stopping at definitions.
+            let mut live_in: HashSet<Block> = HashSet::new();
+            let mut work: Vec<Block> = Vec::new();
+            for &b in &upward[var] {
+                if live_in.insert(b) {
+                    work.push(b);
+                }
+            }
+            while let Some(b) = work.pop() {
+                for &p in self.cfg.preds(b) {
+                    if !self.defines(var, p) && live_in.insert(p) {
+                        work.push(p);
+                    }
+                }
+            }
+            // The iterated dominance frontier of the definitions.
+            let mut placed: HashSet<Block> = HashSet::new();
+            let mut work: Vec<Block> = def_blocks[var].clone();
+            let mut queued: HashSet<Block> = work.iter().copied().collect();
+            while let Some(b) = work.pop() {
+                for &f in df.get(&b).map(Vec::as_slice).unwrap_or(&[]) {
+                    if live_in.contains(&f) && placed.insert(f) {
+                        order.push((f, var));
+                    }
+                    if queued.insert(f) {
+                        work.push(f);
+                    }
+                }
+            }
+        }
+        // Deterministic parameter order: by block, then variable.
+        order.sort_by_key(|&(b, v)| (b, v));
+        for (block, var) in order {
+            let p = self.func.dfg.append_block_param(block, self.r.vars[var].ty);
+            self.params.insert((var, block), p);
+            self.new_params.entry(block).or_default().push((var, p));
+        }
+    }
+
+    /// The dominance frontier of every reachable block (Cooper, Harvey and Kennedy).
+    fn dominance_frontiers(&self) -> HashMap<Block, Vec<Block>> {
+        let mut df: HashMap<Block, Vec<Block>> = HashMap::new();
+        for &b in self.domtree.rpo() {
+            let preds: Vec<Block> = self
+                .cfg
+                .preds(b)
+                .iter()
+                .copied()
+                .filter(|&p| self.domtree.is_reachable(p))
+                .collect();
+            if preds.len() < 2 {
+                continue;
+            }
+            let Some(idom) = self.domtree.idom(b) else {
+                continue;
+            };
+            for p in preds {
+                let mut runner = p;
+                while runner != idom {
+                    let list = df.entry(runner).or_default();
+                    if !list.contains(&b) {
+                        list.push(b);
+                    }
+                    match self.domtree.idom(runner) {
+                        Some(d) => runner = d,
+                        None => break,
+                    }
+                }
+            }
+        }
+        df
+    }
+
+    /// Gives every end-of-block definition its value, dominators first, so that a
+    /// definition reading another variable finds that variable's definitions above it
+    /// resolved.
+    fn resolve_end_defs(&mut self) {
+        let rpo: Vec<Block> = self.domtree.rpo().to_vec();
+        for block in rpo {
+            let Some(defs) = self.r.end_defs.get(&block).cloned() else {
+                continue;
+            };
+            let mut out = Vec::with_capacity(defs.len());
+            for (var, src) in defs {
+                let value = match src {
+                    Src::Zero => None,
+                    Src::Fresh(v) => Some(v),
+                    Src::Old(v) => Some(self.before_end_defs(v, block)),
+                };
+                out.push((var, value));
+            }
+            self.resolved.insert(block, out);
+        }
+    }
+
+    /// An old value as read by an end-of-block definition in `block`.
+    fn before_end_defs(&mut self, v: Value, block: Block) -> Value {
+        let Some(var) = self.r.var_of(v) else {
+            return v;
+        };
+        match self.r.vars[var].kind {
+            VarKind::Value { def_block, .. } if def_block == block => v,
+            _ => self.entry_value(var, block),
+        }
+    }
+
+    /// The value of `var` at the end of `block`'s own definitions, if it has any. A zero
+    /// is placed only when read, so that a variable every path defines costs none.
+    fn last_def(&mut self, var: Var, block: Block) -> Option<Value> {
+        if let Some(&(_, v)) = self
+            .resolved
+            .get(&block)
+            .and_then(|d| d.iter().rev().find(|&&(x, _)| x == var))
+        {
+            return Some(v.unwrap_or_else(|| self.zero(var)));
+        }
+        match self.r.vars[var].kind {
+            VarKind::Value { value, def_block } if def_block == block => Some(value),
+            _ => None,
+        }
+    }
+
+    /// The value of `var` on entry to `block`: its parameter there, or the value at the
+    /// end of the nearest dominator that defines it; zero where no definition dominates
+    /// (unreachable code).
+    fn entry_value(&mut self, var: Var, block: Block) -> Value {
+        let mut path = Vec::new();
+        let mut cur = block;
+        let result = loop {
+            if let Some(&v) = self.entry_cache.get(&(var, cur)) {
+                break v;
+            }
+            if let Some(&p) = self.params.get(&(var, cur)) {
+                break p;
+            }
+            path.push(cur);
+            match self.domtree.idom(cur) {
+                None => break self.zero(var),
+                Some(d) => {
+                    if let Some(v) = self.last_def(var, d) {
+                        break v;
+                    }
+                    cur = d;
+                }
+            }
+        };
+        for b in path {
+            self.entry_cache.insert((var, b), result);
+        }
+        result
+    }
+
+    /// The value of `var` at the end of `block`.
+    fn end_value(&mut self, var: Var, block: Block) -> Value {
+        match self.last_def(var, block) {
+            Some(v) => v,
+            None => self.entry_value(var, block),
+        }
+    }
+
+    /// The zero of `var`'s type, placed in the region's entry before its terminator.
+    fn zero(&mut self, var: Var) -> Value {
+        if let Some(&z) = self.zeros.get(&var) {
+            return z;
+        }
+        let ty = self.r.vars[var].ty;
+        let data = match ty {
+            Type::F32 => InstructionData::FloatConst {
+                opcode: Opcode::F32const,
+                bits: 0,
+            },
+            Type::F64 => InstructionData::FloatConst {
+                opcode: Opcode::F64const,
+                bits: 0,
+            },
+            _ => InstructionData::UnaryImm {
+                opcode: Opcode::Iconst,
+                imm: 0,
+            },
+        };
+        let inst = self.func.dfg.make_inst(data, Some(ty));
+        let block = self.r.zero_block;
+        let at = self.func.layout.block_insts(block).len().saturating_sub(1);
+        self.func.layout.insert_inst(inst, block, at);
+        let z = self
+            .func
+            .dfg
+            .inst_result(inst)
+            .expect("constants have a result");
+        self.zeros.insert(var, z);
+        self.stats.zeros += 1;
+        z
+    }
+
+    /// Passes every new parameter its argument on every edge into its block.
+    fn pass_new_params(&mut self) {
+        let blocks: Vec<Block> = self.func.layout.blocks().to_vec();
+        for block in blocks {
+            let Some(term) = self.func.terminator(block) else {
+                continue;
+            };
+            let dests: Vec<Block> = self.func.dfg.insts[term]
+                .branch_destinations()
+                .iter()
+                .map(|c| c.block)
+                .collect();
+            for (d, dest) in dests.into_iter().enumerate() {
+                let Some(list) = self.new_params.get(&dest).cloned() else {
+                    continue;
+                };
+                let args: Vec<Value> = list
+                    .iter()
+                    .map(|&(var, _)| self.end_value(var, block))
+                    .collect();
+                if let Some(call) = self.func.dfg.insts[term]
+                    .branch_destinations_mut()
+                    .get_mut(d)
+                {
+                    call.args.extend(args);
+                }
+            }
+        }
+    }
+
+    /// Removes new parameters whose incoming values are all one value (or the parameter
+    /// itself), replacing them by that value, until none is left.
+    fn remove_trivial_params(&mut self) {
+        // Incoming values of each new parameter: (block, index) -> values.
+        let mut replaced: HashMap<Value, Value> = HashMap::new();
+        let resolve = |replaced: &HashMap<Value, Value>, mut v: Value| {
+            while let Some(&r) = replaced.get(&v) {
+                v = r;
+            }
+            v
+        };
+        let mut incoming: HashMap<Value, Vec<Value>> = HashMap::new();
+        for &block in self.func.layout.blocks() {
+            let Some(term) = self.func.terminator(block) else {
+                continue;
+            };
+            for call in self.func.dfg.insts[term].branch_destinations() {
+                if let Some(list) = self.new_params.get(&call.block) {
+                    let base = self.func.dfg.block_params(call.block).len() - list.len();
+                    for (k, &(_, p)) in list.iter().enumerate() {
+                        if let Some(&a) = call.args.get(base + k) {
+                            incoming.entry(p).or_default().push(a);
+                        }
+                    }
+                }
+            }
+        }
+        loop {
+            let mut changed = false;
+            for list in self.new_params.values() {
+                for &(_, p) in list {
+                    if replaced.contains_key(&p) {
+                        continue;
+                    }
+                    let mut only = None;
+                    let mut trivial = true;
+                    for &a in incoming.get(&p).map(Vec::as_slice).unwrap_or(&[]) {
+                        let a = resolve(&replaced, a);
+                        if a == p || only == Some(a) {
+                            continue;
+                        }
+                        if only.is_some() {
+                            trivial = false;
+                            break;
+                        }
+                        only = Some(a);
+                    }
+                    if let (true, Some(v)) = (trivial, only) {
+                        replaced.insert(p, v);
+                        changed = true;
+                    }
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        if replaced.is_empty() {
+            self.stats.params_added = self.params.len() as u64;
+            return;
+        }
+        // Rewrite every use, then drop the parameters and their arguments.
+        let blocks: Vec<Block> = self.func.layout.blocks().to_vec();
+        for &block in &blocks {
+            let insts: Vec<Inst> = self.func.layout.block_insts(block).to_vec();
+            for inst in insts {
+                self.func.dfg.insts[inst].map_values(|v| resolve(&replaced, v));
+            }
+        }
+        let mut drop: HashMap<Block, Vec<usize>> = HashMap::new();
+        for (&block, list) in &self.new_params {
+            let base = self.func.dfg.block_params(block).len() - list.len();
+            for (k, &(_, p)) in list.iter().enumerate() {
+                if replaced.contains_key(&p) {
+                    drop.entry(block).or_default().push(base + k);
+                }
+            }
+        }
+        remove_params(self.func, &drop);
+        self.stats.trivial_params = replaced.len() as u64;
+        self.stats.params_added = (self.params.len() - replaced.len()) as u64;
+    }
+
+    /// Removes the parameters whose values became variables.
+    fn remove_replaced_params(&mut self) -> Result<(), String> {
+        let mut drop: HashMap<Block, Vec<usize>> = HashMap::new();
+        for data in &self.r.vars {
+            if let VarKind::Param(v) = data.kind {
+                match self.func.dfg.value_def(v) {
+                    ValueDef::Param(block, n) => drop.entry(block).or_default().push(n as usize),
+                    ValueDef::Result(_) => {
+                        return Err(format!("{v} is no block parameter"));
+                    }
+                }
+            }
+        }
+        self.stats.params_removed = drop.values().map(|l| l.len() as u64).sum();
+        remove_params(self.func, &drop);
+        Ok(())
+    }
+}
+
+/// Removes the given parameters (by index) of each block, and the matching argument of
+/// every branch to it.
+fn remove_params(func: &mut Function, drop: &HashMap<Block, Vec<usize>>) {
+    let mut sorted: SecondaryMap<Block, Vec<usize>> = SecondaryMap::new();
+    for (&block, list) in drop {
+        let mut list = list.clone();
+        list.sort_unstable_by(|a, b| b.cmp(a));
+        list.dedup();
+        sorted[block] = list;
+    }
+    let blocks: Vec<Block> = func.layout.blocks().to_vec();
+    for &block in &blocks {
+        let Some(term) = func.terminator(block) else {
+            continue;
+        };
+        for call in func.dfg.insts[term].branch_destinations_mut() {
+            for &i in &sorted[call.block] {
+                if i < call.args.len() {
+                    call.args.remove(i);
+                }
+            }
+        }
+    }
+    for &block in drop.keys() {
+        for &i in &sorted[block] {
+            func.dfg.remove_block_param(block, i);
+        }
+    }
+}
+
+/// Writes `value` into operand `slot` of `data`.
+fn set_slot(data: &mut InstructionData, slot: Slot, value: Value) -> Result<(), String> {
+    let target = match slot {
+        Slot::Arg(i) => data.args_mut().get_mut(i),
+        Slot::BranchArg(d, i) => data
+            .branch_destinations_mut()
+            .get_mut(d)
+            .and_then(|c| c.args.get_mut(i)),
+    };
+    match target {
+        Some(t) => {
+            *t = value;
+            Ok(())
+        }
+        None => Err(format!("no operand {slot:?} to rewrite")),
+    }
+}
