@@ -264,6 +264,9 @@ impl Warp {
             if m == 0 {
                 self.state = WarpState::Done;
                 self.mask = 0;
+                if let Some(lanes) = &mut counters.lanes {
+                    lanes.warp_done(self.age);
+                }
                 return Ok(());
             }
             if top.block == NONE {
@@ -277,6 +280,9 @@ impl Warp {
             self.mask = m;
             self.pc = ctx.program.blocks[top.block as usize].start;
             counters.block_execs[top.block as usize] += 1;
+            if let Some(lanes) = &mut counters.lanes {
+                lanes.enter(self.age, top.block as usize, m);
+            }
             if self.tracing {
                 self.cur = Span {
                     block: top.block,
