@@ -441,7 +441,8 @@ impl<'a> Machine<'a> {
             let age = self.next_age;
             self.next_age += 1;
             let warp = &mut sm.warps[slot * wpb + k];
-            warp.reset(slot, id, first, lanes, age, now, self.trace.is_some());
+            let (tracing, counting) = (self.trace.is_some(), self.counters.lanes.is_some());
+            warp.reset(slot, id, first, lanes, age, now, tracing, counting);
             warp.enter(&self.ctx, &mut self.counters, now)
                 .map_err(|kind| fault(&self.ctx, warp, id, kind))?;
             warp.compute_ready(&self.ctx.meta, now, StallReason::Dependency);

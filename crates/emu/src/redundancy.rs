@@ -17,7 +17,8 @@
 //!
 //! Counting costs a loop over the active lanes at every block entry, so it is off unless
 //! asked for ([`RunOptions::redundancy`](crate::machine::RunOptions)); a run without it
-//! pays one test of an `Option` per block entry.
+//! pays nothing more per block entry than the test, already there for the optional trace,
+//! of whether anything records block entries (`Warp::observed`).
 //!
 //! [`Stats::redundant_block_executions`]: crate::stats::Stats::redundant_block_executions
 
@@ -68,9 +69,6 @@ impl LaneCounts {
     }
 
     /// The warp of placement age `warp` starts machine block `block` with lanes `mask`.
-    // Kept out of line so that the warp's block entry, which calls it only when counting,
-    // stays small on the default path.
-    #[inline(never)]
     pub(crate) fn enter(&mut self, warp: u64, block: usize, mask: u64) {
         let stride = self.width + 1;
         let len = self.names.len() * stride;
@@ -90,7 +88,6 @@ impl LaneCounts {
     }
 
     /// The warp of placement age `warp` has ended: its redundant executions are final.
-    #[inline(never)]
     pub(crate) fn warp_done(&mut self, warp: u64) {
         let Some(mut counts) = self.live.remove(&warp) else {
             return;
