@@ -863,3 +863,31 @@ fn report_marks_a_run_whose_memory_differs_from_the_interpreters() {
     assert!(base["dynamic"]["mismatch"].is_string(), "{base}");
     assert!(base["dynamic"]["cycles"].is_null(), "{base}");
 }
+
+#[test]
+fn report_adds_the_registers_ptxas_allocates() {
+    let fig1 = "tests/corpus/short_circuit_fig1.wir";
+    let Some(ptxas) = warplift_codegen::isa::ptx::ptxas::ptxas_for_tests() else {
+        // Without ptxas the report says so and goes on without the numbers.
+        let o = Command::new(env!("CARGO_BIN_EXE_warplift"))
+            .args(["report", fig1, "--ptxas"])
+            .env("WARPLIFT_PTXAS", "/nonexistent/ptxas")
+            .current_dir(repo_root())
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(stdout(&o).contains("ptxas: not found"), "{}", stdout(&o));
+        return;
+    };
+    let o = Command::new(env!("CARGO_BIN_EXE_warplift"))
+        .args(["report", fig1, "--ptxas", "--json"])
+        .env("WARPLIFT_PTXAS", &ptxas)
+        .current_dir(repo_root())
+        .output()
+        .unwrap();
+    let json = json_of(&o);
+    for c in json["kernels"][0]["columns"].as_array().unwrap() {
+        let n = c["static"]["ptxas_registers"].as_u64();
+        assert!(n.is_some_and(|n| n > 0), "{c}");
+    }
+}
