@@ -41,6 +41,9 @@ enum Command {
     Passes,
     /// Print a kernel's control-flow graph, before or after a pass (`--dot` for Graphviz).
     Cfg(commands::cfg::CfgArgs),
+    /// The linearization report: static and dynamic numbers of kernels before and after
+    /// each optimisation level (the paper's Tables 1, 2 and 4).
+    Report(Box<commands::report::ReportArgs>),
 }
 
 fn main() -> ExitCode {
@@ -55,6 +58,7 @@ fn main() -> ExitCode {
         Command::Settings => print_settings(),
         Command::Passes => print_passes(),
         Command::Cfg(args) => commands::cfg::run(&args),
+        Command::Report(args) => commands::report::run(&args),
     };
     match result {
         Ok(code) => code,

@@ -652,3 +652,242 @@ fn linearize_runs_figure_1_once_per_block_and_draws_guard_blocks() {
         "linearize_regions",
     );
 }
+
+// ---------------------------------------------------------------------------------------
+// warplift report
+
+/// The report's entry for `label` in a kernel's JSON.
+fn report_column<'a>(kernel: &'a serde_json::Value, label: &str) -> &'a serde_json::Value {
+    kernel["columns"]
+        .as_array()
+        .expect("columns")
+        .iter()
+        .find(|c| c["label"] == label)
+        .unwrap_or_else(|| panic!("no column {label}: {kernel}"))
+}
+
+#[test]
+fn report_shows_figure_1_losing_its_redundant_executions() {
+    let args = [
+        "report",
+        "tests/corpus/short_circuit_fig1.wir",
+        "--warp-width",
+        "4",
+    ];
+    let json = json_of(&warplift(&[&args[..], &["--json"]].concat()));
+    assert_eq!(json["ok"], true, "{json}");
+    assert_eq!(json["warp_width"], 4);
+    assert_eq!(json["linearize_regions"], "kernel");
+    let labels: Vec<&str> = json["columns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["label"].as_str().unwrap())
+        .collect();
+    assert_eq!(labels, ["base", "O0", "O1", "O2", "O3"]);
+    let kernels = json["kernels"].as_array().unwrap();
+    assert_eq!(kernels.len(), 1);
+    let k = &kernels[0];
+    assert_eq!(k["kernel"], "short_circuit_fig1");
+    assert_eq!(k["launched"], true);
+    // The paper's Figure 1 at warp width 4: B3 runs once too often and B5 twice.
+    let base = &report_column(k, "base")["dynamic"];
+    assert_eq!(base["redundant_block_executions"], 3, "{base}");
+    assert_eq!(base["redundant_by_block"]["block3"], 1, "{base}");
+    assert_eq!(base["redundant_by_block"]["block5"], 2, "{base}");
+    assert_eq!(base["block_executions"]["block3"], 2, "{base}");
+    assert_eq!(base["block_executions"]["block5"], 3, "{base}");
+    // Linearized at every level: every IR block once, nothing redundant.
+    for label in ["O0", "O1", "O2", "O3"] {
+        let d = &report_column(k, label)["dynamic"];
+        assert_eq!(d["redundant_block_executions"], 0, "{label}: {d}");
+        for b in 0..7 {
+            assert_eq!(
+                d["block_executions"][format!("block{b}")],
+                1,
+                "{label}: {d}"
+            );
+        }
+        assert!(d["max_stack_depth"].as_u64() < base["max_stack_depth"].as_u64());
+    }
+    // The static numbers are the compiler's own statistics.
+    let blocks = |label: &str| {
+        report_column(k, label)["static"]["blocks"]
+            .as_u64()
+            .unwrap()
+    };
+    assert_eq!(blocks("base"), 11);
+    assert_eq!(blocks("O0"), 20);
+    assert_eq!(blocks("O3"), 16);
+    let regs = &report_column(k, "O0")["static"]["registers"];
+    assert_eq!(
+        regs["total"].as_u64(),
+        Some(
+            ["b32", "b64", "pred"]
+                .map(|c| regs[c].as_u64().unwrap())
+                .iter()
+                .sum()
+        )
+    );
+    // The text shows the same in the paper's tables.
+    let o = warplift(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    for part in [
+        "Table 1:",
+        "Table 1b:",
+        "Table 2:",
+        "Table 4:",
+        "geomean",
+        "incr",
+    ] {
+        assert!(text.contains(part), "{part:?} missing: {text}");
+    }
+    let row = text
+        .lines()
+        .rfind(|l| l.starts_with("short_circuit_fig1"))
+        .expect("a Table 4 row");
+    let redundant: Vec<&str> = row.rsplit('|').next().unwrap().split_whitespace().collect();
+    assert_eq!(redundant, ["3", "0", "0", "0", "0"], "{text}");
+}
+
+#[test]
+fn report_on_the_corpus_has_a_row_per_kernel_and_takes_extra_columns() {
+    let o = warplift(&["report", "--regions", "divergent"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    let kernels: Vec<String> = std::fs::read_dir(repo_root().join("tests/corpus"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "wir"))
+        .map(|p| p.file_stem().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert!(kernels.len() >= 40);
+    for k in &kernels {
+        // One row in each of Tables 1, 1b, 2 and 4 (every corpus kernel has a launch).
+        let rows = text
+            .lines()
+            .filter(|l| l.starts_with(&format!("{k} ")))
+            .count();
+        assert_eq!(rows, 4, "{k}: {text}");
+    }
+    assert!(!text.contains("MISMATCH"), "{text}");
+    let json = json_of(&warplift(&[
+        "report",
+        "tests/corpus/if_else_diamond.wir",
+        "examples",
+        "--no-default-columns",
+        "--column",
+        "plain=",
+        "--column",
+        "all3=linearize,linearize_opt=3,linearize_regions=all",
+        "--json",
+    ]));
+    let labels: Vec<&str> = json["columns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["label"].as_str().unwrap())
+        .collect();
+    assert_eq!(labels, ["plain", "all3"]);
+    assert_eq!(json["columns"][1]["settings"]["linearize_regions"], "all");
+    assert!(json["kernels"].as_array().unwrap().len() >= 2, "{json}");
+    assert_fails_with(
+        &warplift(&["report", "examples", "--column", "x=nonesuch"]),
+        "unknown pass `nonesuch`",
+    );
+    assert_fails_with(
+        &warplift(&["report", "examples", "--column", "base=linearize"]),
+        "already is a column base",
+    );
+    assert_fails_with(&warplift(&["report", "no/such/dir"]), "does not exist");
+}
+
+#[test]
+fn report_lists_kernels_without_a_launch_with_static_numbers_only() {
+    let text =
+        std::fs::read_to_string(repo_root().join("tests/corpus/if_else_diamond.wir")).unwrap();
+    let path = temp_file("unlaunched.wir", text.as_bytes());
+    let o = warplift(&["report", path.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("Table 1:"), "{out}");
+    assert!(!out.contains("Table 2:"), "{out}");
+    assert!(out.contains("Not run (no launch file"), "{out}");
+    let json = json_of(&warplift(&["report", path.to_str().unwrap(), "--json"]));
+    let k = &json["kernels"][0];
+    assert_eq!(k["launched"], false);
+    assert!(report_column(k, "base")["dynamic"].is_null());
+    assert!(report_column(k, "O3")["static"]["instructions"].as_u64() > Some(0));
+}
+
+#[test]
+fn report_marks_a_run_whose_memory_differs_from_the_interpreters() {
+    // A race: each thread sets its flag, then reads its right neighbour's. The interpreter
+    // runs thread 0 to the end before thread 1 starts, so thread 0 sees 0; a warp runs
+    // both stores before both loads, so lane 0 sees 1.
+    let kernel = temp_file(
+        "race.wir",
+        b"kernel %race(flags: i64, out: i64) {\n\
+          block0(v0: i64, v1: i64):\n\
+              v2 = thread_id x\n\
+              v3 = uextend.i64 v2\n\
+              v4 = iconst.i64 2\n\
+              v5 = ishl v3, v4\n\
+              v6 = iadd v0, v5\n\
+              v7 = iconst.i32 1\n\
+              store global v7, v6\n\
+              v8 = iconst.i64 4\n\
+              v9 = iadd v6, v8\n\
+              v10 = load.i32 global v9\n\
+              v11 = iadd v1, v5\n\
+              store global v10, v11\n\
+              return\n\
+          }\n",
+    );
+    temp_file(
+        "race.launch.toml",
+        b"grid = [1]\nblock = [2]\n[buffers.flags]\ntype = \"i32\"\nlen = 3\ninit = \"zeros\"\n\
+          [buffers.out]\ntype = \"i32\"\nlen = 2\ninit = \"zeros\"\n",
+    );
+    let o = warplift(&["report", kernel.to_str().unwrap()]);
+    assert_fails_with(&o, "differs from the reference interpreter's");
+    let text = stdout(&o);
+    assert!(text.contains("MISMATCH"), "{text}");
+    assert!(text.contains("FAILED OR MISMATCHED RUNS"), "{text}");
+    let o = warplift(&["report", kernel.to_str().unwrap(), "--json"]);
+    assert_eq!(o.status.code(), Some(1));
+    let json: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(json["ok"], false);
+    let base = report_column(&json["kernels"][0], "base");
+    assert!(base["dynamic"]["mismatch"].is_string(), "{base}");
+    assert!(base["dynamic"]["cycles"].is_null(), "{base}");
+}
+
+#[test]
+fn report_adds_the_registers_ptxas_allocates() {
+    let fig1 = "tests/corpus/short_circuit_fig1.wir";
+    let Some(ptxas) = warplift_codegen::isa::ptx::ptxas::ptxas_for_tests() else {
+        // Without ptxas the report says so and goes on without the numbers.
+        let o = Command::new(env!("CARGO_BIN_EXE_warplift"))
+            .args(["report", fig1, "--ptxas"])
+            .env("WARPLIFT_PTXAS", "/nonexistent/ptxas")
+            .current_dir(repo_root())
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(stdout(&o).contains("ptxas: not found"), "{}", stdout(&o));
+        return;
+    };
+    let o = Command::new(env!("CARGO_BIN_EXE_warplift"))
+        .args(["report", fig1, "--ptxas", "--json"])
+        .env("WARPLIFT_PTXAS", &ptxas)
+        .current_dir(repo_root())
+        .output()
+        .unwrap();
+    let json = json_of(&o);
+    for c in json["kernels"][0]["columns"].as_array().unwrap() {
+        let n = c["static"]["ptxas_registers"].as_u64();
+        assert!(n.is_some_and(|n| n > 0), "{c}");
+    }
+}

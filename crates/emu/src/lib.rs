@@ -18,6 +18,7 @@
 //! - `warp` (private): a warp's registers, active mask, IPDOM stack, and
 //!   the execution of one instruction across its lanes;
 //! - [`stats`]: every statistic, defined once; [`trace`]: the optional timeline;
+//!   `redundancy` (private): the optional per-lane block counter;
 //! - [`error`]: faults, naming kernel, block, thread, pc and source line.
 //!
 //! For a race-free kernel the memory a run leaves equals what
@@ -28,6 +29,7 @@ pub mod config;
 pub mod error;
 pub mod machine;
 pub mod program;
+mod redundancy;
 mod sched;
 pub mod stats;
 pub mod trace;
@@ -35,7 +37,7 @@ mod warp;
 
 pub use config::{Latencies, MachineConfig, MachineConfigBuilder, PartialBarrier, SchedulerPolicy};
 pub use error::{EmuError, Fault, FaultKind};
-pub use machine::{run, run_traced};
+pub use machine::{run, run_traced, run_with, RunOptions};
 pub use program::Program;
 pub use stats::{StallReason, Stats};
 pub use trace::Trace;

@@ -30,6 +30,7 @@
 use crate::config::{MachineConfig, PartialBarrier, SchedulerPolicy};
 use crate::error::{EmuError, Fault, FaultKind};
 use crate::program::{Op, Program, Role};
+use crate::redundancy::LaneCounts;
 use crate::sched::AgeTree;
 use crate::stats::{StallReason, Stats};
 use crate::trace::Trace;
@@ -235,6 +236,18 @@ pub(crate) struct Counters {
     pub block_execs: Vec<u64>,
     pub max_stack_depth: u64,
     pub transactions: [u64; 3],
+    /// Per-lane block counts, when the redundant block executions are asked for.
+    pub lanes: Option<Box<LaneCounts>>,
+}
+
+/// Optional measurements of a run, each off by default because it costs time.
+#[derive(Debug, Default)]
+pub struct RunOptions<'t> {
+    /// Record a timeline of the run here.
+    pub trace: Option<&'t mut Trace>,
+    /// Count every lane's block executions to fill in
+    /// [`Stats::redundant_block_executions`].
+    pub redundancy: bool,
 }
 
 /// Runs `program` on the grid of `launch`, updating its global memory.
@@ -243,7 +256,7 @@ pub fn run(
     launch: &mut PreparedLaunch,
     config: &MachineConfig,
 ) -> Result<Stats, EmuError> {
-    Machine::run(program, launch, config, None)
+    Machine::run(program, launch, config, RunOptions::default())
 }
 
 /// [`run`], recording a timeline into `trace`.
@@ -253,7 +266,21 @@ pub fn run_traced(
     config: &MachineConfig,
     trace: &mut Trace,
 ) -> Result<Stats, EmuError> {
-    Machine::run(program, launch, config, Some(trace))
+    let options = RunOptions {
+        trace: Some(trace),
+        ..RunOptions::default()
+    };
+    Machine::run(program, launch, config, options)
+}
+
+/// [`run`] with optional measurements.
+pub fn run_with(
+    program: &Program,
+    launch: &mut PreparedLaunch,
+    config: &MachineConfig,
+    options: RunOptions<'_>,
+) -> Result<Stats, EmuError> {
+    Machine::run(program, launch, config, options)
 }
 
 struct Machine<'a> {
@@ -278,8 +305,9 @@ impl<'a> Machine<'a> {
         program: &'a Program,
         launch: &mut PreparedLaunch,
         config: &'a MachineConfig,
-        trace: Option<&'a mut Trace>,
+        options: RunOptions<'a>,
     ) -> Result<Stats, EmuError> {
+        let RunOptions { trace, redundancy } = options;
         config.validate()?;
         program.validate()?;
         let setup = |message: String| EmuError::Setup {
@@ -359,6 +387,7 @@ impl<'a> Machine<'a> {
         let mut m = Machine {
             counters: Counters {
                 block_execs: vec![0; program.blocks.len()],
+                lanes: redundancy.then(|| Box::new(LaneCounts::new(program, width))),
                 ..Counters::default()
             },
             ctx,
@@ -412,7 +441,8 @@ impl<'a> Machine<'a> {
             let age = self.next_age;
             self.next_age += 1;
             let warp = &mut sm.warps[slot * wpb + k];
-            warp.reset(slot, id, first, lanes, age, now, self.trace.is_some());
+            let (tracing, counting) = (self.trace.is_some(), self.counters.lanes.is_some());
+            warp.reset(slot, id, first, lanes, age, now, tracing, counting);
             warp.enter(&self.ctx, &mut self.counters, now)
                 .map_err(|kind| fault(&self.ctx, warp, id, kind))?;
             warp.compute_ready(&self.ctx.meta, now, StallReason::Dependency);
@@ -751,6 +781,7 @@ impl<'a> Machine<'a> {
             *stats.block_executions.entry(b.name.clone()).or_insert(0) += n;
         }
         stats.max_stack_depth = self.counters.max_stack_depth;
+        stats.redundant_block_executions = self.counters.lanes.take().map(|l| l.finish());
         let [g, s, l] = self.counters.transactions;
         stats.transactions.global = g;
         stats.transactions.shared = s;

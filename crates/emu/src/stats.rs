@@ -143,6 +143,15 @@ pub struct Stats {
     /// divergence by another group of lanes counts again — the redundant executions of an
     /// unstructured CFG.
     pub block_executions: BTreeMap<String, u64>,
+    /// Redundant block executions, by block name as in `block_executions`, when the run
+    /// was asked to count them ([`RunOptions::redundancy`](crate::RunOptions)): for each
+    /// warp and block, the warp's executions of the block minus the largest number of
+    /// times any one of its lanes executed it (a lane executes a block when it is active
+    /// as the warp enters it), summed over warps. An ideal SIMT machine runs a block once
+    /// per lane-iteration, so this is 0 without divergence; the paper's Figure 1 at warp
+    /// width 4 has 1 redundant execution of B3 and 2 of B5.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub redundant_block_executions: Option<BTreeMap<String, u64>>,
     /// The most entries any warp's reconvergence stack held, the bottom entry included
     /// (1: the warp never diverged).
     pub max_stack_depth: u64,
@@ -210,6 +219,13 @@ impl fmt::Display for Stats {
             self.simt_efficiency * 100.0
         )?;
         writeln!(f, "  max stack depth        {:>14}", self.max_stack_depth)?;
+        if let Some(r) = &self.redundant_block_executions {
+            writeln!(
+                f,
+                "  redundant block execs  {:>14}",
+                r.values().sum::<u64>()
+            )?;
+        }
         writeln!(
             f,
             "  occupancy              {:>13.1}% (theoretical {:.1}%, {} blocks/SM)",

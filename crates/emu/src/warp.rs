@@ -162,6 +162,10 @@ pub(crate) struct Warp {
     /// Placement order, for greedy-then-oldest.
     pub age: u64,
     tracing: bool,
+    /// Whether the run counts each lane's block executions.
+    counting: bool,
+    /// `tracing || counting`: whether a block entry has anything to record.
+    observed: bool,
     cur: Span,
     /// Finished spans, drained by the machine when tracing.
     pub spans: Vec<Span>,
@@ -189,6 +193,8 @@ impl Warp {
             local: vec![0; ctx.program.local_size as usize * w],
             age: 0,
             tracing: false,
+            counting: false,
+            observed: false,
             cur: Span {
                 block: NONE,
                 start: 0,
@@ -210,6 +216,7 @@ impl Warp {
         age: u64,
         now: u64,
         tracing: bool,
+        counting: bool,
     ) {
         for r in &mut self.regs {
             r.fill(0);
@@ -235,6 +242,8 @@ impl Warp {
         self.block_id = block_id;
         self.age = age;
         self.tracing = tracing;
+        self.counting = counting;
+        self.observed = tracing || counting;
         self.cur.block = NONE;
         self.spans.clear();
     }
@@ -264,6 +273,11 @@ impl Warp {
             if m == 0 {
                 self.state = WarpState::Done;
                 self.mask = 0;
+                if self.counting {
+                    if let Some(lanes) = &mut counters.lanes {
+                        lanes.warp_done(self.age);
+                    }
+                }
                 return Ok(());
             }
             if top.block == NONE {
@@ -277,15 +291,29 @@ impl Warp {
             self.mask = m;
             self.pc = ctx.program.blocks[top.block as usize].start;
             counters.block_execs[top.block as usize] += 1;
-            if self.tracing {
-                self.cur = Span {
-                    block: top.block,
-                    start: now + 1,
-                    end: 0,
-                    lanes: m.count_ones(),
-                };
+            if self.observed {
+                self.observe_entry(counters, top.block, m, now);
             }
             return Ok(());
+        }
+    }
+
+    /// What the optional recorders note as the warp starts `block` with lanes `mask`: the
+    /// trace's span, the lanes' block counts. Out of line and cold, so that a run without
+    /// them pays one test of [`Warp::observed`] per block entry and nothing more.
+    #[cold]
+    #[inline(never)]
+    fn observe_entry(&mut self, counters: &mut Counters, block: u32, mask: u64, now: u64) {
+        if self.tracing {
+            self.cur = Span {
+                block,
+                start: now + 1,
+                end: 0,
+                lanes: mask.count_ones(),
+            };
+        }
+        if let Some(lanes) = &mut counters.lanes {
+            lanes.enter(self.age, block as usize, mask);
         }
     }
 

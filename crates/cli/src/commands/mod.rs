@@ -5,5 +5,6 @@ pub mod compile;
 pub mod fmt;
 pub mod interp;
 pub mod objdump;
+pub mod report;
 pub mod run;
 pub mod verify;
