@@ -160,7 +160,7 @@ impl Context {
             kernel: func.name.clone(),
             errors,
         })?;
-        let pipeline = Pipeline::parse(&settings.passes)?;
+        let pipeline = Pipeline::for_settings(settings)?;
         let mut reports = Vec::new();
 
         // IR passes work on a copy: the caller's function is left as it was.

@@ -187,6 +187,22 @@ impl Pipeline {
         Self::parse_in(list, REGISTRY)
     }
 
+    /// The pipeline `settings` ask for: their `passes`, with `linearize` run at the stage
+    /// `linearize_stage` names (`ssa`: as the IR pass `linearize_ssa`, after the other IR
+    /// passes).
+    pub fn for_settings(settings: &Settings) -> Result<Pipeline, PipelineError> {
+        let mut pipeline = Self::parse(&settings.passes)?;
+        if settings.linearize_stage == "ssa" {
+            let before = pipeline.machine.len();
+            let linearize = crate::linearize::Linearize;
+            pipeline.machine.retain(|p| p.name() != linearize.name());
+            if pipeline.machine.len() != before {
+                pipeline.ir.push(&crate::linearize_ssa::LinearizeSsa);
+            }
+        }
+        Ok(pipeline)
+    }
+
     /// [`Pipeline::parse`] against another registry (for tests).
     pub fn parse_in(list: &str, registry: &[Pass]) -> Result<Pipeline, PipelineError> {
         let mut pipeline = Pipeline::default();

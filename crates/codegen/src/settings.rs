@@ -147,6 +147,14 @@ fn linearize_regions(s: &String) -> Result<(), String> {
     crate::linearize::RegionMode::parse(s).map(|_| ())
 }
 
+#[allow(clippy::ptr_arg)]
+fn linearize_stage(s: &String) -> Result<(), String> {
+    match s.as_str() {
+        "machine" | "ssa" => Ok(()),
+        _ => Err(format!("`{s}` is not machine or ssa")),
+    }
+}
+
 fn linearize_opt(n: &u32) -> Result<(), String> {
     if *n <= 3 {
         Ok(())
@@ -182,6 +190,11 @@ declare_settings! {
     /// before it) linearize: `divergent` (unstructured regions holding a divergent
     /// branch), `all` (every unstructured region) or `kernel` (the whole kernel).
     linearize_regions: String = "divergent".to_string(), check linearize_regions;
+    /// Where `--passes linearize` linearizes: `machine` (on allocated machine IR, with one
+    /// reserved `b32` and one predicate register) or `ssa` (on the SSA IR before register
+    /// allocation, the paper's own implementation: the `linearize_ssa` pass), so that the
+    /// register cost of the two can be compared.
+    linearize_stage: String = "machine".to_string(), check linearize_stage;
     /// `linearize`'s guard optimisations (Section 4.2 of the paper), cumulative: 0 none;
     /// 1 (O1) a block's exit skips the guards its guard values cannot match; 2 (O2) also
     /// nests the guards of the blocks a block dominates inside its guard; 3 (O3) also merges
@@ -260,7 +273,8 @@ mod tests {
         assert!(Settings::builder().set("verify", "maybe").is_err());
         assert!(Settings::builder().set("ptx_target", "sm_60").is_err());
         assert!(Settings::builder().set_assignment("verify").is_err());
-        assert_eq!(Settings::DESCRIPTIONS.len(), 11);
+        assert_eq!(Settings::DESCRIPTIONS.len(), 12);
+        assert!(Settings::builder().set("linearize_stage", "ir").is_err());
         assert!(Settings::builder()
             .set("linearize_regions", "some")
             .is_err());

@@ -533,3 +533,30 @@ block7:
         }
     }
 }
+
+#[test]
+fn the_linearize_stage_setting_runs_linearize_at_the_ssa_level() {
+    let text = std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/corpus/short_circuit_fig1.wir"),
+    )
+    .unwrap();
+    let func = parse_functions(&text).unwrap().remove(0);
+    let compile = |assignments: &[&str]| {
+        let mut b = Settings::builder();
+        for a in assignments {
+            b.set_assignment(a).unwrap();
+        }
+        let isa = lookup_by_name("simt", b.finish()).unwrap();
+        Context::new().compile_kernel(&func, &*isa).unwrap()
+    };
+    let staged = compile(&[
+        "passes=linearize",
+        "linearize_stage=ssa",
+        "linearize_regions=kernel",
+    ]);
+    let named = compile(&["passes=linearize_ssa", "linearize_regions=kernel"]);
+    let machine = compile(&["passes=linearize", "linearize_regions=kernel"]);
+    assert_eq!(staged.mir.to_string(), named.mir.to_string());
+    assert_eq!(staged.stats.passes[0].0, "linearize_ssa");
+    assert_ne!(staged.mir.to_string(), machine.mir.to_string());
+}

@@ -66,7 +66,7 @@ impl Pipeline {
             builder.set(k, v).map_err(|e| e.to_string())?;
         }
         let with_passes = builder.finish();
-        let reserved = warplift_codegen::passes::Pipeline::parse(&with_passes.passes)
+        let reserved = warplift_codegen::passes::Pipeline::for_settings(&with_passes)
             .map_err(|e| e.to_string())?
             .reservation(&with_passes);
         let grow = |n: u32, class| (n + reserved.count(class)).min(RegisterFile::MAX_PER_CLASS);

@@ -71,7 +71,7 @@ pub struct ReportArgs {
     /// `--regions`; `--column plain=` runs no pass.
     #[arg(long = "column", value_name = "LABEL=ITEMS")]
     columns: Vec<String>,
-    /// Leave out the default columns (base, O0..O3): only the `--column`s.
+    /// Leave out the default columns (base, ssa, O0..O3): only the `--column`s.
     #[arg(long, requires = "columns")]
     no_default_columns: bool,
     /// A code-generator setting for every column, `NAME=VALUE` (repeatable; see `warplift
@@ -128,6 +128,12 @@ impl Column {
             passes: String::new(),
             settings: Vec::new(),
         }];
+        // The paper's own stage: linearized on the SSA IR, before register allocation.
+        columns.push(Column {
+            label: "ssa".into(),
+            passes: "linearize_ssa".into(),
+            settings: Vec::new(),
+        });
         for level in 0..=3 {
             columns.push(Column {
                 label: format!("O{level}"),
@@ -345,8 +351,8 @@ mod tests {
         assert_eq!(s.passes, "linearize");
         let defaults = Column::defaults();
         let labels: Vec<&str> = defaults.iter().map(|c| c.label.as_str()).collect();
-        assert_eq!(labels, ["base", "O0", "O1", "O2", "O3"]);
-        let o2 = defaults[3].settings(&base).unwrap();
+        assert_eq!(labels, ["base", "ssa", "O0", "O1", "O2", "O3"]);
+        let o2 = defaults[4].settings(&base).unwrap();
         assert_eq!(
             (o2.linearize_opt, o2.linearize_regions.as_str()),
             (2, "kernel")
