@@ -238,6 +238,8 @@ pub(crate) struct Counters {
     pub transactions: [u64; 3],
     /// Per-lane block counts, when the redundant block executions are asked for.
     pub lanes: Option<Box<LaneCounts>>,
+    /// Whether the run records a trace (warps then keep their spans).
+    pub tracing: bool,
 }
 
 /// Optional measurements of a run, each off by default because it costs time.
@@ -388,6 +390,7 @@ impl<'a> Machine<'a> {
             counters: Counters {
                 block_execs: vec![0; program.blocks.len()],
                 lanes: redundancy.then(|| Box::new(LaneCounts::new(program, width))),
+                tracing: trace.is_some(),
                 ..Counters::default()
             },
             ctx,
@@ -441,8 +444,8 @@ impl<'a> Machine<'a> {
             let age = self.next_age;
             self.next_age += 1;
             let warp = &mut sm.warps[slot * wpb + k];
-            let (tracing, counting) = (self.trace.is_some(), self.counters.lanes.is_some());
-            warp.reset(slot, id, first, lanes, age, now, tracing, counting);
+            let observed = self.counters.tracing || self.counters.lanes.is_some();
+            warp.reset(slot, id, first, lanes, age, now, observed);
             warp.enter(&self.ctx, &mut self.counters, now)
                 .map_err(|kind| fault(&self.ctx, warp, id, kind))?;
             warp.compute_ready(&self.ctx.meta, now, StallReason::Dependency);

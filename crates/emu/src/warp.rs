@@ -161,10 +161,9 @@ pub(crate) struct Warp {
     local: Vec<u8>,
     /// Placement order, for greedy-then-oldest.
     pub age: u64,
-    tracing: bool,
-    /// Whether the run counts each lane's block executions.
-    counting: bool,
-    /// `tracing || counting`: whether a block entry has anything to record.
+    /// Whether a block entry has anything to record: a trace's spans, or the lanes' block
+    /// counts (`Counters::lanes`). One flag, so that the warp is laid out as it is without
+    /// the recorders and a run without them pays one test per block entry.
     observed: bool,
     cur: Span,
     /// Finished spans, drained by the machine when tracing.
@@ -192,8 +191,6 @@ impl Warp {
             block_id: [0; 3],
             local: vec![0; ctx.program.local_size as usize * w],
             age: 0,
-            tracing: false,
-            counting: false,
             observed: false,
             cur: Span {
                 block: NONE,
@@ -215,8 +212,7 @@ impl Warp {
         lanes: u32,
         age: u64,
         now: u64,
-        tracing: bool,
-        counting: bool,
+        observed: bool,
     ) {
         for r in &mut self.regs {
             r.fill(0);
@@ -241,9 +237,7 @@ impl Warp {
         self.first_thread = first_thread;
         self.block_id = block_id;
         self.age = age;
-        self.tracing = tracing;
-        self.counting = counting;
-        self.observed = tracing || counting;
+        self.observed = observed;
         self.cur.block = NONE;
         self.spans.clear();
     }
@@ -257,7 +251,7 @@ impl Warp {
         counters: &mut Counters,
         now: u64,
     ) -> Result<(), FaultKind> {
-        if self.tracing && self.cur.block != NONE {
+        if self.observed && self.cur.block != NONE {
             self.cur.end = now + 1;
             self.spans.push(self.cur);
             self.cur.block = NONE;
@@ -273,7 +267,7 @@ impl Warp {
             if m == 0 {
                 self.state = WarpState::Done;
                 self.mask = 0;
-                if self.counting {
+                if self.observed {
                     if let Some(lanes) = &mut counters.lanes {
                         lanes.warp_done(self.age);
                     }
@@ -299,12 +293,10 @@ impl Warp {
     }
 
     /// What the optional recorders note as the warp starts `block` with lanes `mask`: the
-    /// trace's span, the lanes' block counts. Out of line and cold, so that a run without
-    /// them pays one test of [`Warp::observed`] per block entry and nothing more.
-    #[cold]
-    #[inline(never)]
+    /// trace's span, the lanes' block counts.
+    #[inline(always)]
     fn observe_entry(&mut self, counters: &mut Counters, block: u32, mask: u64, now: u64) {
-        if self.tracing {
+        if counters.tracing {
             self.cur = Span {
                 block,
                 start: now + 1,
