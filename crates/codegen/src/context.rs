@@ -193,7 +193,7 @@ impl Context {
             },
             ..AllocOptions::default()
         };
-        let reservation = pipeline.reservation(settings);
+        let reservation = pipeline.reservation(settings, &lowered);
         let mut allocated = allocate_with(&lowered, &regs, &reservation, &options)?;
         let limits = Some([regs.b32, regs.b64, regs.pred]);
         if settings.verify {

@@ -70,9 +70,15 @@ pub trait MachinePass: Sync {
     fn variants(&self) -> &'static [&'static [(&'static str, &'static str)]] {
         &[&[]]
     }
-    /// The registers the pass needs for itself, left out of allocation.
-    fn reservation(&self, _settings: &Settings) -> ReservationRequest {
+    /// The most registers the pass may ask for under `settings`, whatever the kernel (to
+    /// size register files in tests).
+    fn reservation_bound(&self, _settings: &Settings) -> ReservationRequest {
         ReservationRequest::none()
+    }
+    /// The registers the pass needs for itself on `func` (the lowered kernel, before
+    /// allocation), left out of allocation; by default [`MachinePass::reservation_bound`].
+    fn reservation(&self, settings: &Settings, _func: &MirFunction) -> ReservationRequest {
+        self.reservation_bound(settings)
     }
     /// Transforms `func`, using only the registers it reserved (`reserved`) besides the
     /// ones the function already uses as they are.
@@ -241,10 +247,22 @@ impl Pipeline {
 
     /// The union of the machine passes' reservations: what register allocation must leave
     /// free. Passes run one after another, so they share the reserved registers.
-    pub fn reservation(&self, settings: &Settings) -> ReservationRequest {
+    pub fn reservation(&self, settings: &Settings, func: &MirFunction) -> ReservationRequest {
+        self.union(|pass| pass.reservation(settings, func))
+    }
+
+    /// The most [`Pipeline::reservation`] may be for any kernel.
+    pub fn reservation_bound(&self, settings: &Settings) -> ReservationRequest {
+        self.union(|pass| pass.reservation_bound(settings))
+    }
+
+    fn union(
+        &self,
+        of: impl Fn(&'static dyn MachinePass) -> ReservationRequest,
+    ) -> ReservationRequest {
         let mut request = ReservationRequest::none();
-        for pass in &self.machine {
-            let wanted = pass.reservation(settings);
+        for &pass in &self.machine {
+            let wanted = of(pass);
             for class in crate::mir::RegClass::ALL {
                 let extra = wanted.count(class).saturating_sub(request.count(class));
                 if extra > 0 {
@@ -291,7 +309,7 @@ mod tests {
         fn description(&self) -> &'static str {
             "reserves registers"
         }
-        fn reservation(&self, _: &Settings) -> ReservationRequest {
+        fn reservation_bound(&self, _: &Settings) -> ReservationRequest {
             ReservationRequest::none()
                 .with(RegClass::Pred, self.0)
                 .with(RegClass::B32, 1)
@@ -339,7 +357,7 @@ mod tests {
     #[test]
     fn machine_passes_share_reserved_registers() {
         let p = Pipeline::parse_in("one,two", TEST_REGISTRY).unwrap();
-        let r = p.reservation(&Settings::default());
+        let r = p.reservation_bound(&Settings::default());
         assert_eq!(r.count(RegClass::Pred), 2);
         assert_eq!(r.count(RegClass::B32), 1);
         assert_eq!(r.count(RegClass::B64), 0);

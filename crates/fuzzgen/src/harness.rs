@@ -68,7 +68,7 @@ impl Pipeline {
         let with_passes = builder.finish();
         let reserved = warplift_codegen::passes::Pipeline::for_settings(&with_passes)
             .map_err(|e| e.to_string())?
-            .reservation(&with_passes);
+            .reservation_bound(&with_passes);
         let grow = |n: u32, class| (n + reserved.count(class)).min(RegisterFile::MAX_PER_CLASS);
         let base = [
             ("regs_b32", grow(settings.regs_b32, RegClass::B32)),

@@ -160,10 +160,24 @@ impl MachinePass for Linearize {
         "linearize unstructured regions with a guard register so no block runs twice per warp (Anantpur & Govindarajan 2014)"
     }
 
-    fn reservation(&self, _settings: &Settings) -> ReservationRequest {
+    fn reservation_bound(&self, _settings: &Settings) -> ReservationRequest {
         ReservationRequest::none()
             .with(RegClass::B32, 1)
             .with(RegClass::Pred, 1)
+    }
+
+    /// The guard registers, when the lowered kernel has a region to linearize: a kernel
+    /// without one (no divergent unstructured region, in the default mode) pays nothing.
+    /// The regions are looked for in the control flow allocation will give the kernel
+    /// (its critical edges split), so they are the ones the pass finds after allocation.
+    fn reservation(&self, settings: &Settings, func: &MirFunction) -> ReservationRequest {
+        let shaped = crate::regalloc::allocation_cfg(func);
+        match (RegionMode::parse(&settings.linearize_regions), shaped) {
+            (Ok(mode), Some(f)) if selected_regions(&f, mode).0.is_empty() => {
+                ReservationRequest::none()
+            }
+            _ => self.reservation_bound(settings),
+        }
     }
 
     fn variants(&self) -> &'static [&'static [(&'static str, &'static str)]] {
@@ -194,45 +208,24 @@ impl MachinePass for Linearize {
             kernel: kernel.clone(),
             message,
         };
+        let mode = RegionMode::parse(&settings.linearize_regions).map_err(error)?;
+        let (regions, skipped) = selected_regions(func, mode);
+        let mut stats = Stats {
+            skipped_barrier_regions: skipped,
+            ..Stats::default()
+        };
+        if regions.is_empty() {
+            return Ok(stats.report());
+        }
         let regs = match (reserved.of(RegClass::B32), reserved.of(RegClass::Pred)) {
             ([g, ..], [p, ..]) => GuardRegs { g: *g, p: *p },
             _ => return Err(error("the guard registers were not reserved".into())),
-        };
-        let mode = RegionMode::parse(&settings.linearize_regions).map_err(error)?;
-        let regions = match mode {
-            RegionMode::Kernel => regions::kernel_region(func).into_iter().collect(),
-            RegionMode::All | RegionMode::Divergent => regions::unstructured_regions(func, mode),
         };
         let options = Options {
             merge_loops: settings.linearize_merge_loops,
             interleave: settings.linearize_interleave,
         };
-        let mut stats = Stats::default();
         for region in &regions {
-            // Linearized, a block runs only in the lanes whose guard selects it. Where a
-            // divergent branch can give lanes different guards, a barrier in the region
-            // could be reached by part of the block's threads only. The paper's kernels
-            // synchronise outside their unstructured regions; such a region is left as it is.
-            let insts = || {
-                region
-                    .blocks
-                    .iter()
-                    .flat_map(|&b| func.blocks[b].insts.iter())
-            };
-            let has_barrier = insts().any(|i| matches!(i.kind, crate::mir::MInstKind::Bar));
-            let divergent = insts().any(|i| {
-                matches!(
-                    i.kind,
-                    crate::mir::MInstKind::Branch {
-                        divergent: true,
-                        ..
-                    }
-                )
-            });
-            if has_barrier && divergent {
-                stats.skipped_barrier_regions += 1;
-                continue;
-            }
             let lin = linearize_region(func, region, regs, options).map_err(error)?;
             stats.add(&lin.stats);
             if settings.linearize_opt > 0 {
@@ -242,6 +235,43 @@ impl MachinePass for Linearize {
         }
         Ok(stats.report())
     }
+}
+
+/// The regions `mode` selects that the pass linearizes, and how many it leaves alone
+/// because they hold a barrier and a divergent branch: linearized, a block runs only in
+/// the lanes whose guard selects it, so where a divergent branch can give lanes different
+/// guards, a barrier in the region could be reached by part of the block's threads only.
+/// (The paper's kernels synchronise outside their unstructured regions.)
+fn selected_regions(func: &MirFunction, mode: RegionMode) -> (Vec<Region>, u64) {
+    let found = match mode {
+        RegionMode::Kernel => regions::kernel_region(func).into_iter().collect(),
+        RegionMode::All | RegionMode::Divergent => regions::unstructured_regions(func, mode),
+    };
+    let mut skipped = 0;
+    let kept = found
+        .into_iter()
+        .filter(|region| {
+            let insts = || {
+                region
+                    .blocks
+                    .iter()
+                    .flat_map(|&b| func.blocks[b].insts.iter())
+            };
+            let has_barrier = insts().any(|i| matches!(i.kind, MInstKind::Bar));
+            let divergent = insts().any(|i| {
+                matches!(
+                    i.kind,
+                    MInstKind::Branch {
+                        divergent: true,
+                        ..
+                    }
+                )
+            });
+            skipped += u64::from(has_barrier && divergent);
+            !(has_barrier && divergent)
+        })
+        .collect();
+    (kept, skipped)
 }
 
 /// What `linearize_regions` selects.

@@ -401,6 +401,17 @@ pub fn allocate(
     allocate_with(func, regs, request, &AllocOptions::default())
 }
 
+/// `func` with the control flow register allocation gives it before allocating:
+/// unreachable blocks dropped and the edges regalloc2 cannot place moves on split. A
+/// machine pass that plans its reservation on the lowered kernel looks at this shape, the
+/// one it will run on. `None` when `func` is not lowered MIR (allocation refuses it too).
+pub fn allocation_cfg(func: &MirFunction) -> Option<MirFunction> {
+    let mut f = func.clone();
+    prepare::check_input(&mut f).ok()?;
+    prepare::prepare(&mut f);
+    Some(f)
+}
+
 /// Allocates the lowered function `func` into the register file `regs`, keeping out the
 /// registers `request` reserves.
 pub fn allocate_with(
