@@ -82,7 +82,8 @@
 //! `b32` register for `g` and one predicate for the guard tests, and reads the branch
 //! conditions where the branches read them. Every other register's live range is
 //! untouched, so nothing spills and register pressure grows by exactly those two
-//! registers — the paper's Section 6 remedy for the register growth its PTX-level
+//! registers (none when the kernel has nothing to linearize: the reservation looks for
+//! regions first) — the paper's Section 6 remedy for the register growth its PTX-level
 //! implementation suffered (Table 1, `mum`: 22 → 32 registers).
 //!
 //! # Regions
