@@ -71,8 +71,15 @@ fn main() -> ExitCode {
 
 /// `warplift settings`: every code-generator setting with its documentation.
 fn print_settings() -> anyhow::Result<ExitCode> {
-    for (name, doc) in warplift_codegen::Settings::DESCRIPTIONS {
-        output::outln!("{name:12} {}", doc.trim().replace('\n', " "))?;
+    let settings = warplift_codegen::Settings::DESCRIPTIONS;
+    let width = settings
+        .iter()
+        .map(|(name, _)| name.len())
+        .max()
+        .unwrap_or(0);
+    for (name, doc) in settings {
+        let doc = doc.split_whitespace().collect::<Vec<_>>().join(" ");
+        output::outln!("{name:width$}  {doc}")?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -892,3 +892,24 @@ fn report_adds_the_registers_ptxas_allocates() {
         assert!(n.is_some_and(|n| n > 0), "{c}");
     }
 }
+
+#[test]
+fn settings_lists_every_setting_with_its_documentation_on_one_line() {
+    let text = stdout(&warplift(&["settings"]));
+    for name in [
+        "opt_level",
+        "passes",
+        "linearize_regions",
+        "linearize_stage",
+        "linearize_opt",
+        "linearize_merge_loops",
+        "linearize_interleave",
+    ] {
+        let line = text
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(name))
+            .unwrap_or_else(|| panic!("no line for {name}:\n{text}"));
+        let doc = line[name.len()..].trim_start();
+        assert!(!doc.is_empty() && !doc.contains("  "), "{line}");
+    }
+}
