@@ -84,6 +84,12 @@
 //! block3(v6: i32):              ; v6 = the trip count of each thread: divergent
 //! ```
 //!
+//! The same holds for a cycle through a divergent branch that stays short of the branch's
+//! reconvergence point even when the loop forest sees no exit: a natural loop with two
+//! back edges to one header contains the cycle through the inner back edge, and threads
+//! leave that cycle, in different iterations, for a block of the same loop. The values of
+//! such a cycle are divergent where they are used outside it.
+//!
 //! The analysis runs on the IR, before lowering; the code generator keeps the IR's
 //! branches and their post-dominators (the blocks it adds, like `br_table` search trees,
 //! sit inside one IR block's region), so the flags stay true of the machine code.
@@ -403,6 +409,29 @@ impl<'f> Analysis<'f> {
             self.mark_params(j);
         }
 
+        // A cycle through `block` that stays short of the reconvergence point: threads
+        // leave it for the reconvergence point in different iterations, so its values are
+        // temporally divergent wherever they are used outside it. The loops of the loop
+        // forest below catch the cycles the region leaves; this one may lie inside a
+        // larger loop that the region never leaves (two back edges to one header: the
+        // inner cycle's exit is a block of the same natural loop).
+        if reach[block] != Reach::No {
+            let mut cycle: SecondaryMap<Block, bool> = SecondaryMap::new();
+            let mut members = vec![block];
+            cycle[block] = true;
+            let mut i = 0;
+            while let Some(&n) = members.get(i) {
+                i += 1;
+                for &p in self.cfg.preds(n) {
+                    if reach[p] != Reach::No && Some(p) != stop && !cycle[p] {
+                        cycle[p] = true;
+                        members.push(p);
+                    }
+                }
+            }
+            self.mark_cycle_exit(&members, &cycle);
+        }
+
         // The loops around `block` that the region leaves. They nest, so if a block of
         // the region is outside a loop it is outside every loop inside that one: count,
         // from the innermost, how many loops are left.
@@ -420,6 +449,41 @@ impl<'f> Analysis<'f> {
         }
         for &l in &chain[..left] {
             self.mark_divergent_exit(l);
+        }
+    }
+
+    /// The cycle `members` (membership in `inside`) has a divergent exit: every use of its
+    /// values outside it is divergent.
+    fn mark_cycle_exit(&mut self, members: &[Block], inside: &SecondaryMap<Block, bool>) {
+        let func = self.func;
+        for &b in members {
+            if !func.dfg.block_is_valid(b) {
+                continue;
+            }
+            let params = func.dfg.block_params(b).iter().copied();
+            let results = func
+                .layout
+                .block_insts(b)
+                .iter()
+                .filter(|&&i| func.dfg.insts.is_valid(i))
+                .filter_map(|&i| func.dfg.inst_result(i));
+            let defined: Vec<Value> = params.chain(results).collect();
+            for v in defined {
+                let Some(users) = self.users.get(v.index()) else {
+                    continue;
+                };
+                for k in 0..users.len() {
+                    let inst = self.users[v.index()][k];
+                    let Some(ub) = self.inst_block[inst] else {
+                        continue;
+                    };
+                    if inside[ub] {
+                        self.mark_params_receiving(inst, v, |d| !inside[d]);
+                    } else {
+                        self.visit_use(inst, v);
+                    }
+                }
+            }
         }
     }
 

@@ -464,3 +464,43 @@ fn long_chains_do_not_overflow_the_stack() {
     assert_eq!(div.divergent_values().len(), n as usize + 3);
     assert_eq!(div.divergent_branches().len(), n as usize);
 }
+
+#[test]
+fn an_inner_cycle_left_divergently_inside_a_loop_with_two_latches() {
+    // block1 is the header of one natural loop with two back edges (from block2 and from
+    // block3). The cycle block1 -> block2 -> block1 is left at block2 by a divergent branch
+    // whose reconvergence point, block3, is inside the same loop: threads reach block3
+    // after different numbers of turns, carrying different values of the header's `v4`
+    // although every value passed to it is uniform. The loop forest sees no exit here;
+    // the cycle through the branch does. (Found by the differential harness, seed 2485.)
+    let (_, div) = analyze_text(
+        "kernel %k(n: i32, p: i1) {
+        block0(v0: i32, v1: i1):
+            v2 = thread_id x
+            v3 = iconst.i1 0
+            jump block1(v1, v2)
+        block1(v4: i1, v5: i32):
+            v6 = iconst.i32 1
+            v7 = isub v5, v6
+            jump block2
+        block2:
+            v8 = iconst.i32 0
+            v9 = icmp sgt v7, v8
+            brif v9, block1(v3, v7), block3
+        block3:
+            brif v4, block4, block5
+        block4:
+            jump block5
+        block5:
+            v10 = icmp eq v0, v0
+            brif v10, block6, block1(v4, v7)
+        block6:
+            return
+        }",
+    );
+    assert!(div.is_divergent_branch(b(2)), "the inner exit");
+    assert!(
+        div.is_divergent_branch(b(3)),
+        "block3 tests a temporally divergent value"
+    );
+}
