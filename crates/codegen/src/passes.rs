@@ -30,6 +30,13 @@ pub struct PassReport {
     pub counts: Vec<(&'static str, u64)>,
 }
 
+impl PassReport {
+    /// The count called `name`, if the pass reported one.
+    pub fn get(&self, name: &str) -> Option<u64> {
+        self.counts.iter().find(|(n, _)| *n == name).map(|c| c.1)
+    }
+}
+
 /// A pass failed.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 #[error("pass `{pass}` on kernel %{kernel}: {message}")]

@@ -7,6 +7,7 @@
 use std::collections::HashSet;
 use std::path::PathBuf;
 use warplift_codegen::isa::ptx::ptxas;
+use warplift_codegen::linearize::check::check_linearized;
 use warplift_codegen::linearize::Linearize;
 use warplift_codegen::lower::lower;
 use warplift_codegen::mir::verify::verify_mir_with_limits;
@@ -14,7 +15,6 @@ use warplift_codegen::mir::{BlockKind, MInstKind, MirFunction, RegClass};
 use warplift_codegen::passes::MachinePass;
 use warplift_codegen::regalloc::{allocate, RegisterFile};
 use warplift_codegen::{lookup_by_name, Context, Settings};
-use warplift_ir::cfg::{ControlFlowGraph, PostDominatorTree};
 use warplift_ir::parser::parse_functions;
 
 fn corpus() -> Vec<(String, warplift_ir::Function)> {
@@ -56,32 +56,19 @@ fn count(report: &warplift_codegen::passes::PassReport, name: &str) -> u64 {
         .1
 }
 
-/// Non-terminator instructions of the placed blocks.
-fn body_insts(f: &MirFunction) -> usize {
-    f.order
-        .iter()
-        .map(|&b| {
-            f.blocks[b]
-                .insts
-                .iter()
-                .filter(|i| !i.kind.is_terminator())
-                .count()
-        })
-        .sum()
-}
-
 #[test]
 fn linearized_kernels_are_structured_grow_linearly_and_write_only_reserved_registers() {
     let (mut blocks, mut retreating, mut added_blocks, mut added_insts) = (0, 0, 0, 0);
     for (name, func) in corpus() {
         let mir = lower(&func).unwrap();
         for mode in MODES {
-            for level in [0, 3] {
+            for (level, interleave) in [(0, false), (3, false), (0, true), (2, true)] {
                 let s = settings(&[
                     &format!("linearize_regions={mode}"),
                     &format!("linearize_opt={level}"),
+                    &format!("linearize_interleave={interleave}"),
                 ]);
-                let ctx = format!("{name} (%{}, {mode}, O{level})", func.name);
+                let ctx = format!("{name} (%{}, {mode}, O{level}, {interleave})", func.name);
                 let allocated =
                     allocate(&mir, &RegisterFile::MAX, &Linearize.reservation(&s, &mir)).unwrap();
                 let before = allocated.func.clone();
@@ -91,90 +78,15 @@ fn linearized_kernels_are_structured_grow_linearly_and_write_only_reserved_regis
                     .unwrap_or_else(|e| panic!("{ctx}: {e}\n{before}"));
                 verify_mir_with_limits(&after, Some([64, 64, 64]))
                     .unwrap_or_else(|e| panic!("{ctx}: {e}\n{after}"));
-
-                // Only the reserved registers are written by what the pass added: the
-                // region blocks keep every instruction but their terminator, and every
-                // other instruction the pass made defines a reserved register.
-                let original: HashSet<_> = before.order.iter().copied().collect();
-                for &b in &after.order {
-                    let insts = &after.blocks[b].insts;
-                    let kept = if original.contains(&b) {
-                        let old = &before.blocks[b].insts;
-                        let n = old.len() - 1;
-                        assert_eq!(insts[..n], old[..n], "{ctx}: {b} changed");
-                        n
-                    } else {
-                        0
-                    };
-                    for i in &insts[kept..] {
-                        if let Some(d) = i.kind.def() {
-                            assert!(allocated.reserved.contains(d), "{ctx}: {b} writes {d}");
-                        }
-                    }
+                // Registers, structure and Claim 3, as `check_linearized` states them.
+                let growth = check_linearized(&before, &after, &allocated.reserved, &report, &s)
+                    .unwrap_or_else(|e| panic!("{ctx}: {e}\n{before}\n{after}"));
+                if mode == "kernel" && level == 0 && !interleave {
+                    blocks += growth.region_blocks;
+                    retreating += growth.retreating_edges;
+                    added_blocks += growth.added_blocks;
+                    added_insts += growth.added_insts;
                 }
-
-                // Structured: each guard test reconverges at its fall-through successor.
-                let pdt = PostDominatorTree::compute(&ControlFlowGraph::compute(&after));
-                for &b in &after.order {
-                    if let Some(MInstKind::Branch { not_taken, .. }) =
-                        after.terminator(b).map(|t| &t.kind)
-                    {
-                        // Guards, and (kernel mode) every branch but the entry's: O3 merges
-                        // guard tests into the blocks before them.
-                        // (A kernel whose region holds a barrier and a divergent
-                        // branch is left as it was.)
-                        let linearized = count(&report, "regions") > 0;
-                        if after.blocks[b].kind == BlockKind::Guard
-                            || (mode == "kernel" && linearized && b != after.order[0])
-                        {
-                            assert_eq!(
-                                pdt.reconvergence_point(b),
-                                Some(not_taken.block),
-                                "{ctx}: {b} does not reconverge at its fall-through\n{after}"
-                            );
-                        }
-                    }
-                }
-
-                // Claim 3: one guard per region block and one per block with retreating
-                // edges (at most one per retreating edge), plus a return block when the
-                // kernel returned from several; per region block one test and one
-                // assignment, plus one test per back-edge guard and the entry's assignment.
-                let (n, r) = (
-                    count(&report, "region blocks"),
-                    count(&report, "retreating edges"),
-                );
-                let new_blocks = (after.order.len() - before.order.len()) as u64;
-                let new_insts = (body_insts(&after) - body_insts(&before)) as u64;
-                let regions = count(&report, "regions");
-                if level == 0 {
-                    assert_eq!(
-                        new_blocks,
-                        count(&report, "guard blocks")
-                            + count(&report, "back-edge guards")
-                            + count(&report, "exit blocks"),
-                        "{ctx}"
-                    );
-                    assert_eq!(
-                        count(&report, "guard blocks"),
-                        n - count(&report, "sub-region blocks"),
-                        "{ctx}"
-                    );
-                    assert!(count(&report, "back-edge guards") <= r, "{ctx}");
-                    assert_eq!(
-                        new_insts,
-                        count(&report, "guard tests") + count(&report, "guard assignments"),
-                        "{ctx}"
-                    );
-                    if mode == "kernel" {
-                        blocks += n;
-                        retreating += r;
-                        added_blocks += new_blocks;
-                        added_insts += new_insts;
-                    }
-                }
-                assert!(new_blocks <= n + r + count(&report, "exit blocks"), "{ctx}");
-                assert!(new_insts <= 2 * n + r + regions, "{ctx}");
             }
         }
     }
@@ -432,4 +344,72 @@ block6(v17: i32):
             }
         }
     }
+}
+
+#[test]
+fn the_claims_checker_catches_a_broken_linearization() {
+    let text = std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/corpus/short_circuit_fig1.wir"),
+    )
+    .unwrap();
+    let func = parse_functions(&text).unwrap().remove(0);
+    let mir = lower(&func).unwrap();
+    let s = settings(&["linearize_regions=kernel"]);
+    let allocated = allocate(&mir, &RegisterFile::MAX, &Linearize.reservation(&s, &mir)).unwrap();
+    let mut after = allocated.func.clone();
+    let report = Linearize.run(&mut after, &allocated.reserved, &s).unwrap();
+    let check =
+        |f: &MirFunction| check_linearized(&allocated.func, f, &allocated.reserved, &report, &s);
+    check(&after).unwrap();
+    let guard = *after
+        .order
+        .iter()
+        .find(|&&b| after.blocks[b].kind == BlockKind::Guard)
+        .unwrap();
+    let body = after.order[0];
+
+    // An added instruction that writes a register of the kernel.
+    let mut broken = after.clone();
+    let copy = broken.blocks[body].insts[0].clone();
+    assert!(copy.kind.def().is_some(), "{copy:?}");
+    broken.blocks[guard].insts.insert(0, copy);
+    let e = check(&broken).unwrap_err();
+    assert!(e.contains("not a reserved register"), "{e}");
+
+    // A lost instruction.
+    let mut broken = after.clone();
+    let (b, i) = after
+        .order
+        .iter()
+        .find_map(|&b| {
+            let insts = &after.blocks[b].insts;
+            (after.blocks[b].kind == BlockKind::Code && insts.len() > 1).then_some((b, 0))
+        })
+        .unwrap();
+    broken.blocks[b].insts.remove(i);
+    let e = check(&broken).unwrap_err();
+    assert!(e.contains("is gone"), "{e}");
+
+    // A guarded block that jumps past the next guard: the lanes that ran it and those
+    // that did not no longer meet at the guard's fall-through.
+    let mut broken = after.clone();
+    let guards: Vec<_> = after
+        .order
+        .iter()
+        .copied()
+        .filter(|&b| after.blocks[b].kind == BlockKind::Guard)
+        .collect();
+    let guarded = match after.terminator(guards[0]).map(|t| &t.kind) {
+        Some(MInstKind::Branch { taken, .. }) => taken.block,
+        other => panic!("{other:?}"),
+    };
+    if let Some(t) = broken.blocks[guarded].insts.last_mut() {
+        t.kind.for_each_target_mut(|t| {
+            if t.block == guards[1] {
+                t.block = guards[2];
+            }
+        });
+    }
+    let e = check(&broken).unwrap_err();
+    assert!(e.contains("does not reconverge"), "{e}");
 }

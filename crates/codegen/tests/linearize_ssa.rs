@@ -215,7 +215,7 @@ fn register_cost_of_linearizing_before_and_after_allocation() {
         )
         .unwrap();
         let compiled = Context::new().compile_kernel(&func, &*isa).unwrap();
-        let machine = compiled.stats.regalloc.clone();
+        let machine = compiled.stats.regalloc;
         let ssa = compile(&func, &["passes=linearize_ssa", "linearize_regions=kernel"]);
         // Linearizing after allocation costs exactly the guard register and the guard
         // predicate when it linearizes anything (nothing otherwise), and never a spill.

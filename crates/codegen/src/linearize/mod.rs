@@ -133,6 +133,7 @@
 //! guards of dominated blocks inside their dominator's guard, O3 merges a guard into its
 //! only predecessor.
 
+pub mod check;
 pub mod interleave;
 pub mod opt;
 pub mod regions;
