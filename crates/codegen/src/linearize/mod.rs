@@ -252,6 +252,14 @@ fn selected_regions(func: &MirFunction, mode: RegionMode) -> (Vec<Region>, u64) 
     let mut skipped = 0;
     let kept = found
         .into_iter()
+        // A region of edge-split blocks only (a branch whose two edges meet at once) has
+        // nothing to run twice: guarding it would cost registers and buy nothing.
+        .filter(|region| {
+            region
+                .blocks
+                .iter()
+                .any(|&b| func.blocks[b].kind != BlockKind::EdgeSplit)
+        })
         .filter(|region| {
             let insts = || {
                 region
