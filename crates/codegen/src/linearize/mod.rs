@@ -227,8 +227,9 @@ impl MachinePass for Linearize {
             merge_loops: settings.linearize_merge_loops,
             interleave: settings.linearize_interleave,
         };
+        let analyses = KernelAnalyses::compute(func);
         for region in &regions {
-            let lin = linearize_region(func, region, regs, options).map_err(error)?;
+            let lin = linearize_region(func, region, regs, options, &analyses).map_err(error)?;
             stats.add(&lin.stats);
             if settings.linearize_opt > 0 {
                 let o = opt::optimize(func, &lin, regs, settings.linearize_opt);
@@ -318,6 +319,27 @@ pub struct Options {
     /// Split blocks between a long-latency load and its first use, and interleave the arms
     /// of divergent branches (Section 5.1).
     pub interleave: bool,
+}
+
+/// The kernel's dominator tree and loops, computed once before any region is linearized.
+/// Regions are disjoint and none holds another's entry, so linearizing one leaves the
+/// dominators of every other region's blocks within that region, and the loops around
+/// them, as they were: one computation serves every region, where recomputing per region
+/// would make the pass quadratic in the number of regions.
+pub struct KernelAnalyses {
+    domtree: DominatorTree<MBlock>,
+    loops: LoopForest<MBlock>,
+}
+
+impl KernelAnalyses {
+    /// Analyses `func`.
+    pub fn compute(func: &MirFunction) -> Self {
+        let cfg = ControlFlowGraph::compute(func);
+        KernelAnalyses {
+            domtree: DominatorTree::compute(&cfg),
+            loops: LoopForest::compute(&cfg),
+        }
+    }
 }
 
 /// The two reserved registers: the guard variable and the guard-test predicate.
@@ -651,10 +673,21 @@ fn parts(order: &[MBlock], subregions: &[SubRegion]) -> Result<Vec<Part>, String
 /// sibling `c2`; then `v` is `c2` itself (a path to `u` avoiding `c2`, followed by the
 /// edge, would avoid it too), and `c1` precedes `c2`. The loop preference can break this
 /// only in irreducible loops; an order that would is not used.
-fn dominance_order(func: &MirFunction, parts: Vec<Part>, merge_loops: bool) -> Vec<Part> {
-    let cfg = ControlFlowGraph::compute(func);
-    let domtree = DominatorTree::compute(&cfg);
-    let loops = LoopForest::compute(&cfg);
+fn dominance_order(
+    func: &MirFunction,
+    parts: Vec<Part>,
+    analyses: &KernelAnalyses,
+    split_of: &HashMap<MBlock, MBlock>,
+    merge_loops: bool,
+) -> Vec<Part> {
+    let KernelAnalyses { domtree, loops } = analyses;
+    // The second half of a block split for interleaving is new to the analyses: it sits
+    // where its first half is, right below it in the dominator tree.
+    let original = |b: MBlock| split_of.get(&b).copied().unwrap_or(b);
+    let idom = |b: MBlock| match split_of.get(&b) {
+        Some(&first) => Some(first),
+        None => domtree.idom(b),
+    };
     let index: HashMap<MBlock, usize> =
         parts.iter().enumerate().map(|(i, p)| (p.head, i)).collect();
     let inside: HashSet<MBlock> = parts
@@ -666,11 +699,11 @@ fn dominance_order(func: &MirFunction, parts: Vec<Part>, merge_loops: bool) -> V
     for (k, part) in parts.iter().enumerate() {
         // The nearest strict dominator that heads a part; a structured sub-region's other
         // blocks are passed on the way to its head.
-        let mut d = domtree.idom(part.head);
+        let mut d = idom(part.head);
         let parent = loop {
             match d {
                 Some(b) if index.contains_key(&b) => break Some(index[&b]),
-                Some(b) if inside.contains(&b) => d = domtree.idom(b),
+                Some(b) if inside.contains(&b) => d = idom(b),
                 _ => break None,
             }
         };
@@ -693,12 +726,12 @@ fn dominance_order(func: &MirFunction, parts: Vec<Part>, merge_loops: bool) -> V
     let rank = |parent: usize, child: usize| -> u8 {
         // An irreducible loop has no single header to keep its blocks behind.
         let Some(l) = loops
-            .innermost_loop(parts[parent].head)
+            .innermost_loop(original(parts[parent].head))
             .filter(|&l| !loops.is_irreducible(l))
         else {
             return 0;
         };
-        let head = parts[child].head;
+        let head = original(parts[child].head);
         let stays = loops.contains(l, head);
         let to_outer = !stays
             && loops
@@ -738,11 +771,13 @@ pub fn linearize_region(
     region: &Region,
     regs: GuardRegs,
     options: Options,
+    analyses: &KernelAnalyses,
 ) -> Result<Linearized, String> {
     let merge_loops = options.merge_loops;
     let mut members: HashSet<MBlock> = region.blocks.iter().copied().collect();
     // Blocks split for branch interleaving: the first halves, which wait on a load.
     let mut awaiting: HashSet<MBlock> = HashSet::new();
+    let mut split_of: HashMap<MBlock, MBlock> = HashMap::new();
     if options.interleave {
         let in_subregion: HashSet<MBlock> = region
             .subregions
@@ -758,6 +793,7 @@ pub fn linearize_region(
         for (first, second) in interleave::split_at_load_uses(func, &candidates) {
             members.insert(second);
             awaiting.insert(first);
+            split_of.insert(second, first);
         }
     }
     let block_order = region_rpo(func, region.entry, &members);
@@ -779,7 +815,13 @@ pub fn linearize_region(
             "{b} of a structured sub-region lies outside its region"
         ));
     }
-    let mut parts = dominance_order(func, parts(&block_order, &region.subregions)?, merge_loops);
+    let mut parts = dominance_order(
+        func,
+        parts(&block_order, &region.subregions)?,
+        analyses,
+        &split_of,
+        merge_loops,
+    );
     if !awaiting.is_empty() {
         parts = interleave::interleave(func, parts, &awaiting);
     }

@@ -36,7 +36,7 @@
 use super::{GuardRegs, Linearized};
 use crate::mir::{MBlock, MInstKind, MirFunction, Operand};
 use std::collections::{BTreeSet, HashMap, HashSet};
-use warplift_ir::cfg::{ControlFlowGraph, PostDominatorTree};
+use warplift_ir::cfg::{Cfg, ControlFlowGraph, PostDominatorTree};
 
 /// What the optimisations did.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
@@ -147,19 +147,72 @@ fn guard_values(
     edges
 }
 
+/// The linearized region as a graph of its own: its entry, its blocks, guards and exit,
+/// without the rest of the kernel. A region is entered only from its entry and left only
+/// to its exit, so post-dominance among its blocks is the same as in the whole kernel, and
+/// checking one region costs what the region costs, not what the kernel does.
+struct RegionGraph<'a> {
+    func: &'a MirFunction,
+    /// The region's blocks still placed, entry first.
+    nodes: Vec<MBlock>,
+    members: HashSet<MBlock>,
+}
+
+impl Cfg for RegionGraph<'_> {
+    type Node = MBlock;
+
+    fn entry(&self) -> Option<MBlock> {
+        self.nodes.first().copied()
+    }
+
+    fn num_nodes(&self) -> usize {
+        self.func.blocks.len()
+    }
+
+    fn successors(&self, node: MBlock, out: &mut Vec<MBlock>) {
+        out.extend(
+            self.func
+                .successors(node)
+                .into_iter()
+                .filter(|s| self.members.contains(s)),
+        );
+    }
+
+    fn nodes(&self) -> impl Iterator<Item = MBlock> + '_ {
+        self.nodes.iter().copied()
+    }
+}
+
 /// Does every conditional branch among `blocks` reconverge at its fall-through successor
 /// (the shape of Claim 1 that keeps each block to one execution per pass of the warp)?
-fn structured(func: &MirFunction, blocks: &[MBlock]) -> bool {
-    let pdt = PostDominatorTree::compute(&ControlFlowGraph::compute(func));
-    let placed: HashSet<MBlock> = func.order.iter().copied().collect();
-    blocks.iter().filter(|b| placed.contains(b)).all(|&b| {
-        match func.terminator(b).map(|t| &t.kind) {
+/// `region` lists the region's blocks (entry first); `removed` those taken out.
+fn structured(
+    func: &MirFunction,
+    region: &[MBlock],
+    removed: &HashSet<MBlock>,
+    blocks: &[MBlock],
+) -> bool {
+    let nodes: Vec<MBlock> = region
+        .iter()
+        .copied()
+        .filter(|b| !removed.contains(b))
+        .collect();
+    let members: HashSet<MBlock> = nodes.iter().copied().collect();
+    let graph = RegionGraph {
+        func,
+        nodes,
+        members,
+    };
+    let pdt = PostDominatorTree::compute(&ControlFlowGraph::compute(&graph));
+    blocks
+        .iter()
+        .filter(|b| graph.members.contains(b))
+        .all(|&b| match func.terminator(b).map(|t| &t.kind) {
             Some(MInstKind::Branch { not_taken, .. }) => {
                 pdt.reconvergence_point(b) == Some(not_taken.block)
             }
             _ => true,
-        }
-    })
+        })
 }
 
 /// What the optimisations change, cloned to try a batch of changes and roll it back.
@@ -460,8 +513,14 @@ pub fn optimize(func: &mut MirFunction, lin: &Linearized, regs: GuardRegs, level
         .enumerate()
         .map(|(i, &b)| (b, i))
         .collect();
+    // The region's own blocks: every edge into a guard comes from one of them.
+    let mut region: Vec<MBlock> = vec![lin.entry];
+    region.extend(lin.blocks.iter().copied());
+    region.extend(lin.guards.iter().copied());
+    region.extend(lin.back_edge_guards.iter().flatten().copied());
+    region.push(lin.exit);
     let mut preds: HashMap<MBlock, Vec<MBlock>> = HashMap::new();
-    for &b in &func.order {
+    for &b in &region {
         for s in func.successors(b) {
             let p = preds.entry(s).or_default();
             if !p.contains(&b) {
@@ -482,7 +541,7 @@ pub fn optimize(func: &mut MirFunction, lin: &Linearized, regs: GuardRegs, level
     let mut checked: Vec<MBlock> = lin.guards.clone();
     checked.extend(lin.back_edge_guards.iter().flatten());
     checked.extend(lin.tails.iter().copied());
-    let check = |s: &State| structured(&s.func, &checked);
+    let check = |s: &State| structured(&s.func, &region, &s.removed, &checked);
     let guarded: HashSet<MBlock> = checked.iter().copied().collect();
     let cx = Layout {
         lin,
