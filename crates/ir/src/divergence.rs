@@ -452,8 +452,9 @@ impl<'f> Analysis<'f> {
         }
     }
 
-    /// The cycle `members` (membership in `inside`) has a divergent exit: every use of its
-    /// values outside it is divergent.
+    /// The cycle `members` (membership in `inside`: a loop of the forest, or a cycle through
+    /// a divergent branch) has a divergent exit: every use of its values outside it is
+    /// divergent, and inside it the edges that leave it carry them out.
     fn mark_cycle_exit(&mut self, members: &[Block], inside: &SecondaryMap<Block, bool>) {
         let func = self.func;
         for &b in members {
@@ -493,46 +494,12 @@ impl<'f> Analysis<'f> {
             return;
         }
         self.divergent_exit[l] = true;
-        let func = self.func;
         let blocks: Vec<Block> = self.loops.blocks(l).to_vec();
-        for b in blocks {
-            let params = func.dfg.block_params(b).iter().copied();
-            let results = func
-                .layout
-                .block_insts(b)
-                .iter()
-                .filter_map(|&i| func.dfg.inst_result(i));
-            let defined: Vec<Value> = params.chain(results).collect();
-            for v in defined {
-                self.mark_uses_outside(l, v);
-            }
+        let mut inside: SecondaryMap<Block, bool> = SecondaryMap::new();
+        for &b in &blocks {
+            inside[b] = true;
         }
-    }
-
-    /// The uses of `v` (defined in loop `l`) outside `l` are divergent.
-    fn mark_uses_outside(&mut self, l: Loop, v: Value) {
-        let Some(users) = self.users.get(v.index()) else {
-            return;
-        };
-        for i in 0..users.len() {
-            let inst = self.users[v.index()][i];
-            let Some(b) = self.inst_block[inst] else {
-                continue;
-            };
-            if self.loops.contains(l, b) {
-                // Inside the loop only the exit edges carry `v` out.
-                let loops = &self.loops;
-                let outside: Vec<Block> = self.func.dfg.insts[inst]
-                    .branch_destinations()
-                    .iter()
-                    .map(|c| c.block)
-                    .filter(|&d| !loops.contains(l, d))
-                    .collect();
-                self.mark_params_receiving(inst, v, |d| outside.contains(&d));
-            } else {
-                self.visit_use(inst, v);
-            }
-        }
+        self.mark_cycle_exit(&blocks, &inside);
     }
 }
 

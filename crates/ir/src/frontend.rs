@@ -36,7 +36,7 @@
 use crate::builder::InstBuilder;
 use crate::entities::{Block, Inst, LocalVar, SharedVar, Value};
 use crate::function::{Function, MemVarData};
-use crate::instructions::{InstructionData, Opcode};
+use crate::instructions::InstructionData;
 use crate::srcloc::SourceLoc;
 use crate::types::Type;
 use cranelift_entity::packed_option::PackedOption;
@@ -369,20 +369,7 @@ impl<'a> FunctionBuilder<'a> {
     /// A zero of `ty` at the top of `block`: the value of a variable read where it was
     /// never defined.
     fn zero(&mut self, block: Block, ty: Type) -> Value {
-        let data = match ty {
-            Type::F32 => InstructionData::FloatConst {
-                opcode: Opcode::F32const,
-                bits: 0,
-            },
-            Type::F64 => InstructionData::FloatConst {
-                opcode: Opcode::F64const,
-                bits: 0,
-            },
-            _ => InstructionData::UnaryImm {
-                opcode: Opcode::Iconst,
-                imm: 0,
-            },
-        };
+        let data = InstructionData::zero(ty);
         let inst = self.func.dfg.make_inst(data, Some(ty));
         self.func.layout.insert_inst(inst, block, 0);
         self.func

@@ -419,6 +419,25 @@ pub enum InstructionData {
 }
 
 impl InstructionData {
+    /// The constant zero of `ty` (`f32const`/`f64const` 0.0, else `iconst` 0): what SSA
+    /// construction reads where a variable was never defined.
+    pub fn zero(ty: Type) -> InstructionData {
+        match ty {
+            Type::F32 => InstructionData::FloatConst {
+                opcode: Opcode::F32const,
+                bits: 0,
+            },
+            Type::F64 => InstructionData::FloatConst {
+                opcode: Opcode::F64const,
+                bits: 0,
+            },
+            _ => InstructionData::UnaryImm {
+                opcode: Opcode::Iconst,
+                imm: 0,
+            },
+        }
+    }
+
     /// The instruction's opcode.
     pub fn opcode(&self) -> Opcode {
         use InstructionData::*;

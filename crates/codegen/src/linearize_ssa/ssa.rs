@@ -33,7 +33,7 @@
 use cranelift_entity::SecondaryMap;
 use std::collections::{HashMap, HashSet};
 use warplift_ir::cfg::{ControlFlowGraph, DominatorTree};
-use warplift_ir::{Block, Function, Inst, InstructionData, Opcode, Type, Value, ValueDef};
+use warplift_ir::{Block, Function, Inst, InstructionData, Type, Value, ValueDef};
 
 /// A variable of the repair.
 pub(crate) type Var = usize;
@@ -494,20 +494,7 @@ impl<'f> Builder<'f> {
             return z;
         }
         let ty = self.r.vars[var].ty;
-        let data = match ty {
-            Type::F32 => InstructionData::FloatConst {
-                opcode: Opcode::F32const,
-                bits: 0,
-            },
-            Type::F64 => InstructionData::FloatConst {
-                opcode: Opcode::F64const,
-                bits: 0,
-            },
-            _ => InstructionData::UnaryImm {
-                opcode: Opcode::Iconst,
-                imm: 0,
-            },
-        };
+        let data = InstructionData::zero(ty);
         let inst = self.func.dfg.make_inst(data, Some(ty));
         let block = self.r.zero_block;
         let at = self.func.layout.block_insts(block).len().saturating_sub(1);
