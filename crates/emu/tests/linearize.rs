@@ -4,69 +4,14 @@
 //! of Figure 1 runs twice per warp, Figure 3's reconvergence stack stays shallow, and
 //! the loops of Figures 5 and 6 run each block once per iteration of the warp.
 
+mod common;
+
+use common::{compile, corpus, emulate, load, References};
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use warplift_codegen::{lookup_by_name, Context, Settings};
+use std::path::Path;
 use warplift_emu::{run, MachineConfig, Program, Stats};
-use warplift_ir::launch::{Launch, PreparedLaunch};
+use warplift_ir::launch::Launch;
 use warplift_ir::parser::parse_functions;
-use warplift_ir::Function;
-
-fn corpus_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/corpus")
-}
-
-/// The corpus kernels that have a launch file: name, kernel, prepared launch.
-fn corpus() -> Vec<(String, Function, PreparedLaunch)> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(corpus_dir())
-        .expect("tests/corpus exists")
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "wir"))
-        .collect();
-    files.sort();
-    let mut out = Vec::new();
-    for path in files {
-        let name = path.file_name().unwrap().to_string_lossy().into_owned();
-        let launch_path = Launch::path_next_to(&path);
-        if !launch_path.exists() {
-            continue;
-        }
-        out.push(load(&name));
-    }
-    out
-}
-
-fn load(file: &str) -> (String, Function, PreparedLaunch) {
-    let path = corpus_dir().join(file);
-    let text = std::fs::read_to_string(&path).unwrap();
-    let funcs = parse_functions(&text).unwrap_or_else(|e| panic!("{file}: {e}"));
-    let launch = Launch::from_file(&Launch::path_next_to(&path)).unwrap();
-    let func = launch.select_kernel(&funcs).unwrap().clone();
-    let prepared = launch.prepare(&func).unwrap();
-    (file.to_string(), func, prepared)
-}
-
-/// Compiles `func` for the SIMT target with `settings` (`name=value` each).
-fn compile(func: &Function, settings: &[&str]) -> warplift_codegen::CompiledKernel {
-    let mut b = Settings::builder();
-    for s in settings {
-        b.set_assignment(s).unwrap();
-    }
-    let isa = lookup_by_name("simt", b.finish()).unwrap();
-    Context::new()
-        .compile_kernel(func, &*isa)
-        .unwrap_or_else(|e| panic!("%{}: {settings:?}: {e}", func.name))
-}
-
-/// Runs `func` compiled with `settings` at warp width `width`.
-fn emulate(func: &Function, prepared: &PreparedLaunch, settings: &[&str], width: u32) -> Stats {
-    let kernel = compile(func, settings);
-    let prog = Program::from_mir(&kernel.mir).unwrap();
-    let config = MachineConfig::builder().warp_width(width).build().unwrap();
-    let mut launch = prepared.clone();
-    run(&prog, &mut launch, &config)
-        .unwrap_or_else(|e| panic!("%{}: {settings:?}: {e}\n{}", func.name, kernel.mir))
-}
 
 /// Executions of the kernel's own (IR) blocks; blocks made by the code generator are
 /// named `codeN` and left out.
@@ -96,18 +41,7 @@ const MODES: [&str; 3] = [
 fn every_corpus_kernel_linearized_leaves_the_interpreters_memory() {
     let mut runs = 0;
     for (name, func, prepared) in corpus() {
-        let references: Vec<_> = [1, 7, 32, 64]
-            .map(|warp_size| {
-                let mut reference = prepared.clone();
-                let config = warplift_ir::interp::InterpConfig {
-                    warp_size,
-                    ..Default::default()
-                };
-                let result = warplift_ir::interp::run(&func, &mut reference, &config);
-                (result, reference)
-            })
-            .into_iter()
-            .collect();
+        let references = References::compute(&name, &func, &prepared);
         let mut configs: Vec<Vec<&str>> = Vec::new();
         for mode in MODES {
             for level in LEVELS {
@@ -128,39 +62,7 @@ fn every_corpus_kernel_linearized_leaves_the_interpreters_memory() {
             let kernel = compile(&func, settings);
             let prog = Program::from_mir(&kernel.mir)
                 .unwrap_or_else(|e| panic!("{name}: {e}\n{}", kernel.mir));
-            for (width, (interp, reference)) in [1, 7, 32, 64].into_iter().zip(&references) {
-                let config = MachineConfig::builder().warp_width(width).build().unwrap();
-                let mut emulated = prepared.clone();
-                let result = run(&prog, &mut emulated, &config);
-                match (interp, &result) {
-                    (Ok(_), Ok(_)) => {
-                        for (a, b) in reference
-                            .memory
-                            .buffers
-                            .iter()
-                            .zip(&emulated.memory.buffers)
-                        {
-                            assert!(
-                                a.bytes == b.bytes,
-                                "{name}: buffer {} differs at width {width} ({settings:?})\n\
-                                     interpreter: {}\nemulator: {}\n{}",
-                                a.name,
-                                reference.memory.results_json(),
-                                emulated.memory.results_json(),
-                                kernel.mir
-                            );
-                        }
-                    }
-                    (Err(_), Err(_)) => {}
-                    (Ok(_), Err(e)) => {
-                        panic!("{name}: width {width} ({settings:?}): {e}\n{}", kernel.mir)
-                    }
-                    (Err(e), Ok(_)) => {
-                        panic!("{name}: the interpreter faults ({e}), the emulator does not")
-                    }
-                }
-                runs += 1;
-            }
+            runs += references.check(&prog, &format!("{settings:?}"), &kernel.mir);
         }
     }
     assert!(runs >= 1800, "only {runs} runs");
