@@ -533,8 +533,16 @@ impl<'f> Analysis<'f> {
         repeated.dedup();
         let deps = sync::sync_deps(&self.cfg, &self.loops, &self.order, block, &repeated);
 
+        // A divergent cycle exit is reached by threads that left in different iterations,
+        // perhaps by different edges: its parameters are divergent unless every edge
+        // passes the same value (a value that leaves a loop by different exits in
+        // different iterations differs between threads, whatever LLVM's tests say).
+        let mut merges: Vec<Block> = deps.joins.clone();
+        merges.extend_from_slice(&deps.cycle_exits);
+        merges.sort_unstable();
+        merges.dedup();
         let mut cycles: Vec<Loop> = Vec::new();
-        for &join in &deps.joins {
+        for &join in &merges {
             if self.model == Reconvergence::Independent {
                 if let Some(c) = self.outermost_divergent_cycle(join, block) {
                     cycles.push(c);

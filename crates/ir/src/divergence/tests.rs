@@ -832,3 +832,48 @@ values: 4 divergent of 9; branches: 1 divergent of 1
 "
     );
 }
+
+#[test]
+fn a_value_leaving_by_different_exits_in_different_iterations_is_divergent() {
+    // The case LLVM's divergent-cycle-exit-phi.ll records as a known bug: threads leave
+    // the loop {1, 2, 3, 5} at block2 (divergently) or, in a later iteration, at block3
+    // (uniformly), bringing different constants defined before the loop to block4. Only
+    // the path back through the header reaches block3, so block4 is a divergent cycle
+    // exit, not a join; its parameter still differs between threads.
+    let (_, div) = analyze_text(
+        "kernel %k(n: i32) {
+        block0(v0: i32):
+            v1 = thread_id x
+            v2 = iconst.i32 0
+            v3 = iconst.i32 1
+            v4 = iconst.i32 2
+            jump block1(v2)
+        block1(v5: i32):
+            v6 = icmp slt v5, v0
+            brif v6, block2, block3
+        block2:
+            v7 = icmp slt v5, v1
+            brif v7, block4(v3), block5
+        block3:
+            v10 = icmp eq v5, v0
+            brif v10, block4(v4), block5
+        block5:
+            v8 = iadd v5, v3
+            jump block1(v8)
+        block4(v9: i32):
+            return
+        }",
+    );
+    assert!(div.is_divergent_branch(b(2)));
+    assert!(
+        !div.is_divergent_branch(b(1)),
+        "the header's branch is uniform"
+    );
+    assert_eq!(
+        div.value_reason(v(9)),
+        Some(&Reason::Join {
+            branch: b(2),
+            join: b(4)
+        })
+    );
+}
