@@ -122,3 +122,32 @@ fn divergence_filetests() {
         failures.join("\n")
     );
 }
+
+#[test]
+fn bad_arguments_are_clear_errors() {
+    let file = dir().join("nested_loops.wir");
+    for (args, needle) in [
+        (vec!["--target", "gpu"], "unknown target `gpu`"),
+        (vec!["--kernel", "nope"], "has no kernel %nope"),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_warplift"))
+            .arg("divergence")
+            .args(&args)
+            .arg(&file)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(needle), "{args:?}: {stderr}");
+    }
+    // One kernel by name, and a triple for the target.
+    let out = Command::new(env!("CARGO_BIN_EXE_warplift"))
+        .args(["divergence", "--kernel", "%nested_loops", "--target"])
+        .arg("nvptx64-nvidia-cuda")
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout)
+        .starts_with("kernel %nested_loops (reconvergence: independent)\n"));
+}

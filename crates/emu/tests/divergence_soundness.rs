@@ -19,7 +19,7 @@ use warplift_ir::launch::Launch;
 use warplift_ir::parser::parse_function;
 
 /// Random kernels checked by the test.
-const KERNELS: u64 = 150;
+const KERNELS: u64 = 100;
 
 /// A small deterministic generator (xorshift64*).
 struct Rng(u64);
@@ -88,7 +88,7 @@ fn kernel(rng: &mut Rng) -> String {
             3 => writeln!(t, "    v{cond} = icmp slt v{x}, v1").unwrap(),
             _ => writeln!(t, "    v{cond} = icmp slt v{s2}, v1").unwrap(),
         }
-        let mut target = |rng: &mut Rng| {
+        let target = |rng: &mut Rng| {
             let b = rng.below(n as u64 + 1) as usize;
             if b == n {
                 exit

@@ -93,9 +93,12 @@
 //! ```
 //!
 //! The loop marked is the outermost one around the branch that does not contain the exit.
-//! A value that leaves a loop by different exits in different iterations is divergent
-//! even where LLVM's own tests expect it uniform (its `divergent-cycle-exit-phi.ll`
-//! records that as a known bug): the threads really do carry different values.
+//! The divergent exit itself is treated like a join: threads reach it in different
+//! iterations, possibly by different edges, so a parameter whose arguments differ between
+//! its incoming edges is divergent even when each argument is uniform and defined before
+//! the loop. LLVM's own tests expect such a value uniform (its `divergent-cycle-exit-phi.ll`
+//! records that as a known bug); the threads really do carry different values, and a
+//! branch on one splits the warp.
 //!
 //! # Irreducible cycles and the reconvergence model
 //!

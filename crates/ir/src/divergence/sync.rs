@@ -20,10 +20,11 @@
 //!
 //! - The header of a *reducible* loop passes its label to the loop's exits instead of its
 //!   successors. For a loop around `B`, reaching the header means going round the back
-//!   edge: an exit already labelled otherwise is a divergent cycle exit, not a join (the
-//!   threads meeting there left in different iterations, but each brings the values of
-//!   its own path). For a loop elsewhere, a path entering at the header leaves it with the
-//!   same label, so its inside is skipped.
+//!   edge: an exit already labelled otherwise is a divergent cycle exit rather than a
+//!   join (the threads meeting there left in different iterations; the analysis treats
+//!   its parameters like a join's, and the loop's values as temporally divergent). For a
+//!   loop elsewhere, a path entering at the header leaves it with the same label, so its
+//!   inside is skipped.
 //! - `B` itself passes nothing on: a path through `B` again is not disjoint from the
 //!   first.
 //!
