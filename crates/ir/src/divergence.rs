@@ -540,19 +540,24 @@ impl<'f> Analysis<'f> {
         // perhaps by different edges: its parameters are divergent unless every edge
         // passes the same value (a value that leaves a loop by different exits in
         // different iterations differs between threads, whatever LLVM's tests say).
-        let mut merges: Vec<Block> = deps.joins.clone();
-        merges.extend_from_slice(&deps.cycle_exits);
-        merges.sort_unstable();
-        merges.dedup();
+        // Only the edges out of the loop they leave bring such threads to a cycle exit that
+        // is no join: an edge from elsewhere is not reached from the branch at all.
+        let mut merges: Vec<(Block, Option<Loop>)> =
+            deps.joins.iter().map(|&j| (j, None)).collect();
+        for &exit in &deps.cycle_exits {
+            if deps.joins.binary_search(&exit).is_err() {
+                merges.push((exit, self.exited_loop(block, exit)));
+            }
+        }
         let mut cycles: Vec<Loop> = Vec::new();
-        for &join in &merges {
+        for &(join, from) in &merges {
             if self.model == Reconvergence::Independent {
                 if let Some(c) = self.outermost_divergent_cycle(join, block) {
                     cycles.push(c);
                     continue;
                 }
             }
-            self.mark_join(join, block);
+            self.mark_join(join, block, from);
         }
         // Outer cycles first, so that the inner ones they contain are skipped.
         cycles.sort_by_key(|&c| self.loops.depth(c));
@@ -561,30 +566,35 @@ impl<'f> Analysis<'f> {
         }
 
         for &exit in &deps.cycle_exits {
-            // The outermost loop around the branch that does not contain the exit.
-            let mut outer = None;
-            let mut l = self.loops.innermost_loop(block);
-            while let Some(cur) = l {
-                if self.loops.contains(cur, exit) {
-                    break;
-                }
-                outer = Some(cur);
-                l = self.loops.parent(cur);
-            }
-            if let Some(l) = outer {
+            if let Some(l) = self.exited_loop(block, exit) {
                 self.mark_divergent_exit(l);
             }
         }
     }
 
-    /// `join` is a join of the divergent branch ending `branch`: its parameters are
-    /// divergent, except those whose arguments are the same on every incoming edge.
-    fn mark_join(&mut self, join: Block, branch: Block) {
+    /// The outermost loop around `branch` that does not contain `exit`.
+    fn exited_loop(&self, branch: Block, exit: Block) -> Option<Loop> {
+        let mut outer = None;
+        let mut l = self.loops.innermost_loop(branch);
+        while let Some(cur) = l {
+            if self.loops.contains(cur, exit) {
+                break;
+            }
+            outer = Some(cur);
+            l = self.loops.parent(cur);
+        }
+        outer
+    }
+
+    /// `join` is a join of the divergent branch ending `branch` (or a divergent exit of the
+    /// loop `from`): its parameters are divergent, except those whose arguments are the
+    /// same on every incoming edge (from a block of `from`, if given).
+    fn mark_join(&mut self, join: Block, branch: Block, from: Option<Loop>) {
         if !self.func.dfg.block_is_valid(join) {
             return;
         }
         for i in 0..self.func.dfg.block_params(join).len() {
-            if self.same_on_every_edge(join, i) {
+            if self.same_on_every_edge(join, i, from) {
                 continue;
             }
             let p = self.func.dfg.block_params(join)[i];
@@ -593,13 +603,14 @@ impl<'f> Analysis<'f> {
     }
 
     /// Is the `i`-th argument passed to `block` the same value, or equal constants, on
-    /// every edge into it?
-    fn same_on_every_edge(&self, block: Block, i: usize) -> bool {
+    /// every edge into it (from a block of `from`, if given)?
+    fn same_on_every_edge(&self, block: Block, i: usize, from: Option<Loop>) -> bool {
         let func = self.func;
         let mut first: Option<Value> = None;
         let mut preds: Vec<Block> = self.cfg.preds(block).to_vec();
         preds.sort_unstable();
         preds.dedup();
+        preds.retain(|&p| from.is_none_or(|l| self.loops.contains(l, p)));
         for p in preds {
             let Some(term) = func.layout.last_inst(p) else {
                 return false;
@@ -723,6 +734,20 @@ impl<'f> Analysis<'f> {
         params.chain(results).collect()
     }
 
+    /// Is `v` the same in every iteration of any loop, like a constant or the block's
+    /// index (the result of an instruction without operands that is no source)? Such a
+    /// value is never temporally divergent (LLVM's constants are not even instructions).
+    fn is_invariant(&self, v: Value) -> bool {
+        let dfg = &self.func.dfg;
+        match dfg.value_def(v) {
+            ValueDef::Result(inst) if dfg.insts.is_valid(inst) => {
+                let data = &dfg.insts[inst];
+                data.all_values().next().is_none() && !self.is_source(data)
+            }
+            _ => false,
+        }
+    }
+
     /// Loop `l` has a divergent exit: every use of its values outside it is divergent,
     /// and inside it the edges that leave it carry them out.
     fn mark_divergent_exit(&mut self, l: Loop) {
@@ -734,6 +759,9 @@ impl<'f> Analysis<'f> {
         let blocks: Vec<Block> = self.loops.blocks(l).to_vec();
         for &b in &blocks {
             for v in self.defined_in(b) {
+                if self.is_invariant(v) {
+                    continue;
+                }
                 let reason = Reason::Temporal { value: v, header };
                 let Some(users) = self.users.get(v.index()) else {
                     continue;

@@ -522,11 +522,12 @@ fn reasons(div: &Divergence, n: u32) -> Vec<String> {
 
 #[test]
 fn precision_a_a_block_after_a_divergent_loop_exit_is_no_join() {
-    // block4 follows the loop's only exit (block3) and a uniform bypass (block0). Threads
-    // leave the loop in different iterations, so block3 is a divergent exit, but no two
-    // disjoint paths from the divergent branch meet at block4 (the path round the back
-    // edge goes through block1 again): v10, whose incoming values are uniform constants,
-    // stays uniform; v11 carries the induction variable out: temporally divergent.
+    // block2, inside the loop, lets threads leave for block4, which a uniform bypass from
+    // block0 also reaches. Threads leave in different iterations (block4 is a divergent
+    // exit), but no two disjoint paths from the branch meet at block4 (the path round the
+    // back edge goes through block2 again), and the loop passes it one value defined
+    // before the branch: v10 and the branch on it stay uniform. v11 carries the induction
+    // variable out: temporally divergent. (tests/divergence/loop_divergent_exit.wir.)
     let (_, div) = analyze_text(
         "kernel %k(n: i32) {
         block0(v0: i32):
@@ -536,30 +537,31 @@ fn precision_a_a_block_after_a_divergent_loop_exit_is_no_join() {
             v12 = icmp slt v0, v3
             brif v12, block1(v2), block4(v2, v2)
         block1(v4: i32):
-            v5 = icmp slt v4, v1
-            brif v5, block2, block3
+            v5 = icmp slt v4, v0
+            brif v5, block2, block5
         block2:
+            v14 = icmp slt v4, v1
+            v9 = iconst.i32 3
+            brif v14, block3, block4(v9, v4)
+        block3:
             v6 = iconst.i32 1
             v7 = iadd v4, v6
             jump block1(v7)
-        block3:
-            v8 = iconst.i32 3
-            jump block4(v8, v4)
         block4(v10: i32, v11: i32):
-            v9 = icmp eq v10, v2
-            brif v9, block5, block6
+            v13 = icmp eq v10, v2
+            brif v13, block5, block6
         block5:
             return
         block6:
             return
         }",
     );
-    assert!(div.is_divergent_branch(b(1)));
+    assert!(div.is_divergent_branch(b(2)));
     assert!(
         div.is_uniform(v(4)),
         "the induction variable inside the loop"
     );
-    assert!(div.is_uniform(v(10)), "uniform arguments, no join");
+    assert!(div.is_uniform(v(10)), "one value from the loop, no join");
     assert!(!div.is_divergent_branch(b(4)));
     assert_eq!(
         div.value_reason(v(11)),
@@ -570,11 +572,11 @@ fn precision_a_a_block_after_a_divergent_loop_exit_is_no_join() {
     );
     assert_eq!(div.loops_with_divergent_exit(), &[b(1)]);
     assert_eq!(
-        reasons(&div, 13),
+        reasons(&div, 15),
         [
             "v1: source: thread_id",
-            "v5: data dependence on v1",
-            "v11: temporal divergence of v4 out of loop block1"
+            "v11: temporal divergence of v4 out of loop block1",
+            "v14: data dependence on v1"
         ]
     );
 }
@@ -615,12 +617,12 @@ fn precision_a_two_exits_reached_in_one_iteration_still_join() {
 
 #[test]
 fn precision_b_an_inner_exit_leaving_both_loops_makes_no_outer_join() {
-    // The inner loop (block2, block3) exits divergently to block4, the outer latch, whose
-    // uniform branch may leave the outer loop: the divergent branch's post-dominator,
-    // block6, lies outside the outer loop. Threads leave the inner loop in different
-    // iterations, but every path back to the outer header block1 goes through block4:
-    // block1 is no join, and the outer counter v4 and the outer loop's branches stay
-    // uniform.
+    // The inner loop (block2, block3) is left divergently for block4, the outer latch, and
+    // uniformly for block6, out of both loops: the divergent branch's post-dominator,
+    // block6, lies outside the outer loop. Every path from the branch back to the outer
+    // header goes through block4, and the inner header is reached again only through the
+    // branch: neither header is a join, and the counters and both loops' other branches
+    // stay uniform. (tests/divergence/nested_loops.wir.)
     let (_, div) = analyze_text(
         "kernel %k(n: i32) {
         block0(v0: i32):
@@ -636,21 +638,27 @@ fn precision_b_an_inner_exit_leaving_both_loops_makes_no_outer_join() {
             brif v6, block3, block4
         block3:
             v7 = iadd v5, v3
-            jump block2(v7)
+            v13 = icmp slt v7, v0
+            brif v13, block2(v7), block6
         block4:
             v9 = iadd v4, v3
-            v11 = icmp eq v9, v3
-            brif v11, block6, block1(v9)
+            v12 = iadd v5, v9
+            jump block1(v9)
         block6:
             return
         }",
     );
     assert!(div.is_divergent_branch(b(2)));
-    assert!(div.is_uniform(v(4)), "{}", reasons(&div, 12).join("; "));
-    assert!(div.is_uniform(v(9)));
-    assert!(!div.is_divergent_branch(b(1)));
-    assert!(!div.is_divergent_branch(b(4)));
-    assert_eq!(div.loops_with_divergent_exit(), &[b(2)]);
+    assert_eq!(
+        reasons(&div, 14),
+        [
+            "v1: source: thread_id",
+            "v6: data dependence on v1",
+            "v12: temporal divergence of v5 out of loop block2"
+        ]
+    );
+    assert_eq!(div.divergent_branches(), [b(2)]);
+    assert_eq!(div.loops_with_divergent_exit(), &[b(1), b(2)]);
 }
 
 #[test]
