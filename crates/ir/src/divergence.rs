@@ -93,10 +93,13 @@
 //! ```
 //!
 //! The loop marked is the outermost one around the branch that does not contain the exit.
-//! The divergent exit itself is treated like a join: threads reach it in different
-//! iterations, possibly by different edges, so a parameter whose arguments differ between
-//! its incoming edges is divergent even when each argument is uniform and defined before
-//! the loop. LLVM's own tests expect such a value uniform (its `divergent-cycle-exit-phi.ll`
+//! Constants and other values without operands (`block_id`, ...) are the same in every
+//! iteration and never temporally divergent. The divergent exit itself is treated like a
+//! join: threads reach it in different iterations, possibly by different edges out of the
+//! loop, so a parameter whose arguments differ between those edges is divergent even when
+//! each argument is uniform and defined before the loop (an edge from outside the loop,
+//! like a uniform bypass, is reached by no thread that diverged at the branch, and is not
+//! weighed). LLVM's own tests expect such a value uniform (its `divergent-cycle-exit-phi.ll`
 //! records that as a known bug); the threads really do carry different values, and a
 //! branch on one splits the warp.
 //!
