@@ -44,6 +44,9 @@ enum Command {
     /// The linearization report: static and dynamic numbers of kernels before and after
     /// each optimisation level (the paper's Tables 1, 2 and 4).
     Report(Box<commands::report::ReportArgs>),
+    /// Print the divergence analysis of a file's kernels: every value and branch, uniform
+    /// or divergent, and why.
+    Divergence(commands::divergence::DivergenceArgs),
 }
 
 fn main() -> ExitCode {
@@ -59,6 +62,7 @@ fn main() -> ExitCode {
         Command::Passes => print_passes(),
         Command::Cfg(args) => commands::cfg::run(&args),
         Command::Report(args) => commands::report::run(&args),
+        Command::Divergence(args) => commands::divergence::run(&args),
     };
     match result {
         Ok(code) => code,

@@ -13,7 +13,7 @@
 //! caller passes in makes it panic.
 
 use crate::isa::{EmitError, TargetIsa};
-use crate::lower::{lower, LowerError};
+use crate::lower::{lower_for, LowerError};
 use crate::mir::verify::{verify_mir, verify_mir_with_limits, MirVerifyError};
 use crate::mir::MirFunction;
 use crate::passes::{PassError, PassReport, Pipeline, PipelineError};
@@ -181,7 +181,7 @@ impl Context {
             func = &transformed;
         }
 
-        let lowered = lower(func)?;
+        let lowered = lower_for(func, isa.reconvergence())?;
         if settings.verify {
             verify_mir(&lowered)?;
         }

@@ -114,3 +114,53 @@ fn the_corpus_has_uniform_and_divergent_branches() {
     eprintln!("corpus branches: {uni} uniform, {div} divergent");
     assert!(uni >= 5 && div >= 5, "{uni} uniform, {div} divergent");
 }
+
+/// An irreducible cycle {block1, block2} entered at both blocks by a branch on the thread
+/// index; block2's own branch tests a value computed from the kernel parameter only.
+const IRREDUCIBLE: &str = "kernel %irreducible(out: i64, n: i32) {
+block0(v0: i64, v1: i32):
+    v2 = thread_id x
+    v3 = iconst.i32 0
+    v4 = icmp eq v2, v3
+    brif v4, block1, block2
+block1:
+    v5 = atomic_rmw add global v0, v1
+    jump block2
+block2:
+    v6 = iadd v1, v1
+    v7 = icmp slt v6, v1
+    brif v7, block1, block3
+block3:
+    return
+}";
+
+#[test]
+fn no_bra_uni_in_an_irreducible_cycle_entered_divergently() {
+    let func = parse_function(IRREDUCIBLE).unwrap();
+    // PTX: independent thread scheduling promises no reconvergence inside the cycle, so
+    // its branch may split the warp however uniform its condition looks.
+    let isa = lookup_by_name("ptx", Settings::default()).unwrap();
+    let compiled = Context::new().compile(&func, isa.as_ref()).unwrap();
+    let ptx = String::from_utf8(compiled.code).unwrap();
+    let branches = predicated_branches(&ptx);
+    assert_eq!(branches.len(), 2, "{ptx}");
+    assert!(branches.iter().all(|b| !b.contains("bra.uni")), "{ptx}");
+    if let Some(ptxas) = warplift_codegen::isa::ptx::ptxas::ptxas_for_tests() {
+        warplift_codegen::isa::ptx::ptxas::check_assembles(&ptxas, &ptx).unwrap();
+    }
+    // SIMT: the groups of threads run the cycle one after the other, and the branch of
+    // block2 stays uniform.
+    let isa = lookup_by_name("simt", Settings::default()).unwrap();
+    let kernel = Context::new().compile_kernel(&func, isa.as_ref()).unwrap();
+    let flags: Vec<bool> = kernel
+        .mir
+        .order
+        .iter()
+        .flat_map(|b| &kernel.mir.blocks[*b].insts)
+        .filter_map(|i| match i.kind {
+            warplift_codegen::mir::MInstKind::Branch { divergent, .. } => Some(divergent),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(flags.iter().filter(|&&d| !d).count(), 1, "{}", kernel.mir);
+}

@@ -2,6 +2,7 @@
 
 pub mod cfg;
 pub mod compile;
+pub mod divergence;
 pub mod fmt;
 pub mod interp;
 pub mod objdump;

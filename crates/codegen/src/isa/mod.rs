@@ -21,6 +21,7 @@ use crate::settings::Settings;
 use core::str::FromStr;
 use target_lexicon::Triple;
 use thiserror::Error;
+use warplift_ir::divergence::Reconvergence;
 
 /// A compilation target.
 pub trait TargetIsa {
@@ -39,6 +40,14 @@ pub trait TargetIsa {
 
     /// Does [`TargetIsa::emit_module`] produce text (PTX) rather than a binary object?
     fn emits_text(&self) -> bool;
+
+    /// Where the threads of a split warp run together again on this target's machines,
+    /// which decides the branches the divergence analysis may prove uniform: the SIMT
+    /// machine reconverges at immediate post-dominators; PTX runs on machines with
+    /// independent thread scheduling ([`Reconvergence::Independent`]).
+    fn reconvergence(&self) -> Reconvergence {
+        Reconvergence::Ipdom
+    }
 
     /// Emits a module holding `kernels` (final machine IR). `source_name` names the `.wir`
     /// file for line information.

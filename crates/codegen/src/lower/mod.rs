@@ -18,9 +18,10 @@
 //!    originals dead.
 //!
 //! Whether each conditional branch may split the warp comes from the IR's
-//! [divergence analysis](warplift_ir::divergence), computed once per function: a `brif`
-//! or `br_table` on a uniform condition lowers to uniform branches (`br.uni`), which the
-//! targets emit without reconvergence bookkeeping.
+//! [divergence analysis](warplift_ir::divergence), computed once per function under the
+//! target's reconvergence model ([`lower_for`]; PTX assumes independent thread
+//! scheduling): a `brif` or `br_table` on a uniform condition lowers to uniform branches
+//! (`br.uni`), which the targets emit without reconvergence bookkeeping.
 //!
 //! The function is assumed verified; anything unexpected is reported as a
 //! [`LowerError`], never a panic.
@@ -31,7 +32,7 @@ use crate::mir::{MBlock, MInstKind, MirFunction, Reg, RegClass, RegRole};
 use cranelift_entity::{EntityRef, SecondaryMap};
 use std::collections::{HashMap, HashSet};
 use warplift_ir::cfg::{ControlFlowGraph, DominatorTree};
-use warplift_ir::divergence::Divergence;
+use warplift_ir::divergence::{Divergence, Reconvergence};
 use warplift_ir::{Block, Function, Inst, LocalVar, Opcode, SharedVar, SourceLoc, Value};
 
 /// Why a function could not be lowered. Lowering expects a verified function; these
@@ -83,9 +84,16 @@ pub enum LowerError {
     },
 }
 
-/// Lowers a verified function to machine IR with virtual registers.
+/// Lowers a verified function to machine IR with virtual registers, for a machine that
+/// reconverges at immediate post-dominators (the SIMT target; see [`lower_for`]).
 pub fn lower(func: &Function) -> Result<MirFunction, LowerError> {
-    Lower::new(func)?.run()
+    lower_for(func, Reconvergence::Ipdom)
+}
+
+/// Lowers a verified function for a machine whose threads reconverge as `model` says:
+/// the divergence analysis under that model decides which branches are uniform.
+pub fn lower_for(func: &Function, model: Reconvergence) -> Result<MirFunction, LowerError> {
+    Lower::new(func, model)?.run()
 }
 
 /// The state of one lowering: the function being built and where the rules emit.
@@ -115,7 +123,7 @@ pub(crate) struct Lower<'f> {
 }
 
 impl<'f> Lower<'f> {
-    fn new(func: &'f Function) -> Result<Self, LowerError> {
+    fn new(func: &'f Function, model: Reconvergence) -> Result<Self, LowerError> {
         let entry = func
             .entry_block()
             .ok_or_else(|| LowerError::NoEntry(func.name.clone()))?;
@@ -159,7 +167,7 @@ impl<'f> Lower<'f> {
             srcloc: SourceLoc::default(),
             extra_blocks: Vec::new(),
             error: None,
-            divergence: Divergence::compute(func),
+            divergence: Divergence::compute_for(func, model),
         })
     }
 

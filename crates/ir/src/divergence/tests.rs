@@ -124,12 +124,20 @@ fn triangle_and_same_target_joins() {
             v3 = icmp eq v0, v1
             brif v3, block1, block2(v1)
         block1:
-            jump block2(v1)
+            v4 = iconst.i32 2
+            jump block2(v4)
         block2(v2: i32):
             return
         }",
     );
     assert!(div.is_divergent(v(2)));
+    assert_eq!(
+        div.value_reason(v(2)),
+        Some(&Reason::Join {
+            branch: b(0),
+            join: b(2)
+        })
+    );
 
     // Both arms go to the same block with different arguments.
     let (_, div) = analyze_text(
@@ -502,5 +510,378 @@ fn an_inner_cycle_left_divergently_inside_a_loop_with_two_latches() {
     assert!(
         div.is_divergent_branch(b(3)),
         "block3 tests a temporally divergent value"
+    );
+}
+
+/// The reasons of the divergent values among `0..n`, as text.
+fn reasons(div: &Divergence, n: u32) -> Vec<String> {
+    (0..n)
+        .filter_map(|i| div.value_reason(v(i)).map(|r| format!("v{i}: {r}")))
+        .collect()
+}
+
+#[test]
+fn precision_a_a_block_after_a_divergent_loop_exit_is_no_join() {
+    // block2, inside the loop, lets threads leave for block4, which a uniform bypass from
+    // block0 also reaches. Threads leave in different iterations (block4 is a divergent
+    // exit), but no two disjoint paths from the branch meet at block4 (the path round the
+    // back edge goes through block2 again), and the loop passes it one value defined
+    // before the branch: v10 and the branch on it stay uniform. v11 carries the induction
+    // variable out: temporally divergent. (tests/divergence/loop_divergent_exit.wir.)
+    let (_, div) = analyze_text(
+        "kernel %k(n: i32) {
+        block0(v0: i32):
+            v1 = thread_id x
+            v2 = iconst.i32 0
+            v3 = iconst.i32 7
+            v12 = icmp slt v0, v3
+            brif v12, block1(v2), block4(v2, v2)
+        block1(v4: i32):
+            v5 = icmp slt v4, v0
+            brif v5, block2, block5
+        block2:
+            v14 = icmp slt v4, v1
+            v9 = iconst.i32 3
+            brif v14, block3, block4(v9, v4)
+        block3:
+            v6 = iconst.i32 1
+            v7 = iadd v4, v6
+            jump block1(v7)
+        block4(v10: i32, v11: i32):
+            v13 = icmp eq v10, v2
+            brif v13, block5, block6
+        block5:
+            return
+        block6:
+            return
+        }",
+    );
+    assert!(div.is_divergent_branch(b(2)));
+    assert!(
+        div.is_uniform(v(4)),
+        "the induction variable inside the loop"
+    );
+    assert!(div.is_uniform(v(10)), "one value from the loop, no join");
+    assert!(!div.is_divergent_branch(b(4)));
+    assert_eq!(
+        div.value_reason(v(11)),
+        Some(&Reason::Temporal {
+            value: v(4),
+            header: b(1)
+        })
+    );
+    assert_eq!(div.loops_with_divergent_exit(), &[b(1)]);
+    assert_eq!(
+        reasons(&div, 15),
+        [
+            "v1: source: thread_id",
+            "v11: temporal divergence of v4 out of loop block1",
+            "v14: data dependence on v1"
+        ]
+    );
+}
+
+#[test]
+fn precision_a_two_exits_reached_in_one_iteration_still_join() {
+    // The same loop, but the divergent branch's two sides leave by different blocks that
+    // meet at block4 with different constants: a real join.
+    let (_, div) = analyze_text(
+        "kernel %k(n: i32) {
+        block0(v0: i32):
+            v1 = thread_id x
+            v2 = iconst.i32 0
+            jump block1(v2)
+        block1(v4: i32):
+            v5 = icmp slt v4, v1
+            brif v5, block2, block3
+        block2:
+            v6 = iconst.i32 1
+            v7 = iadd v4, v6
+            v8 = icmp slt v7, v0
+            brif v8, block1(v7), block4(v6)
+        block3:
+            v9 = iconst.i32 3
+            jump block4(v9)
+        block4(v10: i32):
+            return
+        }",
+    );
+    assert_eq!(
+        div.value_reason(v(10)),
+        Some(&Reason::Join {
+            branch: b(1),
+            join: b(4)
+        })
+    );
+}
+
+#[test]
+fn precision_b_an_inner_exit_leaving_both_loops_makes_no_outer_join() {
+    // The inner loop (block2, block3) is left divergently for block4, the outer latch, and
+    // uniformly for block6, out of both loops: the divergent branch's post-dominator,
+    // block6, lies outside the outer loop. Every path from the branch back to the outer
+    // header goes through block4, and the inner header is reached again only through the
+    // branch: neither header is a join, and the counters and both loops' other branches
+    // stay uniform. (tests/divergence/nested_loops.wir.)
+    let (_, div) = analyze_text(
+        "kernel %k(n: i32) {
+        block0(v0: i32):
+            v1 = thread_id x
+            v2 = iconst.i32 0
+            v3 = iconst.i32 1
+            jump block1(v2)
+        block1(v4: i32):
+            v10 = icmp slt v4, v0
+            brif v10, block2(v2), block6
+        block2(v5: i32):
+            v6 = icmp slt v5, v1
+            brif v6, block3, block4
+        block3:
+            v7 = iadd v5, v3
+            v13 = icmp slt v7, v0
+            brif v13, block2(v7), block6
+        block4:
+            v9 = iadd v4, v3
+            v12 = iadd v5, v9
+            jump block1(v9)
+        block6:
+            return
+        }",
+    );
+    assert!(div.is_divergent_branch(b(2)));
+    assert_eq!(
+        reasons(&div, 14),
+        [
+            "v1: source: thread_id",
+            "v6: data dependence on v1",
+            "v12: temporal divergence of v5 out of loop block2"
+        ]
+    );
+    assert_eq!(div.divergent_branches(), [b(2)]);
+    assert_eq!(div.loops_with_divergent_exit(), &[b(1), b(2)]);
+}
+
+#[test]
+fn precision_c_equal_incoming_values_are_uniform() {
+    // A divergent diamond whose arms pass the same value, equal constants, and different
+    // constants: only the last parameter is divergent.
+    let (_, div) = analyze_text(
+        "kernel %k(n: i32) {
+        block0(v0: i32):
+            v1 = thread_id x
+            v2 = icmp eq v1, v0
+            brif v2, block1, block2
+        block1:
+            v3 = iconst.i32 5
+            v4 = f32const 1.5
+            jump block3(v0, v3, v4, v3)
+        block2:
+            v5 = iconst.i32 5
+            v6 = f32const 1.5
+            v7 = iconst.i32 6
+            jump block3(v0, v5, v6, v7)
+        block3(v8: i32, v9: i32, v10: f32, v11: i32):
+            return
+        }",
+    );
+    assert!(div.is_uniform(v(8)), "the same value on both edges");
+    assert!(div.is_uniform(v(9)), "equal integer constants");
+    assert!(div.is_uniform(v(10)), "equal float constants");
+    assert_eq!(
+        div.value_reason(v(11)),
+        Some(&Reason::Join {
+            branch: b(0),
+            join: b(3)
+        })
+    );
+    // A divergent value passed on every edge stays divergent by data dependence.
+    let (_, div) = analyze_text(
+        "kernel %k() {
+        block0:
+            v1 = thread_id x
+            v2 = icmp eq v1, v1
+            brif v2, block1(v1), block1(v1)
+        block1(v3: i32):
+            return
+        }",
+    );
+    assert_eq!(div.value_reason(v(3)), Some(&Reason::Data(v(1))));
+}
+
+/// An irreducible cycle {block1, block2} entered by a divergent branch at both entries;
+/// `v9` is computed inside from uniform values only and tested by block2's branch.
+const IRREDUCIBLE: &str = "kernel %k(n: i32) {
+    block0(v0: i32):
+        v1 = thread_id x
+        v2 = iconst.i32 0
+        v8 = icmp eq v1, v2
+        brif v8, block1, block2
+    block1:
+        jump block2
+    block2:
+        v9 = iadd v0, v0
+        v7 = icmp slt v9, v0
+        brif v7, block1, block3
+    block3:
+        return
+    }";
+
+#[test]
+fn soundness_irreducible_cycle_entered_divergently_under_independent_scheduling() {
+    let func = parse_function(IRREDUCIBLE).unwrap();
+    // Under the IPDOM model the groups of threads run the cycle one after the other:
+    // values computed from uniform ones stay uniform, the inner branch too.
+    let ipdom = Divergence::compute_for(&func, Reconvergence::Ipdom);
+    assert!(ipdom.is_uniform(v(9)));
+    assert!(!ipdom.is_divergent_branch(b(2)));
+    assert!(ipdom.cycles_assumed_divergent().is_empty());
+    // With independent scheduling nothing says when they run it together again: every
+    // value of the cycle is divergent, and so is the branch it tests.
+    let independent = Divergence::compute_for(&func, Reconvergence::Independent);
+    assert_eq!(
+        independent.value_reason(v(9)),
+        Some(&Reason::Irreducible {
+            header: b(1),
+            branch: b(0)
+        })
+    );
+    assert!(independent.is_divergent_branch(b(2)));
+    assert_eq!(independent.cycles_assumed_divergent(), &[b(1)]);
+    // Entered uniformly, the cycle is uniform under both models.
+    let uniform = IRREDUCIBLE.replace("thread_id x", "block_id x");
+    let func = parse_function(&uniform).unwrap();
+    for model in [Reconvergence::Ipdom, Reconvergence::Independent] {
+        let div = Divergence::compute_for(&func, model);
+        assert!(div.divergent_values().is_empty(), "{model:?}");
+    }
+}
+
+#[test]
+fn soundness_irreducible_cycle_with_a_divergent_branch_inside() {
+    // The divergent branch in block2 is inside the irreducible cycle {1, 2, 3}, entered
+    // uniformly; its paths meet at block1, which the cycle's header (block1) does not
+    // strictly dominate, so under independent scheduling the cycle is divergent. A
+    // reducible loop around a divergent branch is never assumed divergent as a whole
+    // (see the loop tests above).
+    let text = "kernel %k(n: i32) {
+        block0(v0: i32):
+            v1 = thread_id x
+            v2 = icmp slt v0, v0
+            brif v2, block1, block2
+        block1:
+            v3 = iadd v0, v0
+            jump block2
+        block2:
+            v4 = icmp slt v1, v0
+            brif v4, block3, block1
+        block3:
+            v5 = iadd v0, v0
+            v6 = icmp eq v5, v0
+            brif v6, block1, block4
+        block4:
+            return
+        }";
+    let func = parse_function(text).unwrap();
+    let div = Divergence::compute_for(&func, Reconvergence::Independent);
+    assert_eq!(div.cycles_assumed_divergent(), &[b(1)]);
+    assert!(div.is_divergent(v(5)));
+    assert!(div.is_divergent_branch(b(3)));
+    let div = Divergence::compute_for(&func, Reconvergence::Ipdom);
+    assert!(div.cycles_assumed_divergent().is_empty());
+}
+
+#[test]
+fn the_cycle_order_keeps_loops_contiguous() {
+    // block1's loop {1, 2} is exited to block3, which block0 also reaches; block3 comes
+    // after the whole loop whatever the reverse post-order says.
+    let func = parse_function(
+        "kernel %k(n: i32) {
+        block0(v0: i32):
+            brif v0, block3, block1
+        block1:
+            brif v0, block3, block2
+        block2:
+            jump block1
+        block3:
+            return
+        }",
+    )
+    .unwrap();
+    let cfg = ControlFlowGraph::compute(&func);
+    let domtree = DominatorTree::compute(&cfg);
+    let loops = LoopForest::compute(&cfg);
+    let order = CycleOrder::compute(&cfg, &domtree, &loops);
+    assert_eq!(order.blocks(), &[b(0), b(1), b(2), b(3)]);
+}
+
+#[test]
+fn the_text_format() {
+    let (func, div) = analyze_text(&DIAMOND.replace("SOURCE", "thread_id x"));
+    assert_eq!(
+        div.display(&func).to_string(),
+        "kernel %k (reconvergence: ipdom)
+block0:
+  v0 uniform
+  v1 divergent (source: thread_id)
+  v2 uniform
+  v8 divergent (data dependence on v1)
+  brif divergent (data dependence on v8)
+block1:
+  v3 uniform
+block2:
+  v4 uniform
+block3:
+  v5 divergent (join of branch block0 at block3)
+  v6 divergent (data dependence on v5)
+  v7 uniform
+loops with a divergent exit: none
+cycles assumed divergent: none
+values: 4 divergent of 9; branches: 1 divergent of 1
+"
+    );
+}
+
+#[test]
+fn a_value_leaving_by_different_exits_in_different_iterations_is_divergent() {
+    // The case LLVM's divergent-cycle-exit-phi.ll records as a known bug: threads leave
+    // the loop {1, 2, 3, 5} at block2 (divergently) or, in a later iteration, at block3
+    // (uniformly), bringing different constants defined before the loop to block4. Only
+    // the path back through the header reaches block3, so block4 is a divergent cycle
+    // exit, not a join; its parameter still differs between threads.
+    let (_, div) = analyze_text(
+        "kernel %k(n: i32) {
+        block0(v0: i32):
+            v1 = thread_id x
+            v2 = iconst.i32 0
+            v3 = iconst.i32 1
+            v4 = iconst.i32 2
+            jump block1(v2)
+        block1(v5: i32):
+            v6 = icmp slt v5, v0
+            brif v6, block2, block3
+        block2:
+            v7 = icmp slt v5, v1
+            brif v7, block4(v3), block5
+        block3:
+            v10 = icmp eq v5, v0
+            brif v10, block4(v4), block5
+        block5:
+            v8 = iadd v5, v3
+            jump block1(v8)
+        block4(v9: i32):
+            return
+        }",
+    );
+    assert!(div.is_divergent_branch(b(2)));
+    assert!(
+        !div.is_divergent_branch(b(1)),
+        "the header's branch is uniform"
+    );
+    assert_eq!(
+        div.value_reason(v(9)),
+        Some(&Reason::Join {
+            branch: b(2),
+            join: b(4)
+        })
     );
 }

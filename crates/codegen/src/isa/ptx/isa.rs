@@ -7,6 +7,7 @@ use crate::regalloc::RegisterFile;
 use crate::settings::Settings;
 use core::str::FromStr;
 use target_lexicon::Triple;
+use warplift_ir::divergence::Reconvergence;
 
 /// NVIDIA PTX, for `nvptx64-nvidia-cuda`.
 pub struct PtxIsa {
@@ -39,6 +40,10 @@ impl PtxIsa {
 impl TargetIsa for PtxIsa {
     fn name(&self) -> &'static str {
         "ptx"
+    }
+
+    fn reconvergence(&self) -> Reconvergence {
+        Reconvergence::Independent
     }
 
     fn triple(&self) -> &Triple {
