@@ -7,7 +7,15 @@
 //!   and launch descriptions;
 //! - [`codegen`]: the code generator — lowering to machine IR, register allocation, the
 //!   PTX and SIMT-bytecode targets, and the [`codegen::Context`] that runs them;
-//! - [`emu`]: the multi-warp SIMT emulator that runs the bytecode and measures it.
+//! - [`emu`]: the multi-warp SIMT emulator that runs the bytecode and measures it;
+//! - [`target_lexicon`]: the target triples [`codegen::lookup`] takes;
+//! - [`run_object`] and [`interpret`]: one call each to run a compiled object on the
+//!   emulator or a kernel on the reference interpreter, returning the memory the run left
+//!   and its statistics as a [`Run`] (see [`mod@exec`]).
+//!
+//! `docs/embedding.md` walks through the whole path (build a kernel, verify, compile for
+//! PTX and for the emulator, launch, run, read back, interpret) side by side with the
+//! Cranelift calls it mirrors; `examples/embed.rs` is that walk-through as a program.
 //!
 //! ```
 //! use warplift::ir::parser::parse_function;
@@ -31,6 +39,10 @@
 //! assert_eq!(func.name, "double");
 //! ```
 
+pub mod exec;
+
+pub use exec::{interpret, interpret_module, run_loaded, run_object, run_program, Error, Run};
 pub use warplift_codegen as codegen;
+pub use warplift_codegen::target_lexicon;
 pub use warplift_emu as emu;
 pub use warplift_ir as ir;

@@ -60,7 +60,7 @@ pub const MAX_BLOCK_STATE_BYTES: u64 = 1 << 30;
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct InterpConfig {
     /// Threads per warp; only `lane_id` depends on it. At least 1.
-    pub warp_size: u32,
+    pub warp_width: u32,
     /// The most instructions all threads together may execute in one launch.
     pub max_steps: u64,
 }
@@ -69,7 +69,7 @@ impl Default for InterpConfig {
     /// Warps of 32 threads, at most 100 million instructions.
     fn default() -> Self {
         InterpConfig {
-            warp_size: 32,
+            warp_width: 32,
             max_steps: 100_000_000,
         }
     }
@@ -321,8 +321,8 @@ impl<'a> Machine<'a> {
             kernel: func.name.clone(),
             message,
         };
-        if config.warp_size == 0 {
-            return Err(setup("the warp size must be at least 1".into()));
+        if config.warp_width == 0 {
+            return Err(setup("the warp width must be at least 1".into()));
         }
         crate::launch::check_geometry(launch.grid, launch.block)
             .map_err(|e| setup(e.to_string()))?;
@@ -614,7 +614,7 @@ impl<'a> Machine<'a> {
                 })
             }
             InstructionData::Nullary { opcode } => match opcode {
-                Opcode::LaneId => (t as u64) % u64::from(self.config.warp_size),
+                Opcode::LaneId => (t as u64) % u64::from(self.config.warp_width),
                 Opcode::Barrier => {
                     self.threads[t].status = Status::AtBarrier(inst);
                     return Ok(Flow::Stop);
