@@ -121,6 +121,32 @@ pub fn run_loaded(
 
 /// Runs `program` on the emulator with `launch` (whose `kernel`, if set, is not checked
 /// against the program's name).
+///
+/// This is [`run_object`] after its first steps; by hand, with the emulator's own API,
+/// those steps are:
+///
+/// ```
+/// use warplift::codegen::isa::simt::load_object;
+/// use warplift::codegen::{lookup_by_name, Context, Settings};
+/// use warplift::emu::{MachineConfig, Program};
+/// use warplift::ir::launch::Launch;
+/// # let func = warplift::ir::parser::parse_function(
+/// #     "kernel %k(out: i64) {\nblock0(v0: i64):\n    v1 = thread_id x\n    \
+/// #      v2 = uextend.i64 v1\n    v3 = iconst.i64 2\n    v4 = ishl v2, v3\n    \
+/// #      v5 = iadd v0, v4\n    store global v1, v5\n    return\n}")?;
+/// # let isa = lookup_by_name("simt", Settings::builder().finish())?;
+/// # let bytes = Context::new().compile(&func, isa.as_ref())?.code;
+///
+/// let object = load_object(&bytes)?; // bytes: the simt target's output, or a file's
+/// let program = Program::from_loaded(&object.kernels[0], &object.source_name)?;
+/// // The object knows the kernel's name and parameters: no IR function is needed.
+/// let launch = Launch::builder().block(4).zeros::<i32>("out", 4).build();
+/// let mut prepared = launch.prepare_for(&program.name, &program.params)?;
+/// let stats = warplift::emu::run(&program, &mut prepared, &MachineConfig::default())?;
+/// assert_eq!(prepared.memory.read_buffer::<i32>("out")?, [0, 1, 2, 3]);
+/// assert_eq!(stats.warps, 1);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn run_program(
     program: &Program,
     launch: &Launch,

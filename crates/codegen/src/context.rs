@@ -183,6 +183,24 @@ impl Context {
     }
 
     /// Compiles and emits one kernel for `isa`.
+    ///
+    /// ```
+    /// use warplift_codegen::{lookup_by_name, CodeKind, Context, Settings};
+    /// use warplift_ir::parser::parse_function;
+    ///
+    /// let func = parse_function("kernel %k(n: i32) {\nblock0(v0: i32):\n    return\n}")?;
+    /// let mut settings = Settings::builder();
+    /// settings.set("ptx_target", "sm_80")?;
+    /// let ptx = Context::new().compile(&func, lookup_by_name("ptx", settings.finish())?.as_ref())?;
+    /// assert_eq!(ptx.kind, CodeKind::Text);
+    /// assert!(ptx.text().unwrap().contains(".target sm_80"));
+    ///
+    /// let simt = lookup_by_name("simt", Settings::builder().finish())?;
+    /// let object = Context::new().compile(&func, simt.as_ref())?;
+    /// assert_eq!(object.kind, CodeKind::Object);
+    /// assert!(object.text().is_none() && object.bytes().starts_with(b"\x7fELF"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn compile(
         &mut self,
         func: &Function,

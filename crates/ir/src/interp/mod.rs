@@ -246,6 +246,33 @@ impl fmt::Display for Where<'_> {
 }
 
 /// Runs `func` on the grid of `launch`, updating its global memory.
+///
+/// ```
+/// use warplift_ir::interp::{run, InterpConfig};
+/// use warplift_ir::launch::Launch;
+/// use warplift_ir::parser::parse_function;
+///
+/// let func = parse_function(
+///     "kernel %lanes(out: i64) {
+///      block0(v0: i64):
+///          v1 = thread_id x
+///          v2 = lane_id
+///          v3 = uextend.i64 v1
+///          v4 = iconst.i64 2
+///          v5 = ishl v3, v4
+///          v6 = iadd v0, v5
+///          store global v2, v6
+///          return
+///      }",
+/// )?;
+/// let launch = Launch::builder().block(6).zeros::<i32>("out", 6).build();
+/// let mut prepared = launch.prepare(&func)?;
+/// let config = InterpConfig { warp_width: 4, ..InterpConfig::default() };
+/// let stats = run(&func, &mut prepared, &config)?;
+/// assert_eq!(prepared.memory.read_buffer::<i32>("out")?, [0, 1, 2, 3, 0, 1]);
+/// assert_eq!(stats.threads, 6);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn run(
     func: &Function,
     launch: &mut PreparedLaunch,
