@@ -33,11 +33,8 @@ fn rust_blocks(markdown: &str) -> Vec<Vec<Vec<&str>>> {
             None => {}
             Some(_) if t == "```" => blocks.push(current.take().unwrap()),
             Some(runs) if t == "// ..." => runs.push(Vec::new()),
-            Some(runs) => {
-                if !t.is_empty() && !t.starts_with("//") {
-                    runs.last_mut().unwrap().push(t);
-                }
-            }
+            Some(runs) if !t.is_empty() && !t.starts_with("//") => runs.last_mut().unwrap().push(t),
+            Some(_) => {}
         }
     }
     assert!(current.is_none(), "an unclosed ```rust block");
