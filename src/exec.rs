@@ -59,7 +59,7 @@ use warplift_ir::Function;
 
 /// What a run left: the kernel run, its global memory after the run, and the run's
 /// statistics ([`Stats`] of the emulator, [`InterpStats`] of the interpreter).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Run<S> {
     /// The kernel that ran.
     pub kernel: String,
@@ -198,6 +198,43 @@ mod tests {
         assert_send_sync_error::<BufferError>();
         assert_send_sync_error::<warplift_ir::frontend::DefVariableError>();
         assert_send_sync_error::<warplift_ir::frontend::UseVariableError>();
+    }
+
+    #[test]
+    fn the_launch_chooses_among_an_objects_kernels() {
+        use warplift_codegen::{lookup_by_name, Context, Settings};
+        let funcs = warplift_ir::parser::parse_functions(
+            "kernel %one(out: i64) {
+             block0(v0: i64):
+                 v1 = iconst.i32 1
+                 store global v1, v0
+                 return
+             }
+             kernel %two(out: i64) {
+             block0(v0: i64):
+                 v1 = iconst.i32 2
+                 store global v1, v0
+                 return
+             }",
+        )
+        .unwrap();
+        let isa = lookup_by_name("simt", Settings::builder().finish()).unwrap();
+        let module = Context::new()
+            .compile_module(&funcs, isa.as_ref(), Some("two.wir"))
+            .unwrap();
+        let machine = MachineConfig::default();
+        let launch = Launch::builder().zeros::<i32>("out", 1);
+        let e = run_object(module.bytes(), &launch.clone().build(), &machine).unwrap_err();
+        assert!(
+            e.to_string().contains("several kernels (%one, %two)"),
+            "{e}"
+        );
+        let launch = launch.kernel("two").build();
+        let run = run_object(module.bytes(), &launch, &machine).unwrap();
+        assert_eq!(run.kernel, "two");
+        assert_eq!(run.buffer::<i32>("out").unwrap(), [2]);
+        let reference = interpret_module(&funcs, &launch, &InterpConfig::default()).unwrap();
+        assert_eq!(run.memory, reference.memory);
     }
 
     #[test]

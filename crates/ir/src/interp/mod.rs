@@ -77,7 +77,7 @@ impl Default for InterpConfig {
 
 /// What a run did. Every count is over threads: an instruction executed by 64 threads
 /// counts 64 times.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct InterpStats {
     /// Instructions executed, terminators and barriers included.
     pub insts_executed: u64,
