@@ -118,6 +118,19 @@ impl From<f64> for Literal {
     }
 }
 
+impl From<usize> for Literal {
+    /// A length or an index, as `.arg("n", xs.len())` passes it.
+    fn from(v: usize) -> Literal {
+        Literal::Int(v as i128)
+    }
+}
+
+impl From<isize> for Literal {
+    fn from(v: isize) -> Literal {
+        Literal::Int(v as i128)
+    }
+}
+
 impl From<bool> for Literal {
     /// For `i1` parameters.
     fn from(b: bool) -> Literal {
@@ -198,5 +211,10 @@ mod tests {
         );
         assert!(literal_bits(Literal::from(1.5f32), Scalar::Int(32)).is_err());
         assert_eq!(literal_bits(Literal::from(true), Scalar::Int(1)), Ok(1));
+        assert_eq!(literal_bits(Literal::from(3usize), Scalar::Int(32)), Ok(3));
+        assert_eq!(
+            literal_bits(Literal::from(-1isize), Scalar::Int(8)),
+            Ok(0xff)
+        );
     }
 }
