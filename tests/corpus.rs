@@ -87,17 +87,17 @@ impl Case {
             .map_err(|e| format!("{}: {e}", self.name))
     }
 
-    /// Runs the kernel with warps of `warp_size`; returns the memory before and after.
-    fn run(&self, warp_size: u32) -> Result<(GlobalMemory, GlobalMemory), String> {
+    /// Runs the kernel with warps of `warp_width`; returns the memory before and after.
+    fn run(&self, warp_width: u32) -> Result<(GlobalMemory, GlobalMemory), String> {
         let func = self.func()?;
         let mut prepared = self.prepare()?;
         let before = prepared.memory.clone();
         let config = InterpConfig {
-            warp_size,
+            warp_width,
             ..InterpConfig::default()
         };
         interp::run(func, &mut prepared, &config)
-            .map_err(|e| format!("{} (warp size {warp_size}): {e}", self.name))?;
+            .map_err(|e| format!("{} (warp width {warp_width}): {e}", self.name))?;
         Ok((before, prepared.memory))
     }
 }
@@ -233,13 +233,13 @@ fn corpus_runs_to_the_expected_results() {
                 }
             };
             if let Err(e) = after.check_expectations() {
-                failures.push(format!("{} (warp size {ws}): [expect]:\n{e}", case.name));
+                failures.push(format!("{} (warp width {ws}): [expect]:\n{e}", case.name));
             }
             if let Some(check) = reference {
                 let mut mem = Mem::new(&before, &after);
                 check(&mut mem, ws);
                 for f in mem.failures {
-                    failures.push(format!("{} (warp size {ws}): reference: {f}", case.name));
+                    failures.push(format!("{} (warp width {ws}): reference: {f}", case.name));
                 }
             }
             if !lane_dependent {
@@ -249,7 +249,7 @@ fn corpus_runs_to_the_expected_results() {
                         for (a, b) in base.buffers.iter().zip(&after.buffers) {
                             if a.bytes != b.bytes {
                                 failures.push(format!(
-                                    "{}: buffer {} differs between warp sizes {} and {ws}",
+                                    "{}: buffer {} differs between warp widths {} and {ws}",
                                     case.name, a.name, WARP_SIZES[0]
                                 ));
                             }

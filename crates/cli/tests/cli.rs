@@ -913,3 +913,42 @@ fn settings_lists_every_setting_with_its_documentation_on_one_line() {
         assert!(!doc.is_empty() && !doc.contains("  "), "{line}");
     }
 }
+
+#[test]
+fn interp_takes_the_emulators_warp_width_flag() {
+    let o = warplift(&[
+        "interp",
+        "examples/saxpy.wir",
+        "--json",
+        "--warp-width",
+        "8",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let json: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(json["stats"]["warp_width"], 8);
+    assert!(stderr(&o).is_empty(), "{}", stderr(&o));
+    // The old name still works, with a deprecation warning.
+    let o = warplift(&["interp", "examples/saxpy.wir", "--json", "--warp-size", "4"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let json: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(json["stats"]["warp_width"], 4);
+    assert!(stderr(&o).contains("--warp-size is deprecated; use --warp-width"));
+    let o = warplift(&["interp", "examples/saxpy.wir", "--warp-width", "65"]);
+    assert_fails_with(&o, "--warp-width must be 1 to 64, not 65");
+    // Messages count in the singular too.
+    let o = warplift(&[
+        "interp",
+        "examples/saxpy.wir",
+        "--stats",
+        "--grid",
+        "1",
+        "--block",
+        "1",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("1 thread in 1 block, "),
+        "{}",
+        stdout(&o)
+    );
+}

@@ -91,13 +91,26 @@ pub struct CompiledKernel {
     pub stats: CompileStats,
 }
 
+/// What a target's output is.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum CodeKind {
+    /// Text (PTX): [`CompiledCode::text`] gives it as a `&str`.
+    Text,
+    /// A binary object (the SIMT target's ELF object), for
+    /// [`load_object`](crate::isa::simt::load_object).
+    Object,
+}
+
 /// One kernel compiled and emitted on its own.
 #[derive(Clone, Debug)]
 pub struct CompiledCode {
     /// The kernel.
     pub kernel: CompiledKernel,
-    /// The target's output: PTX text or an object file.
+    /// The target's output: PTX text or an object file (see [`CompiledCode::text`] and
+    /// [`CompiledCode::bytes`]).
     pub code: Vec<u8>,
+    /// Whether `code` is text or an object.
+    pub kind: CodeKind,
 }
 
 /// Several kernels emitted into one module.
@@ -105,8 +118,56 @@ pub struct CompiledCode {
 pub struct CompiledModule {
     /// The kernels, in the order given.
     pub kernels: Vec<CompiledKernel>,
-    /// The target's output: PTX text or an object file.
+    /// The target's output: PTX text or an object file (see [`CompiledModule::text`] and
+    /// [`CompiledModule::bytes`]).
     pub code: Vec<u8>,
+    /// Whether `code` is text or an object.
+    pub kind: CodeKind,
+}
+
+/// The text of `code` when it is text.
+fn code_text(kind: CodeKind, code: &[u8]) -> Option<&str> {
+    match kind {
+        // The text emitters write ASCII; a failure would be a bug, and shows as `None`.
+        CodeKind::Text => core::str::from_utf8(code).ok(),
+        CodeKind::Object => None,
+    }
+}
+
+macro_rules! code_accessors {
+    ($t:ty) => {
+        impl $t {
+            /// The output as text: the PTX of the `ptx` target; `None` for an object.
+            pub fn text(&self) -> Option<&str> {
+                code_text(self.kind, &self.code)
+            }
+
+            /// The output as text, by value; `None` for an object.
+            pub fn into_text(self) -> Option<String> {
+                match self.kind {
+                    CodeKind::Text => String::from_utf8(self.code).ok(),
+                    CodeKind::Object => None,
+                }
+            }
+
+            /// The output's bytes: the PTX text's, or the object file to write to disk
+            /// or hand to [`load_object`](crate::isa::simt::load_object).
+            pub fn bytes(&self) -> &[u8] {
+                &self.code
+            }
+        }
+    };
+}
+
+code_accessors!(CompiledCode);
+code_accessors!(CompiledModule);
+
+fn code_kind(isa: &dyn TargetIsa) -> CodeKind {
+    if isa.emits_text() {
+        CodeKind::Text
+    } else {
+        CodeKind::Object
+    }
 }
 
 /// A reusable compilation context.
@@ -122,6 +183,24 @@ impl Context {
     }
 
     /// Compiles and emits one kernel for `isa`.
+    ///
+    /// ```
+    /// use warplift_codegen::{lookup_by_name, CodeKind, Context, Settings};
+    /// use warplift_ir::parser::parse_function;
+    ///
+    /// let func = parse_function("kernel %k(n: i32) {\nblock0(v0: i32):\n    return\n}")?;
+    /// let mut settings = Settings::builder();
+    /// settings.set("ptx_target", "sm_80")?;
+    /// let ptx = Context::new().compile(&func, lookup_by_name("ptx", settings.finish())?.as_ref())?;
+    /// assert_eq!(ptx.kind, CodeKind::Text);
+    /// assert!(ptx.text().unwrap().contains(".target sm_80"));
+    ///
+    /// let simt = lookup_by_name("simt", Settings::builder().finish())?;
+    /// let object = Context::new().compile(&func, simt.as_ref())?;
+    /// assert_eq!(object.kind, CodeKind::Object);
+    /// assert!(object.text().is_none() && object.bytes().starts_with(b"\x7fELF"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn compile(
         &mut self,
         func: &Function,
@@ -129,7 +208,8 @@ impl Context {
     ) -> Result<CompiledCode, CodegenError> {
         let kernel = self.compile_kernel(func, isa)?;
         let code = isa.emit_module(core::slice::from_ref(&kernel.mir), None)?;
-        Ok(CompiledCode { kernel, code })
+        let kind = code_kind(isa);
+        Ok(CompiledCode { kernel, code, kind })
     }
 
     /// Compiles `funcs` for `isa` and emits them into one module; `source_name` names the
@@ -146,7 +226,12 @@ impl Context {
             .collect::<Result<Vec<_>, _>>()?;
         let mirs: Vec<MirFunction> = kernels.iter().map(|k| k.mir.clone()).collect();
         let code = isa.emit_module(&mirs, source_name)?;
-        Ok(CompiledModule { kernels, code })
+        let kind = code_kind(isa);
+        Ok(CompiledModule {
+            kernels,
+            code,
+            kind,
+        })
     }
 
     /// Runs the pipeline up to the final machine IR, without emitting.

@@ -22,7 +22,9 @@ pub mod regalloc;
 pub mod settings;
 
 pub use context::{
-    CodegenError, CompileStats, CompiledCode, CompiledKernel, CompiledModule, Context,
+    CodeKind, CodegenError, CompileStats, CompiledCode, CompiledKernel, CompiledModule, Context,
 };
 pub use isa::{lookup, lookup_by_name, TargetIsa};
 pub use settings::Settings;
+/// The target triples [`lookup`] takes, re-exported so embedders name the same version.
+pub use target_lexicon;

@@ -79,11 +79,11 @@ fn linearized(func: &Function, mode: RegionMode) -> (Function, Stats) {
 fn interpret(
     func: &Function,
     prepared: &PreparedLaunch,
-    warp_size: u32,
+    warp_width: u32,
 ) -> Result<Vec<Vec<u8>>, String> {
     let mut launch = prepared.clone();
     let config = InterpConfig {
-        warp_size,
+        warp_width,
         ..InterpConfig::default()
     };
     interp::run(func, &mut launch, &config).map_err(|e| e.to_string())?;
@@ -321,7 +321,7 @@ fn run_small(func: &Function, threads: u32) -> Vec<Vec<u8>> {
     let launch: Launch = toml_launch(threads);
     let mut prepared = launch.prepare(func).unwrap();
     let config = InterpConfig {
-        warp_size: 32,
+        warp_width: 32,
         ..InterpConfig::default()
     };
     interp::run(func, &mut prepared, &config).unwrap();

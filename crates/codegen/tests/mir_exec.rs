@@ -404,7 +404,7 @@ fn lowered_corpus_kernels_compute_what_the_ir_computes() {
         }
         let mir = lower(func).unwrap();
         let mut mir_run = launch.prepare(func).unwrap();
-        run_mir(&mir, &mut mir_run, config.warp_size)
+        run_mir(&mir, &mut mir_run, config.warp_width)
             .unwrap_or_else(|e| panic!("{}: {e}\n{mir}", path.display()));
         for (a, b) in ir_run.memory.buffers.iter().zip(&mir_run.memory.buffers) {
             assert!(

@@ -110,7 +110,7 @@ fn branch_arguments_must_match_parameters() {
     let b0 = block(&mir, 0);
     let last = mir.blocks[b0].insts.last_mut().unwrap();
     last.kind.for_each_target_mut(|t| t.args.clear());
-    fails(&mir, "takes 1 arguments, the branch passes 0");
+    fails(&mir, "takes 1 argument, the branch passes 0");
 }
 
 #[test]

@@ -66,7 +66,7 @@ fn every_corpus_kernel_runs_from_its_object_as_from_its_machine_ir() {
                 func,
                 &mut reference,
                 &warplift_ir::interp::InterpConfig {
-                    warp_size: width,
+                    warp_width: width,
                     ..Default::default()
                 },
             );

@@ -73,7 +73,7 @@ fn check(
     for width in WIDTHS {
         let mut reference = prepared.clone();
         let config = InterpConfig {
-            warp_size: width,
+            warp_width: width,
             ..Default::default()
         };
         let interp = warplift_ir::interp::run(func, &mut reference, &config);

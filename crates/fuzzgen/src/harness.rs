@@ -91,7 +91,7 @@ impl Pipeline {
 pub struct CheckConfig {
     /// The pipelines to compile with.
     pub pipelines: Vec<Pipeline>,
-    /// The warp widths to run at (the interpreter's `warp_size`, the emulator's width).
+    /// The warp widths to run at (the interpreter's `warp_width`, the emulator's width).
     pub warp_widths: Vec<u32>,
     /// The register files to allocate for.
     pub register_files: Vec<RegisterFile>,
@@ -197,7 +197,7 @@ pub fn check_case(case: &GeneratedCase, config: &CheckConfig) -> Result<(), Mism
     for &width in &config.warp_widths {
         let mut reference = prepared.clone();
         let interp_config = InterpConfig {
-            warp_size: width,
+            warp_width: width,
             max_steps: config.max_steps,
         };
         interp::run(func, &mut reference, &interp_config).map_err(|e| Mismatch {

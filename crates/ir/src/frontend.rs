@@ -30,8 +30,12 @@
 //! blocks cannot overflow the call stack.
 //!
 //! The builder panics only when the embedder misuses it (building into no block, switching
-//! to a terminated block, branching to a sealed block, ...), with a message saying so;
-//! most such checks are debug assertions, as in `cranelift-frontend`.
+//! to a terminated block, branching to a sealed block, assigning a variable a value of
+//! another type, finishing with an unsealed block, ...), with a message naming the method,
+//! the block, the variable or the value misused. Every check that keeps a wrong kernel from
+//! being built holds in release builds too. [`FunctionBuilder::try_use_var`] and
+//! [`FunctionBuilder::try_def_var`] return the variable misuses as errors instead, as in
+//! `cranelift-frontend`.
 
 use crate::builder::InstBuilder;
 use crate::entities::{Block, Inst, LocalVar, SharedVar, Value};
@@ -40,8 +44,47 @@ use crate::instructions::InstructionData;
 use crate::srcloc::SourceLoc;
 use crate::types::Type;
 use cranelift_entity::packed_option::PackedOption;
-use cranelift_entity::{entity_impl, PrimaryMap, SecondaryMap};
+use cranelift_entity::{entity_impl, EntityRef, PrimaryMap, SecondaryMap};
 use std::collections::HashMap;
+
+/// Why [`FunctionBuilder::try_use_var`] could not read a variable.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum UseVariableError {
+    /// The variable was not declared with this builder's
+    /// [`FunctionBuilder::declare_var`].
+    #[error("{0} is used but was never declared")]
+    UsedBeforeDeclared(Variable),
+    /// There is no block to read it in.
+    #[error("{0} is used outside any block; call switch_to_block first")]
+    NoCurrentBlock(Variable),
+}
+
+/// Why [`FunctionBuilder::try_def_var`] could not assign a variable.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum DefVariableError {
+    /// The value's type is not the variable's.
+    #[error("{var} is declared {declared} but is assigned {value}, of type {found}")]
+    TypeMismatch {
+        /// The variable.
+        var: Variable,
+        /// Its declared type.
+        declared: Type,
+        /// The value assigned.
+        value: Value,
+        /// The value's type.
+        found: Type,
+    },
+    /// The variable was not declared with this builder's
+    /// [`FunctionBuilder::declare_var`].
+    #[error("{0} is defined but was never declared")]
+    DefinedBeforeDeclared(Variable),
+    /// The value is not a value of the function being built.
+    #[error("{1} assigned to {0} is not a value of this function")]
+    UnknownValue(Variable, Value),
+    /// There is no block to assign it in.
+    #[error("{0} is defined outside any block; call switch_to_block first")]
+    NoCurrentBlock(Variable),
+}
 
 /// A mutable variable of the source language, turned into SSA values by the builder.
 #[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -203,7 +246,7 @@ impl<'a> FunctionBuilder<'a> {
     /// Appends a parameter of type `ty` to `block`. Parameters must be declared before
     /// any variable is read in the block.
     pub fn append_block_param(&mut self, block: Block, ty: Type) -> Value {
-        debug_assert!(
+        assert!(
             !self.ctx.blocks[block].has_ssa_params,
             "append_block_param: variables were already read in {block}; declare its \
              parameters before calling use_var there"
@@ -231,11 +274,11 @@ impl<'a> FunctionBuilder<'a> {
     /// that is where the block's code begins, whereas blocks are often created long
     /// before, as forward branch targets.
     pub fn switch_to_block(&mut self, block: Block) {
-        debug_assert!(
+        assert!(
             !self.ctx.blocks[block].filled,
             "switch_to_block: {block} already ends with a terminator"
         );
-        debug_assert!(
+        assert!(
             self.current.is_none_or(|cur| {
                 self.ctx.blocks[cur].filled || self.func.layout.block_insts(cur).is_empty()
             }),
@@ -285,21 +328,69 @@ impl<'a> FunctionBuilder<'a> {
     }
 
     /// Assigns `value` to `var` at the current point of the current block.
+    ///
+    /// # Panics
+    ///
+    /// On the misuses [`FunctionBuilder::try_def_var`] reports: `value` is not of the
+    /// variable's type, `var` was not declared with this builder, or there is no current
+    /// block.
+    #[track_caller]
     pub fn def_var(&mut self, var: Variable, value: Value) {
-        let block = self.require_block("def_var");
-        debug_assert_eq!(
-            self.ctx.var_types[var],
-            self.func.dfg.value_type(value),
-            "def_var: {value} does not have the type {var} was declared with"
-        );
+        if let Err(e) = self.try_def_var(var, value) {
+            panic!("def_var: {e}");
+        }
+    }
+
+    /// Assigns `value` to `var` at the current point of the current block, or says why it
+    /// cannot: a value of another type than the variable's, a variable this builder did
+    /// not declare, a value not of this function, no current block. Nothing changes on an
+    /// error.
+    pub fn try_def_var(&mut self, var: Variable, value: Value) -> Result<(), DefVariableError> {
+        let declared = *self
+            .ctx
+            .var_types
+            .get(var)
+            .ok_or(DefVariableError::DefinedBeforeDeclared(var))?;
+        if value.index() >= self.func.dfg.num_values() {
+            return Err(DefVariableError::UnknownValue(var, value));
+        }
+        let found = self.func.dfg.value_type(value);
+        if found != declared {
+            return Err(DefVariableError::TypeMismatch {
+                var,
+                declared,
+                value,
+                found,
+            });
+        }
+        let block = self.current.ok_or(DefVariableError::NoCurrentBlock(var))?;
         self.ctx.defs[var][block] = value.into();
+        Ok(())
     }
 
     /// The value of `var` at the current point of the current block.
+    ///
+    /// # Panics
+    ///
+    /// On the misuses [`FunctionBuilder::try_use_var`] reports: `var` was not declared
+    /// with this builder, or there is no current block.
+    #[track_caller]
     pub fn use_var(&mut self, var: Variable) -> Value {
-        let block = self.require_block("use_var");
+        match self.try_use_var(var) {
+            Ok(v) => v,
+            Err(e) => panic!("use_var: {e}"),
+        }
+    }
+
+    /// The value of `var` at the current point of the current block, or why it cannot be
+    /// read: a variable this builder did not declare, or no current block.
+    pub fn try_use_var(&mut self, var: Variable) -> Result<Value, UseVariableError> {
+        if self.ctx.var_types.get(var).is_none() {
+            return Err(UseVariableError::UsedBeforeDeclared(var));
+        }
+        let block = self.current.ok_or(UseVariableError::NoCurrentBlock(var))?;
         self.ctx.calls.push(Call::UseVar(block));
-        self.run_lookup(var)
+        Ok(self.run_lookup(var))
     }
 
     /// Gives every instruction built from now on the source location `loc`.
@@ -333,14 +424,21 @@ impl<'a> FunctionBuilder<'a> {
     }
 
     /// Finishes the function: removes the trivial parameters left and rewrites every use
-    /// of a removed one. Every block in the layout must be sealed and terminated.
+    /// of a removed one.
+    ///
+    /// # Panics
+    ///
+    /// When a block in the layout is not sealed (its variables' values would be
+    /// incomplete: a wrong kernel) or does not end with a terminator.
     pub fn finalize(mut self) {
-        if cfg!(debug_assertions) {
-            for &b in self.func.layout.blocks() {
-                let s = self.ctx.blocks[b];
-                assert!(s.sealed, "finalize: {b} was never sealed");
-                assert!(s.filled, "finalize: {b} does not end with a terminator");
-            }
+        for &b in self.func.layout.blocks() {
+            let s = self.ctx.blocks[b];
+            assert!(
+                s.sealed,
+                "finalize: {b} was never sealed; call seal_block({b}) once all its \
+                 predecessors are built, or seal_all_blocks()"
+            );
+            assert!(s.filled, "finalize: {b} does not end with a terminator");
         }
         self.remove_trivial_params();
         self.rewrite_uses();
@@ -625,7 +723,7 @@ impl InstBuilder for FuncInstBuilder<'_, '_> {
     fn build(self, data: InstructionData, result: Option<Type>) -> (Inst, Option<Value>) {
         let b = self.builder;
         let block = b.require_block("ins");
-        debug_assert!(
+        assert!(
             !b.ctx.blocks[block].filled,
             "ins: {block} already ends with a terminator; switch to another block"
         );
@@ -1106,5 +1204,93 @@ block1:
         // but gives the same kernel.
         assert!(a.structurally_eq(&b), "{a}\n{b}");
         check(&a);
+    }
+
+    #[test]
+    fn variable_misuse_is_an_error() {
+        let mut f = new_func(&[]);
+        let mut ctx = FunctionBuilderContext::new();
+        let mut b = FunctionBuilder::new(&mut f, &mut ctx);
+        let x = b.declare_var(Type::I32);
+        let undeclared = Variable::new(7);
+        assert_eq!(b.try_use_var(x), Err(UseVariableError::NoCurrentBlock(x)));
+        let entry = b.create_block();
+        b.switch_to_block(entry);
+        b.seal_block(entry);
+        let wide = b.ins().iconst(Type::I64, 1);
+        let e = b.try_def_var(x, wide).unwrap_err();
+        assert_eq!(
+            e,
+            DefVariableError::TypeMismatch {
+                var: x,
+                declared: Type::I32,
+                value: wide,
+                found: Type::I64
+            }
+        );
+        assert_eq!(
+            e.to_string(),
+            "var0 is declared i32 but is assigned v0, of type i64"
+        );
+        assert_eq!(
+            b.try_def_var(undeclared, wide),
+            Err(DefVariableError::DefinedBeforeDeclared(undeclared))
+        );
+        assert_eq!(
+            b.try_def_var(x, Value::new(99)),
+            Err(DefVariableError::UnknownValue(x, Value::new(99)))
+        );
+        assert_eq!(
+            b.try_use_var(undeclared),
+            Err(UseVariableError::UsedBeforeDeclared(undeclared))
+        );
+        // Nothing changed: x reads as zero, never defined.
+        let narrow = b.ins().iconst(Type::I32, 5);
+        b.try_def_var(x, narrow).unwrap();
+        assert_eq!(b.try_use_var(x), Ok(narrow));
+        b.ins().return_();
+        b.finalize();
+        check(&f);
+    }
+
+    // The checks hold in release builds too (`cargo test --release` runs these).
+    #[test]
+    #[should_panic(expected = "def_var: var0 is declared i32 but is assigned v0, of type f32")]
+    fn def_var_of_the_wrong_type_panics() {
+        let mut f = new_func(&[]);
+        let mut ctx = FunctionBuilderContext::new();
+        let mut b = FunctionBuilder::new(&mut f, &mut ctx);
+        let x = b.declare_var(Type::I32);
+        let entry = b.create_block();
+        b.switch_to_block(entry);
+        let v = b.ins().f32const(1.0);
+        b.def_var(x, v);
+    }
+
+    #[test]
+    #[should_panic(expected = "finalize: block1 was never sealed")]
+    fn finalize_with_an_unsealed_block_panics() {
+        let mut f = new_func(&[]);
+        let mut ctx = FunctionBuilderContext::new();
+        let mut b = FunctionBuilder::new(&mut f, &mut ctx);
+        let (entry, next) = (b.create_block(), b.create_block());
+        b.switch_to_block(entry);
+        b.seal_block(entry);
+        b.ins().jump(next, &[]);
+        b.switch_to_block(next);
+        b.ins().return_();
+        b.finalize();
+    }
+
+    #[test]
+    #[should_panic(expected = "ins: block0 already ends with a terminator")]
+    fn building_after_a_terminator_panics() {
+        let mut f = new_func(&[]);
+        let mut ctx = FunctionBuilderContext::new();
+        let mut b = FunctionBuilder::new(&mut f, &mut ctx);
+        let entry = b.create_block();
+        b.switch_to_block(entry);
+        b.ins().return_();
+        b.ins().iconst(Type::I32, 0);
     }
 }

@@ -262,7 +262,7 @@ fn format_finite(s: String) -> String {
 
 /// `n` and `noun`, plural unless `n` is one: `1 argument`, `0 arguments`; for messages.
 /// Any integer type (sizes are `u32`, step counts `u64`, lengths `usize`).
-pub(crate) fn count(n: impl fmt::Display, noun: &str) -> String {
+pub fn count(n: impl fmt::Display, noun: &str) -> String {
     let n = n.to_string();
     let plural = if n == "1" { "" } else { "s" };
     format!("{n} {noun}{plural}")

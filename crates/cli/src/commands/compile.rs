@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use warplift_codegen::lower::lower;
 use warplift_codegen::Context;
+use warplift_ir::write::count;
 
 /// Which machine IR `--print-mir` shows.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -64,8 +65,13 @@ pub fn run(args: &CompileArgs) -> Result<ExitCode> {
         for k in &module.kernels {
             let s = &k.stats;
             eprintln!(
-                "%{}: {} IR instructions -> {} lowered -> {} final in {} blocks; {}",
-                k.mir.name, s.ir_insts, s.lowered_insts, s.final_insts, s.final_blocks, s.regalloc
+                "%{}: {} -> {} lowered -> {} final in {}; {}",
+                k.mir.name,
+                count(s.ir_insts, "IR instruction"),
+                s.lowered_insts,
+                s.final_insts,
+                count(s.final_blocks, "block"),
+                s.regalloc
             );
         }
     }

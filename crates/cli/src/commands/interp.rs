@@ -7,6 +7,7 @@ use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use warplift_ir::interp::{self, InterpConfig, InterpStats};
+use warplift_ir::write::count;
 use warplift_ir::Function;
 
 /// Arguments of `warplift interp`.
@@ -16,9 +17,13 @@ pub struct InterpArgs {
     file: PathBuf,
     #[command(flatten)]
     launch: LaunchArgs,
-    /// Warp width that `lane_id` refers to.
-    #[arg(long, default_value_t = InterpConfig::default().warp_size)]
-    warp_size: u32,
+    /// Threads per warp (1 to 64), which `lane_id` refers to; the emulator's
+    /// `--warp-width` [default: 32].
+    #[arg(long, value_name = "N")]
+    warp_width: Option<u32>,
+    /// Deprecated: the old name of `--warp-width`.
+    #[arg(long, value_name = "N", hide = true, conflicts_with = "warp_width")]
+    warp_size: Option<u32>,
     /// Stop with an error after this many instructions (all threads together).
     #[arg(long, default_value_t = InterpConfig::default().max_steps)]
     max_steps: u64,
@@ -36,14 +41,21 @@ pub fn run(args: &InterpArgs) -> Result<ExitCode> {
     let launch = args.launch.resolve(&args.file)?;
     let func = launch.select_kernel(&funcs)?;
     let mut prepared = launch.prepare(func)?;
-    if args.warp_size == 0 || args.warp_size > 64 {
-        return Err(anyhow!(
-            "--warp-size must be 1 to 64, not {}",
-            args.warp_size
-        ));
+    let (flag, warp_width) = match (args.warp_width, args.warp_size) {
+        (_, Some(w)) => {
+            eprintln!("warning: --warp-size is deprecated; use --warp-width");
+            ("--warp-size", w)
+        }
+        (w, None) => (
+            "--warp-width",
+            w.unwrap_or(InterpConfig::default().warp_width),
+        ),
+    };
+    if warp_width == 0 || warp_width > 64 {
+        return Err(anyhow!("{flag} must be 1 to 64, not {warp_width}"));
     }
     let config = InterpConfig {
-        warp_size: args.warp_size,
+        warp_width,
         max_steps: args.max_steps,
     };
     let stats = interp::run(func, &mut prepared, &config)?;
@@ -52,7 +64,7 @@ pub fn run(args: &InterpArgs) -> Result<ExitCode> {
     if args.json {
         let mut out = memory.results_json();
         out["kernel"] = serde_json::Value::String(func.name.clone());
-        out["stats"] = stats_json(func, &stats);
+        out["stats"] = stats_json(func, &stats, &config);
         crate::output::outln!("{}", serde_json::to_string(&out)?)?;
     } else {
         crate::output::out!("{}", memory.results_text())?;
@@ -66,7 +78,7 @@ pub fn run(args: &InterpArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn stats_json(func: &Function, stats: &InterpStats) -> serde_json::Value {
+fn stats_json(func: &Function, stats: &InterpStats, config: &InterpConfig) -> serde_json::Value {
     let blocks: serde_json::Map<String, serde_json::Value> = func
         .layout
         .blocks()
@@ -74,6 +86,7 @@ fn stats_json(func: &Function, stats: &InterpStats) -> serde_json::Value {
         .map(|&b| (b.to_string(), stats.block_execs[b].into()))
         .collect();
     serde_json::json!({
+        "warp_width": config.warp_width,
         "instructions": stats.insts_executed,
         "threads": stats.threads,
         "thread_blocks": stats.thread_blocks,
@@ -84,8 +97,12 @@ fn stats_json(func: &Function, stats: &InterpStats) -> serde_json::Value {
 
 fn stats_text(func: &Function, stats: &InterpStats) -> String {
     let mut out = format!(
-        "interpreted %{}: {} threads in {} blocks, {} instructions, {} barriers\n",
-        func.name, stats.threads, stats.thread_blocks, stats.insts_executed, stats.barriers
+        "interpreted %{}: {} in {}, {}, {}\n",
+        func.name,
+        count(stats.threads, "thread"),
+        count(stats.thread_blocks, "block"),
+        count(stats.insts_executed, "instruction"),
+        count(stats.barriers, "barrier")
     );
     out.push_str("block executions (per thread):");
     for &b in func.layout.blocks() {

@@ -20,7 +20,6 @@ use warplift_codegen::isa::simt::load_object;
 use warplift_codegen::Context;
 use warplift_emu::{MachineConfig, PartialBarrier, Program, SchedulerPolicy, Stats, Trace};
 use warplift_ir::launch::Launch;
-use warplift_ir::{Function, Signature};
 
 /// The scheduler policies, as flag values.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -181,28 +180,21 @@ pub struct RunArgs {
     trace: Option<PathBuf>,
 }
 
-/// A kernel ready for the emulator, with what the launch needs to know of it.
-struct Loaded {
-    program: Program,
-    /// A stand-in IR function with the kernel's name and signature, which is all a
-    /// launch is checked against.
-    signature: Function,
-}
-
 /// Runs `warplift run`.
 pub fn run(args: &RunArgs) -> Result<ExitCode> {
     let config = args.machine.resolve()?;
     let is_object = args.file.extension().is_some_and(|e| e == "o");
-    let (launch, loaded) = if is_object {
+    let (launch, program) = if is_object {
         load_from_object(args)?
     } else {
         load_from_source(args)?
     };
-    let mut prepared = launch.prepare(&loaded.signature)?;
+    // The program knows its kernel's name and parameters: all a launch is bound to.
+    let mut prepared = launch.prepare_for(&program.name, &program.params)?;
     let mut trace = args.trace.as_ref().map(|_| Trace::new());
     let result = match &mut trace {
-        Some(t) => warplift_emu::run_traced(&loaded.program, &mut prepared, &config, t),
-        None => warplift_emu::run(&loaded.program, &mut prepared, &config),
+        Some(t) => warplift_emu::run_traced(&program, &mut prepared, &config, t),
+        None => warplift_emu::run(&program, &mut prepared, &config),
     };
     // A trace is most useful when the run went wrong: write it either way.
     if let (Some(path), Some(t)) = (&args.trace, &trace) {
@@ -214,7 +206,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
     let memory = &prepared.memory;
     if args.json {
         let mut out = memory.results_json();
-        out["kernel"] = serde_json::Value::String(loaded.program.name.clone());
+        out["kernel"] = serde_json::Value::String(program.name.clone());
         out["stats"] = stats.to_json();
         crate::output::outln!("{}", serde_json::to_string(&out)?)?;
     } else {
@@ -232,7 +224,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
 /// Compiles the chosen kernel of a `.wir` file into a SIMT object in memory and loads
 /// it: the emulator runs the very bytecode `warplift compile` would write, and faults
 /// show its pcs and the source lines of its line table.
-fn load_from_source(args: &RunArgs) -> Result<(Launch, Loaded)> {
+fn load_from_source(args: &RunArgs) -> Result<(Launch, Program)> {
     let funcs = source::load_verified(&args.file)?;
     let launch = args.launch.resolve(&args.file)?;
     let func = launch.select_kernel(&funcs)?;
@@ -253,12 +245,11 @@ fn load_from_source(args: &RunArgs) -> Result<(Launch, Loaded)> {
         .kernel(&func.name)
         .ok_or_else(|| anyhow!("the object lacks kernel %{}", func.name))?;
     let program = Program::from_loaded(kernel, &object.source_name)?;
-    let signature = Function::with_name_signature(func.name.clone(), func.signature.clone());
-    Ok((launch, Loaded { program, signature }))
+    Ok((launch, program))
 }
 
 /// Loads the chosen kernel of a SIMT object.
-fn load_from_object(args: &RunArgs) -> Result<(Launch, Loaded)> {
+fn load_from_object(args: &RunArgs) -> Result<(Launch, Program)> {
     if !args.codegen.is_empty() {
         bail!("--set and --passes apply to compiling a .wir file; an object is already compiled");
     }
@@ -272,25 +263,10 @@ fn load_from_object(args: &RunArgs) -> Result<(Launch, Loaded)> {
     let mut candidates: Vec<&Path> = vec![path];
     candidates.extend(source_path.as_deref());
     let launch = args.launch.resolve_first(&candidates)?;
-    let signatures: Vec<Function> = object
-        .kernels
-        .iter()
-        .map(|k| {
-            Function::with_name_signature(
-                k.kernel.info.name.clone(),
-                Signature {
-                    params: k.kernel.info.params.clone(),
-                },
-            )
-        })
-        .collect();
-    let chosen = launch.select_kernel(&signatures)?;
-    let kernel = object
-        .kernel(&chosen.name)
-        .ok_or_else(|| anyhow!("no kernel %{} in {}", chosen.name, path.display()))?;
+    // The object carries each kernel's signature: no IR is needed to bind the launch.
+    let kernel = launch.select(&object.kernels, |k| &k.kernel.info.name)?;
     let program = Program::from_loaded(kernel, &object.source_name)?;
-    let signature = chosen.clone();
-    Ok((launch, Loaded { program, signature }))
+    Ok((launch, program))
 }
 
 /// The short human summary `--stats` prints.

@@ -5,6 +5,7 @@ use anyhow::Result;
 use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use warplift_ir::write::count;
 
 /// Arguments of `warplift verify`.
 #[derive(Args)]
@@ -18,10 +19,10 @@ pub fn run(args: &VerifyArgs) -> Result<ExitCode> {
     let funcs = source::load_verified(&args.file)?;
     for f in &funcs {
         crate::output::outln!(
-            "%{}: ok ({} blocks, {} instructions)",
+            "%{}: ok ({}, {})",
             f.name,
-            f.layout.num_blocks(),
-            f.num_placed_insts()
+            count(f.layout.num_blocks(), "block"),
+            count(f.num_placed_insts(), "instruction")
         )?;
     }
     Ok(ExitCode::SUCCESS)

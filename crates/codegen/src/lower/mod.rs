@@ -43,7 +43,10 @@ pub enum LowerError {
     #[error("kernel %{0} has no blocks")]
     NoEntry(String),
     /// The entry block's parameters do not match the kernel's parameters.
-    #[error("the entry block of %{0} has {1} parameters, the signature {2}")]
+    #[error(
+        "the entry block of %{0} has {params}, the signature {2}",
+        params = warplift_ir::write::count(.1, "parameter")
+    )]
     EntryParams(String, usize, usize),
     /// No rule lowers this instruction (with these operand types).
     #[error("no lowering rule for {opcode} ({inst})")]

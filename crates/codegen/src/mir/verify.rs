@@ -491,9 +491,9 @@ impl Verifier<'_> {
                     let params = &target.params;
                     if params.len() != t.args.len() {
                         mismatch.push(format!(
-                            "{} takes {} arguments, the branch passes {}",
+                            "{} takes {}, the branch passes {}",
                             t.block,
-                            params.len(),
+                            warplift_ir::write::count(params.len(), "argument"),
                             t.args.len()
                         ));
                     } else if let Some((a, p)) = t

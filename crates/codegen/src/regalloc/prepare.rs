@@ -107,9 +107,9 @@ fn check_blocks(
             let params = &f.blocks[target].params;
             if params.len() != args.len() {
                 return Err(format!(
-                    "{block} passes {} arguments to {target}, which has {} parameters",
-                    args.len(),
-                    params.len()
+                    "{block} passes {} to {target}, which has {}",
+                    warplift_ir::write::count(args.len(), "argument"),
+                    warplift_ir::write::count(params.len(), "parameter")
                 ));
             }
             for (&a, &p) in args.iter().zip(params) {

@@ -640,7 +640,7 @@ fn malformed_inputs_are_errors() {
 
     let mut f = good.clone();
     f.blocks[header].params.pop();
-    check(&f, "parameters");
+    check(&f, "which has 1 parameter");
 
     let mut f = good.clone();
     let p = f.new_vreg(RegClass::Pred);

@@ -85,10 +85,10 @@ impl References {
     /// Runs the interpreter on `func` once per width.
     pub fn compute(name: &str, func: &Function, prepared: &PreparedLaunch) -> Self {
         let runs = WIDTHS
-            .map(|warp_size| {
+            .map(|warp_width| {
                 let mut reference = prepared.clone();
                 let config = InterpConfig {
-                    warp_size,
+                    warp_width,
                     ..Default::default()
                 };
                 (interp::run(func, &mut reference, &config), reference)

@@ -60,7 +60,7 @@ pub const MAX_BLOCK_STATE_BYTES: u64 = 1 << 30;
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct InterpConfig {
     /// Threads per warp; only `lane_id` depends on it. At least 1.
-    pub warp_size: u32,
+    pub warp_width: u32,
     /// The most instructions all threads together may execute in one launch.
     pub max_steps: u64,
 }
@@ -69,7 +69,7 @@ impl Default for InterpConfig {
     /// Warps of 32 threads, at most 100 million instructions.
     fn default() -> Self {
         InterpConfig {
-            warp_size: 32,
+            warp_width: 32,
             max_steps: 100_000_000,
         }
     }
@@ -77,7 +77,7 @@ impl Default for InterpConfig {
 
 /// What a run did. Every count is over threads: an instruction executed by 64 threads
 /// counts 64 times.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct InterpStats {
     /// Instructions executed, terminators and barriers included.
     pub insts_executed: u64,
@@ -246,6 +246,33 @@ impl fmt::Display for Where<'_> {
 }
 
 /// Runs `func` on the grid of `launch`, updating its global memory.
+///
+/// ```
+/// use warplift_ir::interp::{run, InterpConfig};
+/// use warplift_ir::launch::Launch;
+/// use warplift_ir::parser::parse_function;
+///
+/// let func = parse_function(
+///     "kernel %lanes(out: i64) {
+///      block0(v0: i64):
+///          v1 = thread_id x
+///          v2 = lane_id
+///          v3 = uextend.i64 v1
+///          v4 = iconst.i64 2
+///          v5 = ishl v3, v4
+///          v6 = iadd v0, v5
+///          store global v2, v6
+///          return
+///      }",
+/// )?;
+/// let launch = Launch::builder().block(6).zeros::<i32>("out", 6).build();
+/// let mut prepared = launch.prepare(&func)?;
+/// let config = InterpConfig { warp_width: 4, ..InterpConfig::default() };
+/// let stats = run(&func, &mut prepared, &config)?;
+/// assert_eq!(prepared.memory.read_buffer::<i32>("out")?, [0, 1, 2, 3, 0, 1]);
+/// assert_eq!(stats.threads, 6);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn run(
     func: &Function,
     launch: &mut PreparedLaunch,
@@ -321,8 +348,8 @@ impl<'a> Machine<'a> {
             kernel: func.name.clone(),
             message,
         };
-        if config.warp_size == 0 {
-            return Err(setup("the warp size must be at least 1".into()));
+        if config.warp_width == 0 {
+            return Err(setup("the warp width must be at least 1".into()));
         }
         crate::launch::check_geometry(launch.grid, launch.block)
             .map_err(|e| setup(e.to_string()))?;
@@ -614,7 +641,7 @@ impl<'a> Machine<'a> {
                 })
             }
             InstructionData::Nullary { opcode } => match opcode {
-                Opcode::LaneId => (t as u64) % u64::from(self.config.warp_size),
+                Opcode::LaneId => (t as u64) % u64::from(self.config.warp_width),
                 Opcode::Barrier => {
                     self.threads[t].status = Status::AtBarrier(inst);
                     return Ok(Flow::Stop);

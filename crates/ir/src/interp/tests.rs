@@ -607,7 +607,7 @@ fn three_d_geometry_and_lane_id() {
     b.ret();
     let l = launch("2,1,2", "3,2,2", &["out=i32[624]"]);
     let cfg = InterpConfig {
-        warp_size: 5,
+        warp_width: 5,
         ..Default::default()
     };
     let (p, _) = run_cfg(&b.f, &l, &cfg).unwrap();
@@ -1090,7 +1090,7 @@ fn setup_errors_and_malformed() {
     let mut b = Fb::new(&[]);
     b.ret();
     let cfg = InterpConfig {
-        warp_size: 0,
+        warp_width: 0,
         ..Default::default()
     };
     assert!(matches!(

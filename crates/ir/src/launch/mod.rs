@@ -6,26 +6,55 @@
 //! that runs kernels (the reference interpreter now, the emulator later), so it depends on
 //! none of them.
 //!
-//! A launch comes from a TOML file next to the kernel (`foo.wir` -> `foo.launch.toml`, see
-//! [`mod@file`]) and from command-line flags, whose string forms are parsed here too (see
-//! [`spec`]); flags override the file. [`Launch::prepare`] then binds the launch to one
-//! kernel: it checks every parameter is bound exactly once with a value of the right type,
-//! builds the buffers and places them at deterministic addresses (see [`memory`]), and
-//! returns a [`PreparedLaunch`] ready to run. The format is documented in `docs/ir.md`.
+//! A launch is built in Rust with a [`LaunchBuilder`] (see [`mod@builder`]), read from a
+//! TOML file next to the kernel (`foo.wir` -> `foo.launch.toml`, see [`mod@file`]), or
+//! given as command-line flags, whose string forms are parsed here too (see [`spec`]);
+//! flags override the file. All three go through the same typed setters.
+//! [`Launch::prepare`] then binds the launch to one kernel (or [`Launch::prepare_for`], to
+//! a kernel known by its name and parameters alone, as a loaded object knows it): it
+//! checks every parameter is bound exactly once with a value of the right type, builds the
+//! buffers and places them at deterministic addresses (see [`memory`]), and returns a
+//! [`PreparedLaunch`] ready to run. After the run, [`GlobalMemory::read_buffer`] reads a
+//! buffer back as a `Vec<T>` of its element type (see [`readback`]). The file format is
+//! documented in `docs/ir.md`.
+//!
+//! ```
+//! use warplift_ir::launch::Launch;
+//! use warplift_ir::{Param, Type};
+//!
+//! let launch = Launch::builder()
+//!     .block(4)
+//!     .buffer("x", &[1i32, 2, 3, 4])
+//!     .arg("n", 4)
+//!     .build();
+//! let params = [Param::new("x", Type::I64), Param::new("n", Type::I32)];
+//! let prepared = launch.prepare_for("k", &params)?;
+//! assert_eq!(prepared.memory.read_buffer::<i32>("x")?, [1, 2, 3, 4]);
+//! // The Rust type must be the buffer's element type.
+//! let err = prepared.memory.read_buffer::<f32>("x").unwrap_err();
+//! assert_eq!(err.to_string(), "buffer `x` holds i32 elements, not f32");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
+pub mod builder;
+pub mod element;
 pub mod file;
 pub mod literal;
 pub mod memory;
+pub mod readback;
 pub mod spec;
 
+pub use self::builder::{Dims, LaunchBuilder};
+pub use self::element::Element;
 pub use self::literal::Literal;
 pub use self::memory::{
     Buffer, ElemType, ExpectationError, GlobalMemory, MemFault, TypedValue, BUFFER_ALIGN,
     BUFFER_BASE, GUARD_GAP,
 };
+pub use self::readback::BufferError;
 
 use self::literal::{literal_bits, literal_float, Scalar};
-use crate::function::Function;
+use crate::function::{Function, Param};
 use crate::types::Type;
 use rand::{RngCore, SeedableRng};
 use std::collections::BTreeMap;
@@ -96,6 +125,9 @@ pub enum BufferInit {
     File(PathBuf),
     /// The given values.
     Values(Vec<Literal>),
+    /// The given little-endian bytes (a whole number of elements), as
+    /// [`LaunchBuilder::buffer`] makes from a typed slice.
+    Bytes(Vec<u8>),
 }
 
 /// A buffer to create and bind to an `i64` kernel parameter.
@@ -154,7 +186,7 @@ impl Default for Launch {
 }
 
 /// A launch bound to a kernel: geometry, argument bits and global memory, ready to run.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct PreparedLaunch {
     /// The kernel's name.
     pub kernel: String,
@@ -218,17 +250,27 @@ impl Launch {
     /// Chooses the kernel to run among `funcs`: the one named by [`Launch::kernel`], or
     /// the only one when no name is given.
     pub fn select_kernel<'a>(&self, funcs: &'a [Function]) -> Result<&'a Function, LaunchError> {
+        self.select(funcs, |f| &f.name)
+    }
+
+    /// As [`Launch::select_kernel`] among any kernels, known by `name_of` (the kernels
+    /// of a loaded object, say).
+    pub fn select<'a, K>(
+        &self,
+        funcs: &'a [K],
+        name_of: impl Fn(&K) -> &str,
+    ) -> Result<&'a K, LaunchError> {
         let names = || {
             funcs
                 .iter()
-                .map(|f| format!("%{}", f.name))
+                .map(|f| format!("%{}", name_of(f)))
                 .collect::<Vec<_>>()
                 .join(", ")
         };
         match &self.kernel {
             Some(name) => {
                 let name = name.strip_prefix('%').unwrap_or(name);
-                funcs.iter().find(|f| f.name == name).ok_or_else(|| {
+                funcs.iter().find(|f| name_of(f) == name).ok_or_else(|| {
                     LaunchError::invalid(
                         self.context("kernel"),
                         format!("no kernel %{name} (have {})", names()),
@@ -260,8 +302,18 @@ impl Launch {
     /// `lo + ((r * (hi - lo + 1)) >> 64)`; a float is `lo + (r >> 11) * 2^-53 * (hi - lo)`,
     /// computed in `f64` and rounded to the element type.
     pub fn prepare(&self, func: &Function) -> Result<PreparedLaunch, LaunchError> {
+        self.prepare_for(&func.name, &func.signature.params)
+    }
+
+    /// [`Launch::prepare`] for the kernel called `kernel` with the parameters `params`:
+    /// what a kernel loaded from an object is known by, without its IR.
+    pub fn prepare_for(
+        &self,
+        kernel: &str,
+        params: &[Param],
+    ) -> Result<PreparedLaunch, LaunchError> {
         let kctx =
-            |key: &str, what: &str| self.context_for(key, format!("kernel %{}: {what}", func.name));
+            |key: &str, what: &str| self.context_for(key, format!("kernel %{kernel}: {what}"));
         check_geometry(self.grid, self.block).map_err(|e| match e {
             LaunchError::Invalid { context, message } => LaunchError::Invalid {
                 context: self.context(&context),
@@ -273,7 +325,7 @@ impl Launch {
         let keys = (self.args.keys().map(|n| ("args", n)))
             .chain(self.buffers.keys().map(|n| ("buffers", n)));
         for (table, name) in keys {
-            if !func.signature.params.iter().any(|p| &p.name == name) {
+            if !params.iter().any(|p| &p.name == name) {
                 return Err(LaunchError::invalid(
                     kctx(&format!("{table}.{name}"), name),
                     "not a parameter of the kernel",
@@ -302,10 +354,10 @@ impl Launch {
                 })?;
         }
 
-        let mut args = Vec::with_capacity(func.signature.params.len());
+        let mut args = Vec::with_capacity(params.len());
         let mut memory = GlobalMemory::default();
         let mut next_base = BUFFER_BASE;
-        for param in &func.signature.params {
+        for param in params {
             let name = &param.name;
             let arg_key = format!("args.{name}");
             let buf_key = format!("buffers.{name}");
@@ -410,7 +462,7 @@ impl Launch {
         }
 
         Ok(PreparedLaunch {
-            kernel: func.name.clone(),
+            kernel: kernel.to_string(),
             grid: self.grid,
             block: self.block,
             args,
@@ -448,6 +500,20 @@ fn spec_len(ctx: &str, spec: &BufferSpec) -> Result<u64, LaunchError> {
     let ctx = || ctx.to_string();
     let derived = match &spec.init {
         BufferInit::Values(v) => Some(v.len() as u64),
+        BufferInit::Bytes(bytes) => {
+            let elem = spec.elem.bytes();
+            if bytes.len() % elem != 0 {
+                return Err(LaunchError::invalid(
+                    ctx(),
+                    format!(
+                        "{} are not a whole number of {} elements",
+                        crate::write::count(bytes.len(), "byte"),
+                        spec.elem
+                    ),
+                ));
+            }
+            Some((bytes.len() / elem) as u64)
+        }
         BufferInit::File(path) => {
             let meta = std::fs::metadata(path).map_err(|e| LaunchError::Io {
                 path: path.clone(),
@@ -459,8 +525,9 @@ fn spec_len(ctx: &str, spec: &BufferSpec) -> Result<u64, LaunchError> {
                 return Err(LaunchError::invalid(
                     ctx(),
                     format!(
-                        "file {} holds {size} bytes, not a whole number of {} elements",
+                        "file {} holds {}, not a whole number of {} elements",
                         path.display(),
+                        crate::write::count(size, "byte"),
                         spec.elem
                     ),
                 ));
@@ -472,7 +539,13 @@ fn spec_len(ctx: &str, spec: &BufferSpec) -> Result<u64, LaunchError> {
     match (spec.len, derived) {
         (Some(len), Some(d)) if len != d => Err(LaunchError::invalid(
             ctx(),
-            format!("len is {len} but {d} elements are given"),
+            format!(
+                "len is {len} but {} given",
+                match d {
+                    1 => "1 element is".to_string(),
+                    _ => format!("{d} elements are"),
+                }
+            ),
         )),
         (Some(len), _) | (None, Some(len)) => Ok(len),
         (None, None) => Err(LaunchError::invalid(ctx(), "missing len")),
@@ -506,6 +579,7 @@ fn build_contents(ctx: &str, spec: &BufferSpec) -> Result<Vec<u8>, LaunchError> 
                 put(i, bits);
             }
         }
+        BufferInit::Bytes(data) => bytes.copy_from_slice(data),
         BufferInit::File(path) => {
             let data = std::fs::read(path).map_err(|e| LaunchError::Io {
                 path: path.clone(),

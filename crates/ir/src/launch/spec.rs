@@ -1,6 +1,8 @@
 //! Command-line forms of a launch: string parsers that the CLI calls for its flags.
 //!
-//! Each setter changes a [`Launch`] in place and overrides what a launch file said:
+//! Each setter parses its string and hands the result to the typed setters that
+//! [`LaunchBuilder`](super::LaunchBuilder) uses too, changing a [`Launch`] in place and
+//! overriding what a launch file said:
 //!
 //! | method | example | meaning |
 //! |---|---|---|
@@ -55,9 +57,7 @@ impl Launch {
         let ctx = || format!("argument `{s}`");
         let (name, value) = split_name(s).map_err(|m| LaunchError::invalid(ctx(), m))?;
         let lit = parse_literal(value).map_err(|m| LaunchError::invalid(ctx(), m))?;
-        self.buffers.remove(name);
-        self.args.insert(name.to_string(), lit);
-        self.forget_origins(name);
+        self.bind_arg(name, lit);
         Ok(())
     }
 
@@ -65,9 +65,7 @@ impl Launch {
     pub fn add_buffer(&mut self, s: &str) -> Result<(), LaunchError> {
         let (name, spec) =
             parse_buffer_spec(s).map_err(|m| LaunchError::invalid(format!("buffer `{s}`"), m))?;
-        self.args.remove(&name);
-        self.forget_origins(&name);
-        self.buffers.insert(name, spec);
+        self.bind_buffer(name, spec);
         Ok(())
     }
 
@@ -110,12 +108,6 @@ impl Launch {
         self.expect.insert(name.to_string(), lits);
         self.origins.remove(&format!("expect.{name}"));
         Ok(())
-    }
-
-    /// Forgets where the argument or buffer `name` came from: a flag replaced it.
-    fn forget_origins(&mut self, name: &str) {
-        self.origins.remove(&format!("args.{name}"));
-        self.origins.remove(&format!("buffers.{name}"));
     }
 }
 

@@ -675,3 +675,96 @@ fn mangled_inputs_do_not_panic() {
         let _ = l.prepare(&f);
     }
 }
+
+#[test]
+fn builder_matches_the_launch_file() {
+    let file = parse(
+        r#"
+grid = [2, 3]
+block = 8
+[args]
+n = 6
+alpha = 0.5
+[buffers.x]
+type = "f32"
+values = [1.5, -2.0, 0.25]
+[buffers.y]
+type = "i32"
+len = 4
+[buffers.z]
+type = "u16"
+len = 5
+init = "random"
+seed = 3
+"#,
+    )
+    .unwrap();
+    let built = Launch::builder()
+        .grid([2, 3])
+        .block(8)
+        .arg("n", 6)
+        .arg("alpha", 0.5)
+        .buffer("x", &[1.5f32, -2.0, 0.25])
+        .zeros::<i32>("y", 4)
+        .random::<u16>("z", 5, 3)
+        .build();
+    let f = kernel(&[
+        ("x", Type::I64),
+        ("y", Type::I64),
+        ("z", Type::I64),
+        ("alpha", Type::F32),
+        ("n", Type::I32),
+    ]);
+    let (a, b) = (file.prepare(&f).unwrap(), built.prepare(&f).unwrap());
+    assert_eq!(a, b);
+    assert_eq!(b.grid, [2, 3, 1]);
+    assert_eq!(b.memory.read_buffer::<f32>("x").unwrap(), [1.5, -2.0, 0.25]);
+    // A loaded object knows its kernel by name and parameters only.
+    assert_eq!(built.prepare_for("k", &f.signature.params).unwrap(), b);
+}
+
+#[test]
+fn builder_errors_surface_when_binding() {
+    let f = kernel(&[("x", Type::I64), ("n", Type::I32)]);
+    // Bytes that are not a whole number of elements.
+    let l = Launch::builder()
+        .buffer_bytes("x", ElemType::I32, vec![0u8; 6])
+        .arg("n", 1)
+        .build();
+    assert_eq!(
+        l.prepare(&f).unwrap_err().to_string(),
+        "buffers.x: 6 bytes are not a whole number of i32 elements"
+    );
+    // A float for an integer parameter, a value out of range, an unknown name.
+    let l = Launch::builder()
+        .zeros::<i32>("x", 1)
+        .arg("n", 1.5f32)
+        .build();
+    assert!(l
+        .prepare(&f)
+        .unwrap_err()
+        .to_string()
+        .contains("float 1.5 given for a 32-bit integer"));
+    let l = Launch::builder()
+        .zeros::<i32>("x", 1)
+        .arg("n", u64::MAX)
+        .build();
+    assert!(l.prepare(&f).is_err());
+    let l = Launch::builder()
+        .zeros::<i32>("x", 1)
+        .arg("n", 1)
+        .arg("m", 2)
+        .build();
+    assert!(l
+        .prepare(&f)
+        .unwrap_err()
+        .to_string()
+        .contains("not a parameter"));
+    // A later setting replaces an earlier one of the same name.
+    let l = Launch::builder()
+        .arg("x", 0i64)
+        .zeros::<i32>("x", 2)
+        .arg("n", 7)
+        .build();
+    assert_eq!(l.prepare(&f).unwrap().memory.buffers.len(), 1);
+}

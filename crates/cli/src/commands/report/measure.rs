@@ -159,7 +159,7 @@ pub fn kernel(
         let initial = launch.prepare(func).map_err(|e| e.to_string())?;
         let mut prepared = initial.clone();
         let interp_config = InterpConfig {
-            warp_size: config.warp_width,
+            warp_width: config.warp_width,
             ..InterpConfig::default()
         };
         interp::run(func, &mut prepared, &interp_config)
