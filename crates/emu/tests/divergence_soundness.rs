@@ -180,7 +180,7 @@ fn random_control_flow_never_splits_a_uniform_branch() {
             for width in [4, 32] {
                 let mut reference = prepared.clone();
                 let config = InterpConfig {
-                    warp_size: width,
+                    warp_width: width,
                     ..Default::default()
                 };
                 interp::run(&func, &mut reference, &config).unwrap();

@@ -180,7 +180,7 @@ fn no_uniform_branch_splits_a_warp_on_the_corpus() {
             for width in [4, 32] {
                 let mut reference = prepared.clone();
                 let interp_config = warplift_ir::interp::InterpConfig {
-                    warp_size: width,
+                    warp_width: width,
                     ..Default::default()
                 };
                 let interp = warplift_ir::interp::run(&func, &mut reference, &interp_config);
