@@ -44,6 +44,9 @@ enum Command {
     /// The linearization report: static and dynamic numbers of kernels before and after
     /// each optimisation level (the paper's Tables 1, 2 and 4).
     Report(Box<commands::report::ReportArgs>),
+    /// Sweep kernels x pipelines x machines on the emulator: tables, plots, shards
+    /// (`warplift study SPEC.toml`, `warplift study merge DIR...`; docs/studies.md).
+    Study(Box<commands::study::StudyArgs>),
 }
 
 fn main() -> ExitCode {
@@ -59,6 +62,7 @@ fn main() -> ExitCode {
         Command::Passes => print_passes(),
         Command::Cfg(args) => commands::cfg::run(&args),
         Command::Report(args) => commands::report::run(&args),
+        Command::Study(args) => commands::study::run(&args),
     };
     match result {
         Ok(code) => code,
