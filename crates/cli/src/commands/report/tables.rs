@@ -10,8 +10,8 @@
 //! of the `incr` ratios.
 
 use super::kernels::KernelReport;
-use crate::commands::measure::{Dynamic, Outcome, Ptxas, Static};
 use super::Column;
+use crate::commands::measure::{Dynamic, Outcome, Ptxas, Static};
 use serde_json::{json, Value};
 use std::fmt::Write as _;
 use warplift_emu::MachineConfig;

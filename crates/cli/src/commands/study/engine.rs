@@ -222,14 +222,16 @@ where
         };
         let elapsed = t.elapsed();
         times[2].fetch_add(micros(elapsed), Ordering::Relaxed);
-        let failed = static_.is_err() || matches!(outcome, Outcome::Failed(_) | Outcome::Mismatch(_));
+        let failed =
+            static_.is_err() || matches!(outcome, Outcome::Failed(_) | Outcome::Mismatch(_));
         let done = Done {
             measured: Measured { static_, outcome },
             compile_seconds: c.seconds,
             run_seconds: if ran { elapsed.as_secs_f64() } else { 0.0 },
         };
         on_done(j, &done);
-        let failed_so_far = failures.fetch_add(u64::from(failed), Ordering::Relaxed) + u64::from(failed);
+        let failed_so_far =
+            failures.fetch_add(u64::from(failed), Ordering::Relaxed) + u64::from(failed);
         if let Ok(bar) = bar.lock() {
             bar.set_message(format!("{failed_so_far} failed"));
             bar.inc(1);
@@ -303,7 +305,8 @@ fn compile(
 /// Writes a run's timeline as Chrome trace-event JSON.
 fn write_trace(path: &std::path::Path, trace: &Trace) -> Result<(), String> {
     if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     }
     let text = serde_json::to_string(&trace.to_json()).map_err(|e| e.to_string())?;
     std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))

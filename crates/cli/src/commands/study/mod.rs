@@ -107,7 +107,10 @@ pub fn run(args: &StudyArgs) -> Result<ExitCode> {
             meta.kernels.len(),
             meta.pipelines.len(),
             meta.machines.len(),
-            shard.map_or_else(String::new, |(i, n)| format!("; shard {i}/{n}: {}", selected.len()))
+            shard.map_or_else(String::new, |(i, n)| format!(
+                "; shard {i}/{n}: {}",
+                selected.len()
+            ))
         );
         for &i in &selected {
             out.push_str(&meta.runs[i].key);
@@ -160,7 +163,11 @@ pub fn run(args: &StudyArgs) -> Result<ExitCode> {
     for (job, run) in plan.jobs.iter_mut().zip(&meta.runs) {
         job.trace = run.trace.as_ref().map(|t| out_dir.join(t));
     }
-    let mut todo: Vec<usize> = selected.iter().copied().filter(|&i| rows[i].is_none()).collect();
+    let mut todo: Vec<usize> = selected
+        .iter()
+        .copied()
+        .filter(|&i| rows[i].is_none())
+        .collect();
     if let Some(n) = args.max_runs {
         todo.truncate(n);
     }
@@ -192,16 +199,29 @@ pub fn run(args: &StudyArgs) -> Result<ExitCode> {
         rows[*j] = Some(row_of(&meta, &plan, *j, d));
     }
     let selected_rows: Vec<Option<Row>> = (0..meta.runs.len())
-        .map(|i| if is_selected[i] { rows[i].clone() } else { None })
+        .map(|i| {
+            if is_selected[i] {
+                rows[i].clone()
+            } else {
+                None
+            }
+        })
         .collect();
-    outputs::write_log(&out_dir, &selected_rows.iter().flatten().collect::<Vec<_>>())?;
+    outputs::write_log(
+        &out_dir,
+        &selected_rows.iter().flatten().collect::<Vec<_>>(),
+    )?;
     outputs::write_results(&out_dir, &meta, &selected_rows)?;
     let finished = selected_rows.iter().flatten().count();
     if shard.is_none() {
         let traces = outputs::existing_traces(&out_dir, &meta);
         outputs::write_report(&out_dir, &meta, &selected_rows, &traces)?;
     }
-    let failed = selected_rows.iter().flatten().filter(|r| r.failed()).count();
+    let failed = selected_rows
+        .iter()
+        .flatten()
+        .filter(|r| r.failed())
+        .count();
     eprintln!(
         "study {}: {finished} of {} runs done ({reused} from earlier results, {ran} run now) in \
          {:.2} s (compiling {:.2} s, reference runs {:.2} s, emulator {:.2} s, summed over \
@@ -226,12 +246,20 @@ pub fn run(args: &StudyArgs) -> Result<ExitCode> {
         );
     }
     if finished < selected.len() {
-        let why = if STOP.load(Ordering::SeqCst) { "interrupted" } else { "stopped" };
+        let why = if STOP.load(Ordering::SeqCst) {
+            "interrupted"
+        } else {
+            "stopped"
+        };
         eprintln!(
             "{why}: {} runs not done yet; run the same command again to do them",
             selected.len() - finished
         );
-        return Ok(ExitCode::from(if STOP.load(Ordering::SeqCst) { 130 } else { 2 }));
+        return Ok(ExitCode::from(if STOP.load(Ordering::SeqCst) {
+            130
+        } else {
+            2
+        }));
     }
     Ok(if failed > 0 {
         ExitCode::FAILURE
@@ -305,7 +333,13 @@ fn merge(args: &MergeArgs) -> Result<ExitCode> {
         .map(|r| by_key.remove(&r.key).filter(|row| row.hash == r.hash))
         .collect();
     let out = outputs::create_dir(&args.out)?;
-    outputs::write_study(&out, &StudyFile { meta: meta.clone(), shard: None })?;
+    outputs::write_study(
+        &out,
+        &StudyFile {
+            meta: meta.clone(),
+            shard: None,
+        },
+    )?;
     outputs::write_log(&out, &rows.iter().flatten().collect::<Vec<_>>())?;
     outputs::write_results(&out, &meta, &rows)?;
     for run in &meta.runs {

@@ -45,14 +45,22 @@ pub fn write_atomic(path: &Path, text: &[u8]) -> Result<()> {
 /// Reads `study.json` of `dir`.
 pub fn read_study(dir: &Path) -> Result<StudyFile> {
     let path = dir.join("study.json");
-    let text = std::fs::read_to_string(&path)
-        .with_context(|| format!("cannot read {} (is {} a study's output?)", path.display(), dir.display()))?;
+    let text = std::fs::read_to_string(&path).with_context(|| {
+        format!(
+            "cannot read {} (is {} a study's output?)",
+            path.display(),
+            dir.display()
+        )
+    })?;
     serde_json::from_str(&text).map_err(|e| anyhow!("{}: {e}", path.display()))
 }
 
 /// Writes `study.json`.
 pub fn write_study(dir: &Path, study: &StudyFile) -> Result<()> {
-    write_atomic(&dir.join("study.json"), serde_json::to_string_pretty(study)?.as_bytes())
+    write_atomic(
+        &dir.join("study.json"),
+        serde_json::to_string_pretty(study)?.as_bytes(),
+    )
 }
 
 /// The rows of `dir`'s result log. A line cut short (the process was killed while
@@ -102,14 +110,22 @@ pub fn log_row(file: &mut std::fs::File, row: &Row) -> Result<()> {
 /// Writes `results.csv` and `results.json` with the rows there are.
 pub fn write_results(dir: &Path, meta: &Meta, rows: &[Option<Row>]) -> Result<()> {
     let present: Vec<&Row> = rows.iter().flatten().collect();
-    write_atomic(&dir.join("results.csv"), rows::csv(&meta.params, &present).as_bytes())?;
+    write_atomic(
+        &dir.join("results.csv"),
+        rows::csv(&meta.params, &present).as_bytes(),
+    )?;
     let mut json = serde_json::to_string_pretty(&present)?;
     json.push('\n');
     write_atomic(&dir.join("results.json"), json.as_bytes())
 }
 
 /// Writes the summary, the plots and the index.
-pub fn write_report(dir: &Path, meta: &Meta, rows: &[Option<Row>], traces: &[String]) -> Result<()> {
+pub fn write_report(
+    dir: &Path,
+    meta: &Meta,
+    rows: &[Option<Row>],
+    traces: &[String],
+) -> Result<()> {
     let results = Results::new(meta, rows);
     write_atomic(&dir.join("summary.md"), results.markdown().as_bytes())?;
     let plot_dir = dir.join("plots");

@@ -142,13 +142,20 @@ const DEFAULT_METRICS: &[&str] = &[
 pub fn build(src: &Source, spec: &Spec) -> Result<(Meta, Plan)> {
     let dir = src.path.parent().unwrap_or(Path::new("")).to_path_buf();
     let name = spec.name.get_ref();
-    if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)) {
+    if name.is_empty()
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+    {
         return Err(src.error(
             spec.name.span(),
             "name",
             "the study's name must be a word of letters, digits, `-`, `_` and `.`",
         ));
     }
+    // Pipelines first: a pass this warplift lacks is the error to report, whatever the
+    // kernels.
+    let pipelines = pipelines(src, spec)?;
     let mut plan = Plan::default();
     let mut kernel_meta: Vec<(String, Option<u32>, u64)> = Vec::new();
     if spec.kernels.get_ref().is_empty() {
@@ -170,7 +177,6 @@ pub fn build(src: &Source, spec: &Spec) -> Result<(Meta, Plan)> {
             plan.kernels.push(kernel);
         }
     }
-    let pipelines = pipelines(src, spec)?;
     let mut infos = Vec::new();
     for (info, pipeline) in pipelines {
         infos.push(info);
@@ -244,7 +250,10 @@ pub fn build(src: &Source, spec: &Spec) -> Result<(Meta, Plan)> {
                 let trace = traced.contains(&(k, p, m)).then(|| {
                     format!(
                         "traces/{}.json",
-                        file_safe(&format!("{}--{}--{}", kernel.id, pipeline.label, machine.label))
+                        file_safe(&format!(
+                            "{}--{}--{}",
+                            kernel.id, pipeline.label, machine.label
+                        ))
                     )
                 });
                 meta.runs.push(RunInfo {
@@ -313,7 +322,10 @@ fn kernels(
         return Err(src.error(
             name.span(),
             &key("name"),
-            format!("a name is for one kernel file; the entry has {}", files.len()),
+            format!(
+                "a name is for one kernel file; the entry has {}",
+                files.len()
+            ),
         ));
     }
     let mut out = Vec::new();
@@ -321,7 +333,8 @@ fn kernels(
         let err = |span: std::ops::Range<usize>, k: &str, e: String| {
             src.error(span, &key(k), format!("{}: {e}", file.display()))
         };
-        let text = source::read_text(&file).map_err(|e| err(k.files.span(), "files", format!("{e:#}")))?;
+        let text =
+            source::read_text(&file).map_err(|e| err(k.files.span(), "files", format!("{e:#}")))?;
         let funcs = source::load_verified(&file)
             .map_err(|e| src.error(k.files.span(), &key("files"), format!("{e:#}")))?;
         let (launch, launch_text) = match &k.launch {
@@ -361,14 +374,18 @@ fn kernels(
         // The kernels of the file to measure.
         let chosen: Vec<(&warplift_ir::Function, Option<Launch>)> = match (&k.kernel, launch) {
             (Some(name), launch) => {
-                let func = funcs.iter().find(|f| &f.name == name.get_ref()).ok_or_else(|| {
-                    let have: Vec<String> = funcs.iter().map(|f| format!("%{}", f.name)).collect();
-                    err(
-                        name.span(),
-                        "kernel",
-                        format!("no kernel %{} (have {})", name.get_ref(), have.join(", ")),
-                    )
-                })?;
+                let func = funcs
+                    .iter()
+                    .find(|f| &f.name == name.get_ref())
+                    .ok_or_else(|| {
+                        let have: Vec<String> =
+                            funcs.iter().map(|f| format!("%{}", f.name)).collect();
+                        err(
+                            name.span(),
+                            "kernel",
+                            format!("no kernel %{} (have {})", name.get_ref(), have.join(", ")),
+                        )
+                    })?;
                 let launch = launch.map(|mut l| {
                     l.set_kernel(&func.name);
                     l
@@ -390,7 +407,11 @@ fn kernels(
             } else {
                 base_id.clone()
             };
-            let hash = fnv1a([text.as_bytes(), launch_text.as_bytes(), func.name.as_bytes()]);
+            let hash = fnv1a([
+                text.as_bytes(),
+                launch_text.as_bytes(),
+                func.name.as_bytes(),
+            ]);
             // Check the launch binds to the kernel now, not in every run.
             if let Some(l) = &launch {
                 l.prepare(func)
@@ -452,7 +473,11 @@ fn pipelines(src: &Source, spec: &Spec) -> Result<Vec<(PipelineInfo, engine::Pip
         }
     }
     if spec.pipelines.get_ref().is_empty() {
-        return Err(src.error(spec.pipelines.span(), "pipelines", "the study names no pipeline"));
+        return Err(src.error(
+            spec.pipelines.span(),
+            "pipelines",
+            "the study names no pipeline",
+        ));
     }
     let mut out: Vec<(PipelineInfo, engine::Pipeline)> = Vec::new();
     for (i, p) in spec.pipelines.get_ref().iter().enumerate() {
@@ -487,7 +512,10 @@ fn pipelines(src: &Source, spec: &Spec) -> Result<Vec<(PipelineInfo, engine::Pip
                 settings.insert(name.clone(), value);
             }
         }
-        let passes = p.passes.as_ref().map_or_else(Vec::new, |l| l.get_ref().clone());
+        let passes = p
+            .passes
+            .as_ref()
+            .map_or_else(Vec::new, |l| l.get_ref().clone());
         if let Some(list) = &p.passes {
             let key = format!("pipelines[{i}].passes");
             for pass in list.get_ref() {
@@ -537,14 +565,18 @@ fn setting_value(
         src.error(
             span,
             key,
-            format!("a setting is a string, number or boolean, not {}", value.type_str()),
+            format!(
+                "a setting is a string, number or boolean, not {}",
+                value.type_str()
+            ),
         )
     })
 }
 
 /// The machine parameters a spec may set or sweep (`latency.global` for nested keys).
 pub fn machine_params() -> Vec<String> {
-    let default = toml::Value::try_from(MachineConfig::default()).unwrap_or(toml::Value::Table(toml::Table::new()));
+    let default = toml::Value::try_from(MachineConfig::default())
+        .unwrap_or(toml::Value::Table(toml::Table::new()));
     match default {
         toml::Value::Table(t) => spec::flatten(&t).into_keys().collect(),
         _ => Vec::new(),
@@ -584,7 +616,10 @@ fn machines(src: &Source, spec: &Spec) -> Result<Machines> {
             Err(src.error(
                 src.key_span(table.span(), name),
                 &format!("{what}.{name}"),
-                format!("unknown machine parameter (parameters: {})", known.join(", ")),
+                format!(
+                    "unknown machine parameter (parameters: {})",
+                    known.join(", ")
+                ),
             ))
         }
     };
@@ -595,8 +630,7 @@ fn machines(src: &Source, spec: &Spec) -> Result<Machines> {
             base.insert(name, value);
         }
         let text = toml::to_string(&unflatten(&base))?;
-        MachineConfig::from_toml_str(&text)
-            .map_err(|e| src.error(table.span(), "machine", e))?;
+        MachineConfig::from_toml_str(&text).map_err(|e| src.error(table.span(), "machine", e))?;
     }
     let mut axes: Vec<(String, Vec<toml::Value>)> = Vec::new();
     if let Some(table) = &spec.sweep {
@@ -612,7 +646,10 @@ fn machines(src: &Source, spec: &Spec) -> Result<Machines> {
                     return Err(src.error(
                         span,
                         &format!("sweep.{name}"),
-                        format!("expected a list of values to sweep, found {}", other.type_str()),
+                        format!(
+                            "expected a list of values to sweep, found {}",
+                            other.type_str()
+                        ),
                     ))
                 }
             };
@@ -622,7 +659,11 @@ fn machines(src: &Source, spec: &Spec) -> Result<Machines> {
                 one.insert(name.clone(), v.clone());
                 let text = toml::to_string(&unflatten(&one))?;
                 MachineConfig::from_toml_str(&text).map_err(|e| {
-                    src.error(span.clone(), &format!("sweep.{name}"), format!("value {v}: {e}"))
+                    src.error(
+                        span.clone(),
+                        &format!("sweep.{name}"),
+                        format!("value {v}: {e}"),
+                    )
                 })?;
             }
             axes.push((name, values));
@@ -656,14 +697,24 @@ fn machines(src: &Source, spec: &Spec) -> Result<Machines> {
         let text = toml::to_string(&unflatten(&flat))?;
         let config = MachineConfig::from_toml_str(&text).map_err(|e| {
             let span = spec.sweep.as_ref().map_or(0..0, |s| s.span());
-            src.error(span, "sweep", format!("the machine {}: {e}", label.join(" ")))
+            src.error(
+                span,
+                "sweep",
+                format!("the machine {}: {e}", label.join(" ")),
+            )
         })?;
         let label = if label.is_empty() {
             "default".to_string()
         } else {
             label.join(" ")
         };
-        out.push((MachineInfo { label, params: shown }, config));
+        out.push((
+            MachineInfo {
+                label,
+                params: shown,
+            },
+            config,
+        ));
     }
     Ok((params, out))
 }
@@ -686,7 +737,11 @@ fn select_machines(
                 key,
                 format!(
                     "`{name}` is not a swept parameter (swept: {})",
-                    if meta.params.is_empty() { "none".to_string() } else { meta.params.join(", ") }
+                    if meta.params.is_empty() {
+                        "none".to_string()
+                    } else {
+                        meta.params.join(", ")
+                    }
                 ),
             ));
         }
@@ -703,7 +758,11 @@ fn select_machines(
         .map(|(i, _)| i)
         .collect();
     if chosen.is_empty() {
-        return Err(src.error(filter.span(), key, "no machine of the sweep has these values"));
+        return Err(src.error(
+            filter.span(),
+            key,
+            "no machine of the sweep has these values",
+        ));
     }
     Ok(chosen)
 }
@@ -718,7 +777,11 @@ fn pipeline_index(src: &Source, meta: &Meta, name: &Spanned<String>, key: &str) 
             src.error(
                 name.span(),
                 key,
-                format!("no pipeline is called `{}` (have {})", name.get_ref(), have.join(", ")),
+                format!(
+                    "no pipeline is called `{}` (have {})",
+                    name.get_ref(),
+                    have.join(", ")
+                ),
             )
         })
 }
@@ -743,7 +806,12 @@ fn traces(src: &Source, spec: &Spec, meta: &Meta) -> Result<BTreeSet<(usize, usi
                 )
             })?;
         let p = pipeline_index(src, meta, &t.pipeline, &format!("traces[{i}].pipeline"))?;
-        for m in select_machines(src, meta, t.machine.as_ref(), &format!("traces[{i}].machine"))? {
+        for m in select_machines(
+            src,
+            meta,
+            t.machine.as_ref(),
+            &format!("traces[{i}].machine"),
+        )? {
             out.insert((k, p, m));
         }
     }
@@ -759,21 +827,33 @@ fn quantity(src: &Source, name: &Spanned<String>, key: &str) -> Result<String> {
         Err(src.error(
             name.span(),
             key,
-            format!("unknown quantity `{n}` (quantities: {})", rows::quantity_names()),
+            format!(
+                "unknown quantity `{n}` (quantities: {})",
+                rows::quantity_names()
+            ),
         ))
     }
 }
 
 /// The plots: the spec's, or one of each kind that applies.
 fn plots(src: &Source, spec: &Spec, meta: &Meta) -> Result<Vec<Plot>> {
-    let non_baseline: Vec<usize> = (0..meta.pipelines.len()).filter(|&p| p != meta.baseline).collect();
+    let non_baseline: Vec<usize> = (0..meta.pipelines.len())
+        .filter(|&p| p != meta.baseline)
+        .collect();
     let all_machines: Vec<usize> = (0..meta.machines.len()).collect();
     let mut out = Vec::new();
     if spec.plots.is_empty() {
         let swept: Vec<&String> = meta
             .params
             .iter()
-            .filter(|p| meta.machines.iter().map(|m| &m.params[*p]).collect::<BTreeSet<_>>().len() > 1)
+            .filter(|p| {
+                meta.machines
+                    .iter()
+                    .map(|m| &m.params[*p])
+                    .collect::<BTreeSet<_>>()
+                    .len()
+                    > 1
+            })
             .collect();
         let first = vec![0];
         if !non_baseline.is_empty() {
@@ -781,7 +861,10 @@ fn plots(src: &Source, spec: &Spec, meta: &Meta) -> Result<Vec<Plot>> {
                 kind: "bars".into(),
                 metric: SPEEDUP.into(),
                 name: "speedup-bars".into(),
-                title: format!("Speedup over {} ({})", meta.pipelines[meta.baseline].label, meta.machines[0].label),
+                title: format!(
+                    "Speedup over {} ({})",
+                    meta.pipelines[meta.baseline].label, meta.machines[0].label
+                ),
                 group_by: None,
                 x: None,
                 machines: first.clone(),
@@ -791,7 +874,10 @@ fn plots(src: &Source, spec: &Spec, meta: &Meta) -> Result<Vec<Plot>> {
                 kind: "box".into(),
                 metric: SPEEDUP.into(),
                 name: "speedup-box".into(),
-                title: format!("Speedup over {} by pipeline", meta.pipelines[meta.baseline].label),
+                title: format!(
+                    "Speedup over {} by pipeline",
+                    meta.pipelines[meta.baseline].label
+                ),
                 group_by: Some("pipeline".into()),
                 x: None,
                 machines: all_machines.clone(),
@@ -841,7 +927,9 @@ fn plots(src: &Source, spec: &Spec, meta: &Meta) -> Result<Vec<Plot>> {
         let group_by = match (&p.group_by, kind) {
             (Some(g), "box") => {
                 let n = g.get_ref();
-                if !["pipeline", "kernel", "machine"].contains(&n.as_str()) && !meta.params.contains(n) {
+                if !["pipeline", "kernel", "machine"].contains(&n.as_str())
+                    && !meta.params.contains(n)
+                {
                     return Err(src.error(
                         g.span(),
                         &key("group_by"),
@@ -872,7 +960,11 @@ fn plots(src: &Source, spec: &Spec, meta: &Meta) -> Result<Vec<Plot>> {
                 Some(x.get_ref().clone())
             }
             (None, "lines") => {
-                return Err(src.error(p.kind.span(), &key("x"), "a line plot needs `x`, a swept parameter"))
+                return Err(src.error(
+                    p.kind.span(),
+                    &key("x"),
+                    "a line plot needs `x`, a swept parameter",
+                ))
             }
             (Some(x), _) => return Err(src.error(x.span(), &key("x"), "only line plots take `x`")),
             (None, _) => None,
@@ -896,10 +988,17 @@ fn plots(src: &Source, spec: &Spec, meta: &Meta) -> Result<Vec<Plot>> {
             None => format!("{i}-{kind}-{}", file_safe(&metric)),
         };
         if !names.insert(name.clone()) {
-            return Err(src.error(p.kind.span(), &key("name"), format!("two plots are called `{name}`")));
+            return Err(src.error(
+                p.kind.span(),
+                &key("name"),
+                format!("two plots are called `{name}`"),
+            ));
         }
         let title = p.title.clone().unwrap_or_else(|| match kind {
-            "scatter" => format!("{metric}: {} (x) and each pipeline (y)", meta.pipelines[meta.baseline].label),
+            "scatter" => format!(
+                "{metric}: {} (x) and each pipeline (y)",
+                meta.pipelines[meta.baseline].label
+            ),
             _ => format!("{kind} of {metric}"),
         });
         out.push(Plot {
@@ -925,7 +1024,9 @@ fn claims(src: &Source, spec: &Spec, meta: &Meta) -> Result<Vec<Claim>> {
         let pipeline = pipeline_index(src, meta, &c.pipeline, &key("pipeline"))?;
         let statistic = match &c.statistic {
             None => "geomean".to_string(),
-            Some(s) if ["geomean", "total", "mean"].contains(&s.get_ref().as_str()) => s.get_ref().clone(),
+            Some(s) if ["geomean", "total", "mean"].contains(&s.get_ref().as_str()) => {
+                s.get_ref().clone()
+            }
             Some(s) => {
                 return Err(src.error(
                     s.span(),
@@ -955,8 +1056,14 @@ pub fn parse_shard(s: &str) -> Result<(usize, usize)> {
     let (i, n) = s
         .split_once('/')
         .ok_or_else(|| anyhow!("--shard {s:?}: expected I/N, e.g. 2/8"))?;
-    let i: usize = i.trim().parse().map_err(|_| anyhow!("--shard {s:?}: I is not a number"))?;
-    let n: usize = n.trim().parse().map_err(|_| anyhow!("--shard {s:?}: N is not a number"))?;
+    let i: usize = i
+        .trim()
+        .parse()
+        .map_err(|_| anyhow!("--shard {s:?}: I is not a number"))?;
+    let n: usize = n
+        .trim()
+        .parse()
+        .map_err(|_| anyhow!("--shard {s:?}: N is not a number"))?;
     if n == 0 || i == 0 || i > n {
         return Err(anyhow!("--shard {s:?}: expected 1 <= I <= N"));
     }

@@ -58,7 +58,11 @@ fn top(max: f64) -> f64 {
 
 /// Grouped bars: kernels on x, one bar per pipeline, the quantity on the machines'
 /// geometric mean.
-fn bars(results: &Results<'_>, plot: &Plot, root: &DrawingArea<SVGBackend<'_>, Shift>) -> Result<()> {
+fn bars(
+    results: &Results<'_>,
+    plot: &Plot,
+    root: &DrawingArea<SVGBackend<'_>, Shift>,
+) -> Result<()> {
     let meta = results.meta;
     let nk = meta.kernels.len();
     let values: Vec<Vec<Option<f64>>> = plot
@@ -66,11 +70,22 @@ fn bars(results: &Results<'_>, plot: &Plot, root: &DrawingArea<SVGBackend<'_>, S
         .iter()
         .map(|&p| {
             (0..nk)
-                .map(|k| geomean(plot.machines.iter().filter_map(|&m| results.value(&plot.metric, k, p, m))))
+                .map(|k| {
+                    geomean(
+                        plot.machines
+                            .iter()
+                            .filter_map(|&m| results.value(&plot.metric, k, p, m)),
+                    )
+                })
                 .collect()
         })
         .collect();
-    let max = values.iter().flatten().flatten().copied().fold(0.0, f64::max);
+    let max = values
+        .iter()
+        .flatten()
+        .flatten()
+        .copied()
+        .fold(0.0, f64::max);
     let mut chart = ChartBuilder::on(root)
         .caption(&plot.title, ("sans-serif", 22))
         .margin(12)
@@ -101,12 +116,19 @@ fn bars(results: &Results<'_>, plot: &Plot, root: &DrawingArea<SVGBackend<'_>, S
     }
     if plot.metric == super::rows::SPEEDUP {
         chart
-            .draw_series(LineSeries::new([(0.0, 1.0), (nk as f64, 1.0)], BLACK.stroke_width(1)))
+            .draw_series(LineSeries::new(
+                [(0.0, 1.0), (nk as f64, 1.0)],
+                BLACK.stroke_width(1),
+            ))
             .map_err(err)?;
     }
     // The kernels' names under their groups, turned to read upwards.
-    let style = TextStyle::from(("sans-serif", 13).into_font().transform(FontTransform::Rotate270))
-        .pos(Pos::new(HPos::Right, VPos::Center));
+    let style = TextStyle::from(
+        ("sans-serif", 13)
+            .into_font()
+            .transform(FontTransform::Rotate270),
+    )
+    .pos(Pos::new(HPos::Right, VPos::Center));
     let area = chart.plotting_area();
     for (k, name) in meta.kernels.iter().enumerate() {
         let (x, y) = area.map_coordinate(&(k as f64 + 0.5, 0.0));
@@ -130,12 +152,20 @@ fn group_of(results: &Results<'_>, column: &str, k: usize, p: usize, m: usize) -
         "pipeline" => meta.pipelines[p].label.clone(),
         "kernel" => meta.kernels[k].clone(),
         "machine" => meta.machines[m].label.clone(),
-        param => meta.machines[m].params.get(param).cloned().unwrap_or_default(),
+        param => meta.machines[m]
+            .params
+            .get(param)
+            .cloned()
+            .unwrap_or_default(),
     }
 }
 
 /// Box plots of the quantity over the runs of each group.
-fn boxes(results: &Results<'_>, plot: &Plot, root: &DrawingArea<SVGBackend<'_>, Shift>) -> Result<()> {
+fn boxes(
+    results: &Results<'_>,
+    plot: &Plot,
+    root: &DrawingArea<SVGBackend<'_>, Shift>,
+) -> Result<()> {
     let meta = results.meta;
     let column = plot.group_by.as_deref().unwrap_or("pipeline");
     // Groups in the order they first appear, so pipelines keep the spec's order.
@@ -187,7 +217,9 @@ fn boxes(results: &Results<'_>, plot: &Plot, root: &DrawingArea<SVGBackend<'_>, 
         let q = Quartiles::new(&groups[g]);
         let key = SegmentValue::CenterOf(i as i32);
         chart
-            .draw_series([Boxplot::new_vertical(key, &q).width(40).style(c.stroke_width(2))])
+            .draw_series([Boxplot::new_vertical(key, &q)
+                .width(40)
+                .style(c.stroke_width(2))])
             .map_err(err)?
             .label(g.as_str())
             .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 10, y + 5)], c.stroke_width(2)));
@@ -204,7 +236,11 @@ fn boxes(results: &Results<'_>, plot: &Plot, root: &DrawingArea<SVGBackend<'_>, 
 
 /// The baseline's quantity (x) against each pipeline's (y), one point per kernel and
 /// machine, with the diagonal.
-fn scatter(results: &Results<'_>, plot: &Plot, root: &DrawingArea<SVGBackend<'_>, Shift>) -> Result<()> {
+fn scatter(
+    results: &Results<'_>,
+    plot: &Plot,
+    root: &DrawingArea<SVGBackend<'_>, Shift>,
+) -> Result<()> {
     let meta = results.meta;
     let b = meta.baseline;
     let points: Vec<Vec<(f64, f64)>> = plot
@@ -215,7 +251,10 @@ fn scatter(results: &Results<'_>, plot: &Plot, root: &DrawingArea<SVGBackend<'_>
                 .iter()
                 .flat_map(|&m| (0..meta.kernels.len()).map(move |k| (k, m)))
                 .filter_map(|(k, m)| {
-                    Some((results.value(&plot.metric, k, b, m)?, results.value(&plot.metric, k, p, m)?))
+                    Some((
+                        results.value(&plot.metric, k, b, m)?,
+                        results.value(&plot.metric, k, p, m)?,
+                    ))
                 })
                 .collect()
         })
@@ -240,7 +279,10 @@ fn scatter(results: &Results<'_>, plot: &Plot, root: &DrawingArea<SVGBackend<'_>
         .draw()
         .map_err(err)?;
     chart
-        .draw_series(LineSeries::new([(0.0, 0.0), (end, end)], BLACK.mix(0.4).stroke_width(1)))
+        .draw_series(LineSeries::new(
+            [(0.0, 0.0), (end, end)],
+            BLACK.mix(0.4).stroke_width(1),
+        ))
         .map_err(err)?;
     for (s, (&p, pts)) in plot.pipelines.iter().zip(&points).enumerate() {
         let c = colour(s);
@@ -262,12 +304,20 @@ fn scatter(results: &Results<'_>, plot: &Plot, root: &DrawingArea<SVGBackend<'_>
 
 /// The geometric mean over kernels (and the other parameters' machines) of the quantity
 /// along a swept parameter, one line per pipeline.
-fn lines(results: &Results<'_>, plot: &Plot, root: &DrawingArea<SVGBackend<'_>, Shift>) -> Result<()> {
+fn lines(
+    results: &Results<'_>,
+    plot: &Plot,
+    root: &DrawingArea<SVGBackend<'_>, Shift>,
+) -> Result<()> {
     let meta = results.meta;
     let x_param = plot.x.as_deref().unwrap_or_default();
     let mut xs: Vec<String> = Vec::new();
     for &m in &plot.machines {
-        let v = meta.machines[m].params.get(x_param).cloned().unwrap_or_default();
+        let v = meta.machines[m]
+            .params
+            .get(x_param)
+            .cloned()
+            .unwrap_or_default();
         if !xs.contains(&v) {
             xs.push(v);
         }
@@ -300,8 +350,14 @@ fn lines(results: &Results<'_>, plot: &Plot, root: &DrawingArea<SVGBackend<'_>, 
         .collect();
     let (lo, hi) = positions
         .iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &x| (l.min(x), h.max(x)));
-    let (lo, hi) = if lo.is_finite() && hi > lo { (lo, hi) } else { (lo.min(0.0), lo.max(0.0) + 1.0) };
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &x| {
+            (l.min(x), h.max(x))
+        });
+    let (lo, hi) = if lo.is_finite() && hi > lo {
+        (lo, hi)
+    } else {
+        (lo.min(0.0), lo.max(0.0) + 1.0)
+    };
     let pad = (hi - lo) * 0.05;
     let max = series.iter().flatten().map(|p| p.1).fold(0.0, f64::max);
     let mut chart = ChartBuilder::on(root)

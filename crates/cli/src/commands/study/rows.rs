@@ -70,24 +70,96 @@ pub struct Metric {
 
 /// Every metric a row carries, in column order.
 pub const METRICS: &[Metric] = &[
-    Metric { name: "cycles", title: "cycles", dynamic: true },
-    Metric { name: "warp_instructions", title: "warp-instructions", dynamic: true },
-    Metric { name: "thread_instructions", title: "thread-instructions", dynamic: true },
-    Metric { name: "simt_efficiency", title: "SIMT efficiency", dynamic: true },
-    Metric { name: "redundant_block_executions", title: "redundant block executions", dynamic: true },
-    Metric { name: "max_stack_depth", title: "max stack depth", dynamic: true },
-    Metric { name: "transactions_global", title: "global transactions", dynamic: true },
-    Metric { name: "transactions_shared", title: "shared transactions", dynamic: true },
-    Metric { name: "transactions_local", title: "local transactions", dynamic: true },
-    Metric { name: "occupancy", title: "occupancy", dynamic: true },
-    Metric { name: "static_instructions", title: "static instructions", dynamic: false },
-    Metric { name: "static_blocks", title: "static blocks", dynamic: false },
-    Metric { name: "registers", title: "registers", dynamic: false },
-    Metric { name: "registers_b32", title: "b32 registers", dynamic: false },
-    Metric { name: "registers_b64", title: "b64 registers", dynamic: false },
-    Metric { name: "registers_pred", title: "predicate registers", dynamic: false },
-    Metric { name: "spills", title: "spills", dynamic: false },
-    Metric { name: "reloads", title: "reloads", dynamic: false },
+    Metric {
+        name: "cycles",
+        title: "cycles",
+        dynamic: true,
+    },
+    Metric {
+        name: "warp_instructions",
+        title: "warp-instructions",
+        dynamic: true,
+    },
+    Metric {
+        name: "thread_instructions",
+        title: "thread-instructions",
+        dynamic: true,
+    },
+    Metric {
+        name: "simt_efficiency",
+        title: "SIMT efficiency",
+        dynamic: true,
+    },
+    Metric {
+        name: "redundant_block_executions",
+        title: "redundant block executions",
+        dynamic: true,
+    },
+    Metric {
+        name: "max_stack_depth",
+        title: "max stack depth",
+        dynamic: true,
+    },
+    Metric {
+        name: "transactions_global",
+        title: "global transactions",
+        dynamic: true,
+    },
+    Metric {
+        name: "transactions_shared",
+        title: "shared transactions",
+        dynamic: true,
+    },
+    Metric {
+        name: "transactions_local",
+        title: "local transactions",
+        dynamic: true,
+    },
+    Metric {
+        name: "occupancy",
+        title: "occupancy",
+        dynamic: true,
+    },
+    Metric {
+        name: "static_instructions",
+        title: "static instructions",
+        dynamic: false,
+    },
+    Metric {
+        name: "static_blocks",
+        title: "static blocks",
+        dynamic: false,
+    },
+    Metric {
+        name: "registers",
+        title: "registers",
+        dynamic: false,
+    },
+    Metric {
+        name: "registers_b32",
+        title: "b32 registers",
+        dynamic: false,
+    },
+    Metric {
+        name: "registers_b64",
+        title: "b64 registers",
+        dynamic: false,
+    },
+    Metric {
+        name: "registers_pred",
+        title: "predicate registers",
+        dynamic: false,
+    },
+    Metric {
+        name: "spills",
+        title: "spills",
+        dynamic: false,
+    },
+    Metric {
+        name: "reloads",
+        title: "reloads",
+        dynamic: false,
+    },
 ];
 
 /// The pseudo-metric of cycles of the baseline over cycles of the pipeline.
@@ -226,7 +298,11 @@ fn field(s: &str) -> String {
 
 /// The swept parameters with a CSV column of their own (the warp width always has one).
 fn param_columns(params: &[String]) -> Vec<String> {
-    params.iter().filter(|p| *p != "warp_width").cloned().collect()
+    params
+        .iter()
+        .filter(|p| *p != "warp_width")
+        .cloned()
+        .collect()
 }
 
 /// The CSV's columns, the swept parameters' (`params`, in order) after the machine.
@@ -302,7 +378,10 @@ mod tests {
         assert_eq!(field("plain"), "plain");
         assert_eq!(number(3.0), "3");
         assert_eq!(number(0.1 + 0.2), "0.30000000000000004");
-        assert_ne!(fnv1a([b"ab".as_slice(), b"c"]), fnv1a([b"a".as_slice(), b"bc"]));
+        assert_ne!(
+            fnv1a([b"ab".as_slice(), b"c"]),
+            fnv1a([b"a".as_slice(), b"bc"])
+        );
         assert_eq!(fnv1a([]), 0xcbf2_9ce4_8422_2325);
     }
 }

@@ -35,7 +35,12 @@ impl Source {
     }
 
     /// An error about the value at `span`, whose key is `key`.
-    pub fn error(&self, span: Range<usize>, key: &str, message: impl std::fmt::Display) -> anyhow::Error {
+    pub fn error(
+        &self,
+        span: Range<usize>,
+        key: &str,
+        message: impl std::fmt::Display,
+    ) -> anyhow::Error {
         anyhow!(
             "{}:{}: {key}: {message}",
             self.path.display(),
@@ -43,18 +48,26 @@ impl Source {
         )
     }
 
-    /// The span of `key` inside the table spanning `table` (its first occurrence as a
-    /// key at the start of a line), or the table's own span when it is not found.
+    /// The span of `key` in the table at `table` (its first occurrence as a key at the
+    /// start of a line, up to the next table header: the span of a `[table]` is only its
+    /// header), or the table's own span when it is not found.
     pub fn key_span(&self, table: Range<usize>, key: &str) -> Range<usize> {
-        let end = table.end.min(self.text.len());
-        let start = table.start.min(end);
-        let body = &self.text[start..end];
+        let start = table.start.min(self.text.len());
+        let body = &self.text[start..];
         let last = key.rsplit('.').next().unwrap_or(key);
         let mut offset = start;
-        for line in body.split_inclusive('\n') {
-            let trimmed = line.trim_start().trim_start_matches(['"', '\'']);
+        for (i, line) in body.split_inclusive('\n').enumerate() {
+            let trimmed = line.trim_start();
+            if i > 0 && offset >= table.end && trimmed.starts_with('[') {
+                break;
+            }
+            let trimmed = trimmed.trim_start_matches(['"', '\'', '{']).trim_start();
             let first = trimmed.split(['=', ' ', '"', '\'']).next().unwrap_or("");
             if first == key || first == last || first.ends_with(&format!(".{last}")) {
+                return offset..offset + line.len();
+            }
+            // Inline tables: `settings = { name = 1 }` on one line.
+            if line.contains(&format!("{{ {key} ")) || line.contains(&format!(", {key} ")) {
                 return offset..offset + line.len();
             }
             offset += line.len();
@@ -301,7 +314,9 @@ mod tests {
         let s = source("name = \"x\"\nkernels = []\npipelines = []\nbaseline = 3\n");
         let e = parse(&s).unwrap_err().to_string();
         assert!(e.starts_with("s.toml:4: `baseline = 3`:"), "{e}");
-        let s = source("name = \"x\"\nkernels = []\npipelines = []\n[[plots]]\nkind = \"bars\"\ncolour = 1\n");
+        let s = source(
+            "name = \"x\"\nkernels = []\npipelines = []\n[[plots]]\nkind = \"bars\"\ncolour = 1\n",
+        );
         let e = parse(&s).unwrap_err().to_string();
         assert!(e.starts_with("s.toml:6: `colour = 1`:"), "{e}");
         assert!(e.contains("unknown field `colour`"), "{e}");

@@ -81,9 +81,9 @@ impl<'a> Results<'a> {
     pub fn claim(&self, c: &Claim) -> Option<f64> {
         let b = self.meta.baseline;
         let pairs = || {
-            c.machines.iter().flat_map(move |&m| {
-                (0..self.meta.kernels.len()).map(move |k| (k, m))
-            })
+            c.machines
+                .iter()
+                .flat_map(move |&m| (0..self.meta.kernels.len()).map(move |k| (k, m)))
         };
         match c.statistic.as_str() {
             "total" => {
@@ -200,29 +200,48 @@ impl<'a> Results<'a> {
         );
         out.push_str("## Pipelines\n\n| pipeline | passes | settings | |\n|---|---|---|---|\n");
         for (i, p) in meta.pipelines.iter().enumerate() {
-            let settings: Vec<String> = p.settings.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            let settings: Vec<String> =
+                p.settings.iter().map(|(k, v)| format!("{k}={v}")).collect();
             let _ = writeln!(
                 out,
                 "| {}{} | {} | {} | {} |",
                 p.label,
-                if i == meta.baseline { " (baseline)" } else { "" },
-                if p.passes.is_empty() { "-".into() } else { p.passes.join(", ") },
-                if settings.is_empty() { "-".into() } else { settings.join(", ") },
+                if i == meta.baseline {
+                    " (baseline)"
+                } else {
+                    ""
+                },
+                if p.passes.is_empty() {
+                    "-".into()
+                } else {
+                    p.passes.join(", ")
+                },
+                if settings.is_empty() {
+                    "-".into()
+                } else {
+                    settings.join(", ")
+                },
                 p.description.as_deref().unwrap_or("")
             );
         }
         if meta.machines.len() > 1 || !meta.params.is_empty() {
-            let _ = writeln!(out, "\nMachines (swept: {}): {}.", meta.params.join(", "), meta
-                .machines
-                .iter()
-                .map(|m| format!("`{}`", m.label))
-                .collect::<Vec<_>>()
-                .join(", "));
+            let _ = writeln!(
+                out,
+                "\nMachines (swept: {}): {}.",
+                meta.params.join(", "),
+                meta.machines
+                    .iter()
+                    .map(|m| format!("`{}`", m.label))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
         }
         if !meta.claims.is_empty() {
             out.push_str("\n## The paper's numbers and ours\n\n| what | pipeline | quantity | paper | warplift |\n|---|---|---|---:|---:|\n");
             for c in &meta.claims {
-                let ours = self.claim(c).map_or_else(|| "-".into(), |v| format!("{v:.3}"));
+                let ours = self
+                    .claim(c)
+                    .map_or_else(|| "-".into(), |v| format!("{v:.3}"));
                 let _ = writeln!(
                     out,
                     "| {} | {} | {} of {} | {} | {ours} |",
@@ -235,7 +254,11 @@ impl<'a> Results<'a> {
             }
         }
         let all: Vec<usize> = (0..meta.pipelines.len()).collect();
-        let others: Vec<usize> = all.iter().copied().filter(|&p| p != meta.baseline).collect();
+        let others: Vec<usize> = all
+            .iter()
+            .copied()
+            .filter(|&p| p != meta.baseline)
+            .collect();
         let dynamic = self.by_run.values().any(|r| r.status == rows::STATUS_OK);
         if dynamic && !others.is_empty() {
             let _ = writeln!(
@@ -252,18 +275,23 @@ impl<'a> Results<'a> {
             }
         }
         for q in &meta.metrics {
-            let Some(metric) = rows::metric(q) else { continue };
+            let Some(metric) = rows::metric(q) else {
+                continue;
+            };
             if metric.dynamic && !dynamic {
                 continue;
             }
             let _ = writeln!(
                 out,
                 "\n## {} (ratio over {})\n",
-                metric.title,
-                meta.pipelines[meta.baseline].label
+                metric.title, meta.pipelines[meta.baseline].label
             );
             // Static numbers do not depend on the machine.
-            let machines = if metric.dynamic { meta.machines.len() } else { 1 };
+            let machines = if metric.dynamic {
+                meta.machines.len()
+            } else {
+                1
+            };
             for m in 0..machines {
                 if machines > 1 {
                     let _ = writeln!(out, "Machine `{}`:\n", meta.machines[m].label);
