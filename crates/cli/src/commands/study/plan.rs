@@ -291,6 +291,29 @@ pub fn file_safe(s: &str) -> String {
         .collect()
 }
 
+/// `path` with `.` and `dir/..` taken out without asking the file system
+/// (`studies/../tests/x.wir` is `tests/x.wir`), so rows name files as a user would.
+fn lexical(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir
+                if matches!(out.components().next_back(), Some(Component::Normal(_))) =>
+            {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    if out.as_os_str().is_empty() {
+        PathBuf::from(".")
+    } else {
+        out
+    }
+}
+
 /// The kernels of one `[[kernels]]` entry, each with its block size and hash.
 fn kernels(
     src: &Source,
@@ -301,7 +324,7 @@ fn kernels(
     let key = |k: &str| format!("kernels[{i}].{k}");
     let mut files = Vec::new();
     for pattern in &k.files.get_ref().0 {
-        let full = dir.join(pattern);
+        let full = lexical(&dir.join(pattern));
         let text = full.to_string_lossy().into_owned();
         let mut found: Vec<PathBuf> = glob::glob(&text)
             .map_err(|e| src.error(k.files.span(), &key("files"), format!("`{pattern}`: {e}")))?
@@ -1090,6 +1113,17 @@ mod tests {
         for bad in ["0/2", "3/2", "x/2", "2", "1/0"] {
             assert!(parse_shard(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn paths_lose_their_dot_dots() {
+        assert_eq!(
+            lexical(Path::new("studies/../tests/x.wir")),
+            PathBuf::from("tests/x.wir")
+        );
+        assert_eq!(lexical(Path::new("./a/./b")), PathBuf::from("a/b"));
+        assert_eq!(lexical(Path::new("../a")), PathBuf::from("../a"));
+        assert_eq!(lexical(Path::new("/x/../y")), PathBuf::from("/y"));
     }
 
     #[test]

@@ -47,10 +47,10 @@ fn colour(i: usize) -> RGBColor {
     RGBColor(c.0, c.1, c.2)
 }
 
-/// The upper end of an axis showing values up to `max`.
+/// The upper end of an axis showing values up to `max`, with room for the legend.
 fn top(max: f64) -> f64 {
     if max > 0.0 {
-        max * 1.1
+        max * 1.25
     } else {
         1.0
     }

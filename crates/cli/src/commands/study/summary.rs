@@ -198,7 +198,9 @@ impl<'a> Results<'a> {
                 String::new()
             }
         );
-        out.push_str("## Pipelines\n\n| pipeline | passes | settings | |\n|---|---|---|---|\n");
+        out.push_str(
+            "## Pipelines\n\n| pipeline | passes | settings | description |\n|---|---|---|---|\n",
+        );
         for (i, p) in meta.pipelines.iter().enumerate() {
             let settings: Vec<String> =
                 p.settings.iter().map(|(k, v)| format!("{k}={v}")).collect();
