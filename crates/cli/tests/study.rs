@@ -501,14 +501,39 @@ fn ctrl_c_keeps_the_finished_runs() {
     );
 }
 
+/// A race: each thread sets its flag, then reads its right neighbour's. The interpreter
+/// runs thread 0 to the end before thread 1 starts, so thread 0 sees 0; a warp runs both
+/// stores before both loads, so lane 0 sees 1.
+const RACE: &str = "kernel %race(flags: i64, out: i64) {
+block0(v0: i64, v1: i64):
+    v2 = thread_id x
+    v3 = uextend.i64 v2
+    v4 = iconst.i64 2
+    v5 = ishl v3, v4
+    v6 = iadd v0, v5
+    v7 = iconst.i32 1
+    store global v7, v6
+    v8 = iconst.i64 4
+    v9 = iadd v6, v8
+    v10 = load.i32 global v9
+    v11 = iadd v1, v5
+    store global v10, v11
+    return
+}
+";
+
 #[test]
-fn a_faulting_run_is_recorded_and_the_study_goes_on() {
+fn faulting_and_mismatched_runs_are_recorded_and_the_study_goes_on() {
     let dir = temp_dir("fault");
+    std::fs::write(dir.join("race.wir"), RACE).unwrap();
     let spec = dir.join("fault.toml");
     std::fs::write(
         &spec,
         format!(
             "name = \"fault\"\n[sweep]\nmax_warp_instructions = [5, 1000000]\n[[kernels]]\nfiles = \"{}\"\n\
+             [[kernels]]\nfiles = \"race.wir\"\n\
+             launch = {{ grid = [1], block = [2], buffers.flags = {{ type = \"i32\", len = 3, init = \"zeros\" }}, \
+             buffers.out = {{ type = \"i32\", len = 2, init = \"zeros\" }} }}\n\
              [[pipelines]]\nname = \"base\"\n",
             corpus("if_else_diamond.wir")
         ),
@@ -520,14 +545,37 @@ fn a_faulting_run_is_recorded_and_the_study_goes_on() {
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
     let rows = json.as_array().unwrap();
-    assert_eq!(rows.len(), 2);
-    assert_eq!(rows[0]["status"], "failed");
+    let status: Vec<(&str, &str)> = rows
+        .iter()
+        .map(|r| (r["key"].as_str().unwrap(), r["status"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        status,
+        [
+            ("if_else_diamond|base|max_warp_instructions=5", "failed"),
+            ("if_else_diamond|base|max_warp_instructions=1000000", "ok"),
+            ("race|base|max_warp_instructions=5", "failed"),
+            ("race|base|max_warp_instructions=1000000", "mismatch"),
+        ]
+    );
     let error = rows[0]["error"].as_str().unwrap();
     assert!(error.contains("the emulator failed"), "{error}");
     assert!(stderr(&o).contains(error), "{}", stderr(&o));
-    assert_eq!(rows[1]["status"], "ok");
+    // A mismatch is never tabulated: no dynamic numbers, only its static ones.
+    let race = &rows[3];
+    assert!(race["error"]
+        .as_str()
+        .unwrap()
+        .contains("differs from the reference interpreter's"));
+    assert!(race["metrics"].get("cycles").is_none(), "{race}");
+    assert!(race["metrics"]["static_instructions"].as_f64().unwrap() > 0.0);
     let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
-    assert!(summary.contains("## Failed runs (1)"), "{summary}");
+    assert!(summary.contains("## Failed runs (3)"), "{summary}");
+    assert!(summary.contains("| race | MISMATCH |"), "{summary}");
+    assert!(
+        summary.contains("| if_else_diamond | FAILED |"),
+        "{summary}"
+    );
 }
 
 #[test]
