@@ -191,39 +191,60 @@ fn boxes(
         });
     }
     let max = groups.values().flatten().copied().fold(0.0, f64::max);
-    let n = order.len().max(1) as i32;
+    let n = order.len().max(1) as f64;
     let mut chart = ChartBuilder::on(root)
         .caption(&plot.title, ("sans-serif", 22))
         .margin(12)
         .x_label_area_size(50)
         .y_label_area_size(70)
-        .build_cartesian_2d((0..n).into_segmented(), 0f32..top(max) as f32)
+        .build_cartesian_2d(0f64..n, 0f64..top(max))
         .map_err(err)?;
-    let labels = order.clone();
     chart
         .configure_mesh()
         .disable_x_mesh()
-        .x_desc(column)
+        .disable_x_axis()
         .y_desc(plot.metric.as_str())
-        .x_labels(order.len().max(1))
-        .x_label_formatter(&|v| match v {
-            SegmentValue::CenterOf(i) => labels.get(*i as usize).cloned().unwrap_or_default(),
-            _ => String::new(),
-        })
         .draw()
         .map_err(err)?;
     for (i, g) in order.iter().enumerate() {
         let c = colour(i);
-        let q = Quartiles::new(&groups[g]);
-        let key = SegmentValue::CenterOf(i as i32);
+        let b = BoxStats::new(&groups[g]);
+        let (x0, x1, xm) = (i as f64 + 0.3, i as f64 + 0.7, i as f64 + 0.5);
+        let stroke = c.stroke_width(2);
         chart
-            .draw_series([Boxplot::new_vertical(key, &q)
-                .width(40)
-                .style(c.stroke_width(2))])
+            .draw_series([Rectangle::new([(x0, b.q1), (x1, b.q3)], stroke)])
             .map_err(err)?
             .label(g.as_str())
-            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 10, y + 5)], c.stroke_width(2)));
+            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 10, y + 5)], stroke));
+        let lines = [
+            vec![(x0, b.median), (x1, b.median)],
+            vec![(xm, b.q3), (xm, b.high)],
+            vec![(xm, b.q1), (xm, b.low)],
+            vec![(xm - 0.1, b.high), (xm + 0.1, b.high)],
+            vec![(xm - 0.1, b.low), (xm + 0.1, b.low)],
+        ];
+        chart
+            .draw_series(lines.into_iter().map(|l| PathElement::new(l, stroke)))
+            .map_err(err)?;
+        chart
+            .draw_series(
+                b.outliers
+                    .iter()
+                    .map(|&v| Circle::new((xm, v), 2, c.filled())),
+            )
+            .map_err(err)?;
     }
+    let area = chart.plotting_area();
+    let style =
+        TextStyle::from(("sans-serif", 13).into_font()).pos(Pos::new(HPos::Center, VPos::Top));
+    for (i, g) in order.iter().enumerate() {
+        let (x, y) = area.map_coordinate(&(i as f64 + 0.5, 0.0));
+        root.draw(&Text::new(g.clone(), (x, y + 6), style.clone()))
+            .map_err(err)?;
+    }
+    let (x, y) = area.map_coordinate(&(n / 2.0, 0.0));
+    root.draw(&Text::new(column.to_string(), (x, y + 28), style))
+        .map_err(err)?;
     chart
         .configure_series_labels()
         .background_style(WHITE.mix(0.8))
@@ -232,6 +253,54 @@ fn boxes(
         .draw()
         .map_err(err)?;
     Ok(())
+}
+
+/// A box plot's numbers: quartiles, whiskers at the most extreme values within 1.5
+/// interquartile ranges of the box (Tukey's), and the values beyond them.
+struct BoxStats {
+    q1: f64,
+    median: f64,
+    q3: f64,
+    low: f64,
+    high: f64,
+    outliers: Vec<f64>,
+}
+
+impl BoxStats {
+    fn new(values: &[f64]) -> BoxStats {
+        let mut v = values.to_vec();
+        v.sort_by(f64::total_cmp);
+        // Linear interpolation between closest ranks.
+        let quantile = |q: f64| -> f64 {
+            if v.is_empty() {
+                return 0.0;
+            }
+            let pos = q * (v.len() - 1) as f64;
+            let (i, frac) = (pos.floor() as usize, pos.fract());
+            let next = v[(i + 1).min(v.len() - 1)];
+            v[i] + (next - v[i]) * frac
+        };
+        let (q1, median, q3) = (quantile(0.25), quantile(0.5), quantile(0.75));
+        let iqr = q3 - q1;
+        let (lo_fence, hi_fence) = (q1 - 1.5 * iqr, q3 + 1.5 * iqr);
+        let inside = || {
+            v.iter()
+                .copied()
+                .filter(|&x| x >= lo_fence && x <= hi_fence)
+        };
+        BoxStats {
+            q1,
+            median,
+            q3,
+            low: inside().fold(q1, f64::min),
+            high: inside().fold(q3, f64::max),
+            outliers: v
+                .iter()
+                .copied()
+                .filter(|&x| x < lo_fence || x > hi_fence)
+                .collect(),
+        }
+    }
 }
 
 /// The baseline's quantity (x) against each pipeline's (y), one point per kernel and
@@ -406,4 +475,19 @@ fn lines(
         .draw()
         .map_err(err)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn boxes_have_tukey_whiskers() {
+        let b = BoxStats::new(&[1.0, 2.0, 3.0, 4.0, 5.0, 100.0]);
+        assert_eq!((b.q1, b.median, b.q3), (2.25, 3.5, 4.75));
+        assert_eq!((b.low, b.high), (1.0, 5.0));
+        assert_eq!(b.outliers, vec![100.0]);
+        let b = BoxStats::new(&[0.0, 0.0, 0.0, 7.0]);
+        assert_eq!((b.low, b.high, b.outliers.clone()), (0.0, 0.0, vec![7.0]));
+    }
 }
