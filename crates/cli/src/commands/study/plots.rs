@@ -488,6 +488,6 @@ mod tests {
         assert_eq!((b.low, b.high), (1.0, 5.0));
         assert_eq!(b.outliers, vec![100.0]);
         let b = BoxStats::new(&[0.0, 0.0, 0.0, 7.0]);
-        assert_eq!((b.low, b.high, b.outliers.clone()), (0.0, 0.0, vec![7.0]));
+        assert_eq!((b.q3, b.high, b.outliers.clone()), (1.75, 1.75, vec![7.0]));
     }
 }
