@@ -922,7 +922,7 @@ fn plots(src: &Source, spec: &Spec, meta: &Meta) -> Result<Vec<Plot>> {
                 kind: "lines".into(),
                 metric: "cycles".into(),
                 name: format!("cycles-over-{}", file_safe(p)),
-                title: format!("Cycles (geomean over kernels) by {p}"),
+                title: format!("Cycles (mean over kernels) by {p}"),
                 group_by: None,
                 x: Some(p.clone()),
                 machines: all_machines.clone(),

@@ -2,7 +2,8 @@
 //! pipeline, box plots of a quantity grouped by a column (the style of Reissmann et al.'s
 //! Figure 6), a scatter of a static quantity before (the baseline, x) and after (each
 //! pipeline, y) with the diagonal (their Figure 8), and lines of the geometric mean over
-//! kernels along a swept machine parameter.
+//! kernels along a swept machine parameter (geometric for speedups, arithmetic for
+//! counts).
 //!
 //! Every series has a legend entry naming it (the pipeline, or the group), so a plot's
 //! SVG names the series it draws. The drawing depends only on the rows' metrics, never
@@ -47,6 +48,26 @@ fn colour(i: usize) -> RGBColor {
     RGBColor(c.0, c.1, c.2)
 }
 
+/// How values of `metric` over kernels (and machines) combine into one: the geometric
+/// mean for speedups, which are ratios, and the arithmetic mean for the other metrics,
+/// which are counts (often zero, which a geometric mean cannot take).
+fn aggregate(metric: &str, values: impl Iterator<Item = f64>) -> Option<f64> {
+    if metric == super::rows::SPEEDUP {
+        return geomean(values);
+    }
+    let (sum, n) = values.fold((0.0, 0u32), |(s, n), v| (s + v, n + 1));
+    (n > 0).then(|| sum / f64::from(n))
+}
+
+/// What [`aggregate`] takes, for axis titles.
+fn aggregate_name(metric: &str) -> &'static str {
+    if metric == super::rows::SPEEDUP {
+        "geomean"
+    } else {
+        "mean"
+    }
+}
+
 /// The upper end of an axis showing values up to `max`, with room for the legend.
 fn top(max: f64) -> f64 {
     if max > 0.0 {
@@ -56,8 +77,8 @@ fn top(max: f64) -> f64 {
     }
 }
 
-/// Grouped bars: kernels on x, one bar per pipeline, the quantity on the machines'
-/// geometric mean.
+/// Grouped bars: kernels on x, one bar per pipeline, the quantity combined over the
+/// plot's machines by [`aggregate`].
 fn bars(
     results: &Results<'_>,
     plot: &Plot,
@@ -71,7 +92,8 @@ fn bars(
         .map(|&p| {
             (0..nk)
                 .map(|k| {
-                    geomean(
+                    aggregate(
+                        &plot.metric,
                         plot.machines
                             .iter()
                             .filter_map(|&m| results.value(&plot.metric, k, p, m)),
@@ -371,8 +393,8 @@ fn scatter(
     Ok(())
 }
 
-/// The geometric mean over kernels (and the other parameters' machines) of the quantity
-/// along a swept parameter, one line per pipeline.
+/// The quantity along a swept parameter, combined by [`aggregate`] over kernels (and the
+/// machines of the other parameters' values), one line per pipeline.
 fn lines(
     results: &Results<'_>,
     plot: &Plot,
@@ -410,7 +432,7 @@ fn lines(
                         .filter(|&&m| meta.machines[m].params.get(x_param) == Some(x))
                         .flat_map(|&m| (0..meta.kernels.len()).map(move |k| (k, m)))
                         .filter_map(|(k, m)| results.value(&plot.metric, k, p, m));
-                    Some((pos, geomean(vals)?))
+                    Some((pos, aggregate(&plot.metric, vals)?))
                 })
                 .collect();
             pts.sort_by(|a, b| a.0.total_cmp(&b.0));
@@ -441,7 +463,11 @@ fn lines(
     chart
         .configure_mesh()
         .x_desc(x_param)
-        .y_desc(format!("{} (geomean over kernels)", plot.metric))
+        .y_desc(format!(
+            "{} ({} over kernels)",
+            plot.metric,
+            aggregate_name(&plot.metric)
+        ))
         .x_label_formatter(&|v| {
             if categorical {
                 let i = v.round();
