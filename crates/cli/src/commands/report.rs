@@ -287,7 +287,7 @@ pub fn run(args: &ReportArgs) -> Result<ExitCode> {
     };
     let todo: Vec<usize> = (0..plan.jobs.len()).collect();
     let (done, _) = engine::execute(&plan, &todo, &options, |_, _| {})?;
-    let mut done = done.into_iter().map(|(_, d)| d.measured);
+    let mut done = done.into_iter().map(|(_, d, ())| d.measured);
     let kernels: Vec<KernelReport> = plan
         .kernels
         .iter()

@@ -118,6 +118,9 @@ pub struct Work {
     pub wall: f64,
 }
 
+/// A finished job: its index, its numbers, and what the caller made of them.
+pub type Finished<T> = (usize, Done, T);
+
 /// A kernel compiled for one pipeline, or why it did not compile.
 struct Compiled {
     result: Result<(Static, Program), String>,
@@ -132,17 +135,19 @@ fn micros(d: Duration) -> u64 {
     u64::try_from(d.as_micros()).unwrap_or(u64::MAX)
 }
 
-/// Runs the jobs `todo` (indices into `plan.jobs`) and returns what each gave, in the
-/// order of `todo`; a job not started because of a stop is left out. `on_done` sees
-/// every finished job as soon as it finishes (from the worker thread).
-pub fn execute<F>(
+/// Runs the jobs `todo` (indices into `plan.jobs`) and returns what each gave, with what
+/// `on_done` made of it, in the order of `todo`; a job not started because of a stop is
+/// left out. `on_done` sees every finished job as soon as it finishes (from the worker
+/// thread).
+pub fn execute<F, T>(
     plan: &Plan,
     todo: &[usize],
     options: &Options,
     on_done: F,
-) -> anyhow::Result<(Vec<(usize, Done)>, Work)>
+) -> anyhow::Result<(Vec<Finished<T>>, Work)>
 where
-    F: Fn(usize, &Done) + Sync,
+    F: Fn(usize, &Done) -> T + Sync,
+    T: Send,
 {
     let start = Instant::now();
     let compiled: Vec<OnceLock<Compiled>> = (0..plan.kernels.len() * plan.pipelines.len())
@@ -159,7 +164,7 @@ where
     let bar = progress_bar(todo.len(), options.progress);
     let bar = Mutex::new(bar);
 
-    let run_one = |j: usize| -> Option<(usize, Done)> {
+    let run_one = |j: usize| -> Option<Finished<T>> {
         if options.stop.is_some_and(|s| s.load(Ordering::SeqCst)) {
             return None;
         }
@@ -229,20 +234,20 @@ where
             compile_seconds: c.seconds,
             run_seconds: if ran { elapsed.as_secs_f64() } else { 0.0 },
         };
-        on_done(j, &done);
+        let made = on_done(j, &done);
         let failed_so_far =
             failures.fetch_add(u64::from(failed), Ordering::Relaxed) + u64::from(failed);
         if let Ok(bar) = bar.lock() {
             bar.set_message(format!("{failed_so_far} failed"));
             bar.inc(1);
         }
-        Some((j, done))
+        Some((j, done, made))
     };
 
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(options.threads.unwrap_or(0))
         .build()?;
-    let results: Vec<(usize, Done)> = pool.install(|| {
+    let results: Vec<Finished<T>> = pool.install(|| {
         todo.par_iter()
             .with_max_len(1)
             .filter_map(|&j| run_one(j))

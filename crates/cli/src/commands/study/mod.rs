@@ -142,12 +142,19 @@ pub fn run(args: &StudyArgs) -> Result<ExitCode> {
         }
         v
     };
+    // Whether the log holds anything but the kept rows (then it is rewritten).
+    let mut log_dirty = args.fresh;
     if !args.fresh {
-        for row in outputs::read_log(&out_dir)? {
-            if let Some(&i) = index.get(row.key.as_str()) {
-                if is_selected[i] && meta.runs[i].hash == row.hash {
+        let (earlier, bad_lines) = outputs::read_log(&out_dir)?;
+        log_dirty |= bad_lines;
+        for row in earlier {
+            match index.get(row.key.as_str()) {
+                Some(&i)
+                    if is_selected[i] && meta.runs[i].hash == row.hash && rows[i].is_none() =>
+                {
                     rows[i] = Some(row);
                 }
+                _ => log_dirty = true,
             }
         }
     }
@@ -159,7 +166,9 @@ pub fn run(args: &StudyArgs) -> Result<ExitCode> {
             shard: shard.map(|(i, n)| format!("{i}/{n}")),
         },
     )?;
-    outputs::write_log(&out_dir, &rows.iter().flatten().collect::<Vec<_>>())?;
+    if log_dirty {
+        outputs::write_log(&out_dir, &rows.iter().flatten().collect::<Vec<_>>())?;
+    }
     for (job, run) in plan.jobs.iter_mut().zip(&meta.runs) {
         job.trace = run.trace.as_ref().map(|t| out_dir.join(t));
     }
@@ -190,13 +199,14 @@ pub fn run(args: &StudyArgs) -> Result<ExitCode> {
                 }
             }
         }
+        row
     })?;
     if let Some(e) = log_error.into_inner().ok().flatten() {
         return Err(e.context("writing the result log"));
     }
     let ran = done.len();
-    for (j, d) in &done {
-        rows[*j] = Some(row_of(&meta, &plan, *j, d));
+    for (j, _, row) in done {
+        rows[j] = Some(row);
     }
     let selected_rows: Vec<Option<Row>> = (0..meta.runs.len())
         .map(|i| {
@@ -207,10 +217,6 @@ pub fn run(args: &StudyArgs) -> Result<ExitCode> {
             }
         })
         .collect();
-    outputs::write_log(
-        &out_dir,
-        &selected_rows.iter().flatten().collect::<Vec<_>>(),
-    )?;
     outputs::write_results(&out_dir, &meta, &selected_rows)?;
     let finished = selected_rows.iter().flatten().count();
     if shard.is_none() {
@@ -321,7 +327,7 @@ fn merge(args: &MergeArgs) -> Result<ExitCode> {
                 args.dirs[0].display()
             ),
         }
-        for row in outputs::read_log(dir)? {
+        for row in outputs::read_log(dir)?.0 {
             by_key.insert(row.key.clone(), row);
         }
         trace_dirs.push(dir.clone());

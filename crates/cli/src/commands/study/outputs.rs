@@ -63,19 +63,25 @@ pub fn write_study(dir: &Path, study: &StudyFile) -> Result<()> {
     )
 }
 
-/// The rows of `dir`'s result log. A line cut short (the process was killed while
-/// writing it) is skipped: that run is simply run again.
-pub fn read_log(dir: &Path) -> Result<Vec<Row>> {
+/// The rows of `dir`'s result log, and whether some line was not a row. A line cut short
+/// (the process was killed while writing it) is such a line: that run is simply run
+/// again, and the log must be rewritten before anything is appended to it.
+pub fn read_log(dir: &Path) -> Result<(Vec<Row>, bool)> {
     let path = dir.join(LOG);
     let text = match std::fs::read_to_string(&path) {
         Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((Vec::new(), false)),
         Err(e) => return Err(anyhow!("cannot read {}: {e}", path.display())),
     };
-    Ok(text
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Row>(l).ok())
-        .collect())
+    let mut bad = !text.is_empty() && !text.ends_with('\n');
+    let mut rows = Vec::new();
+    for line in text.lines() {
+        match serde_json::from_str::<Row>(line) {
+            Ok(r) => rows.push(r),
+            Err(_) => bad = true,
+        }
+    }
+    Ok((rows, bad))
 }
 
 /// Rewrites the result log with exactly `rows`.
@@ -114,8 +120,13 @@ pub fn write_results(dir: &Path, meta: &Meta, rows: &[Option<Row>]) -> Result<()
         &dir.join("results.csv"),
         rows::csv(&meta.params, &present).as_bytes(),
     )?;
-    let mut json = serde_json::to_string_pretty(&present)?;
-    json.push('\n');
+    // One row per line: as readable as pretty-printing where it matters, and cheaper.
+    let mut json = String::from("[\n");
+    for (i, r) in present.iter().enumerate() {
+        json.push_str(&serde_json::to_string(r)?);
+        json.push_str(if i + 1 < present.len() { ",\n" } else { "\n" });
+    }
+    json.push_str("]\n");
     write_atomic(&dir.join("results.json"), json.as_bytes())
 }
 

@@ -49,8 +49,8 @@ pub struct Row {
     pub status: String,
     /// Why the run failed or mismatched.
     pub error: Option<String>,
-    /// The metrics, by name (see [`METRICS`]); absent when not measured.
-    pub metrics: BTreeMap<String, f64>,
+    /// The metrics (see [`METRICS`]); absent when not measured.
+    pub metrics: Metrics,
     /// Seconds compiling (shared by the runs of one kernel and pipeline), in ms.
     pub compile_ms: f64,
     /// Milliseconds in the emulator.
@@ -162,6 +162,55 @@ pub const METRICS: &[Metric] = &[
     },
 ];
 
+/// A row's metrics, in the order of [`METRICS`]; serialised as a map from name to value
+/// of the metrics measured.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Metrics([Option<f64>; METRICS.len()]);
+
+impl Metrics {
+    /// The metric `name`, if measured (and known).
+    pub fn get(&self, name: &str) -> Option<f64> {
+        METRICS
+            .iter()
+            .position(|m| m.name == name)
+            .and_then(|i| self.0[i])
+    }
+
+    /// Sets the metric `name` (one of [`METRICS`]).
+    fn set(&mut self, name: &str, value: f64) {
+        if let Some(i) = METRICS.iter().position(|m| m.name == name) {
+            self.0[i] = Some(value);
+        }
+    }
+}
+
+impl Serialize for Metrics {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(Some(self.0.iter().flatten().count()))?;
+        for (m, v) in METRICS.iter().zip(&self.0) {
+            if let Some(v) = v {
+                map.serialize_entry(m.name, v)?;
+            }
+        }
+        map.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for Metrics {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let map = BTreeMap::<String, f64>::deserialize(d)?;
+        let mut out = Metrics::default();
+        for (name, v) in map {
+            match METRICS.iter().position(|m| m.name == name) {
+                Some(i) => out.0[i] = Some(v),
+                None => return Err(serde::de::Error::custom(format!("unknown metric `{name}`"))),
+            }
+        }
+        Ok(out)
+    }
+}
+
 /// The pseudo-metric of cycles of the baseline over cycles of the pipeline.
 pub const SPEEDUP: &str = "speedup";
 
@@ -205,17 +254,17 @@ pub struct RowId<'a> {
 impl Row {
     /// The row of a finished run.
     pub fn new(id: &RowId<'_>, done: &Done) -> Row {
-        let mut metrics = BTreeMap::new();
+        let mut metrics = Metrics::default();
         let mut error = None;
         if let Ok(s) = &done.measured.static_ {
-            metrics.insert("static_instructions".into(), s.insts as f64);
-            metrics.insert("static_blocks".into(), s.blocks as f64);
-            metrics.insert("registers".into(), f64::from(s.regs_total()));
-            metrics.insert("registers_b32".into(), f64::from(s.regs[0]));
-            metrics.insert("registers_b64".into(), f64::from(s.regs[1]));
-            metrics.insert("registers_pred".into(), f64::from(s.regs[2]));
-            metrics.insert("spills".into(), f64::from(s.spills));
-            metrics.insert("reloads".into(), f64::from(s.reloads));
+            metrics.set("static_instructions", s.insts as f64);
+            metrics.set("static_blocks", s.blocks as f64);
+            metrics.set("registers", f64::from(s.regs_total()));
+            metrics.set("registers_b32", f64::from(s.regs[0]));
+            metrics.set("registers_b64", f64::from(s.regs[1]));
+            metrics.set("registers_pred", f64::from(s.regs[2]));
+            metrics.set("spills", f64::from(s.spills));
+            metrics.set("reloads", f64::from(s.reloads));
         }
         let status = match (&done.measured.static_, &done.measured.outcome) {
             (_, Outcome::Ran(d)) => {
@@ -232,7 +281,7 @@ impl Row {
                     ("transactions_local", s.transactions.local as f64),
                     ("occupancy", s.occupancy),
                 ] {
-                    metrics.insert(name.into(), v);
+                    metrics.set(name, v);
                 }
                 STATUS_OK
             }
@@ -268,7 +317,7 @@ impl Row {
 
     /// The metric `name`, if measured.
     pub fn get(&self, name: &str) -> Option<f64> {
-        self.metrics.get(name).copied()
+        self.metrics.get(name)
     }
 
     /// Whether the run failed or mismatched.

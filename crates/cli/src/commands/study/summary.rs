@@ -8,14 +8,14 @@
 
 use super::plan::{Claim, Meta};
 use super::rows::{self, Row, SPEEDUP};
-use std::collections::HashMap;
 use std::fmt::Write as _;
 
 /// The rows of a study by kernel, pipeline and machine.
 pub struct Results<'a> {
     /// The study.
     pub meta: &'a Meta,
-    by_run: HashMap<(usize, usize, usize), &'a Row>,
+    /// The row of kernel k, pipeline p, machine m at `(k * pipelines + p) * machines + m`.
+    by_run: Vec<Option<&'a Row>>,
 }
 
 /// The geometric mean of the positive values, if any.
@@ -39,21 +39,26 @@ pub fn fmt_value(v: f64) -> String {
 impl<'a> Results<'a> {
     /// Indexes `rows` (aligned with `meta.runs`; `None` for a run without a result).
     pub fn new(meta: &'a Meta, rows: &'a [Option<Row>]) -> Results<'a> {
-        let by_run = meta
-            .runs
-            .iter()
-            .zip(rows)
-            .filter_map(|(run, row)| {
-                row.as_ref()
-                    .map(|r| ((run.kernel, run.pipeline, run.machine), r))
-            })
-            .collect();
+        let (np, nm) = (meta.pipelines.len(), meta.machines.len());
+        let mut by_run = vec![None; meta.kernels.len() * np * nm];
+        for (run, row) in meta.runs.iter().zip(rows) {
+            by_run[(run.kernel * np + run.pipeline) * nm + run.machine] = row.as_ref();
+        }
         Results { meta, by_run }
     }
 
     /// The row of a run.
     pub fn row(&self, k: usize, p: usize, m: usize) -> Option<&'a Row> {
-        self.by_run.get(&(k, p, m)).copied()
+        let (np, nm) = (self.meta.pipelines.len(), self.meta.machines.len());
+        if p >= np || m >= nm {
+            return None;
+        }
+        self.by_run.get((k * np + p) * nm + m).copied().flatten()
+    }
+
+    /// The rows there are.
+    fn present(&self) -> impl Iterator<Item = &'a Row> + '_ {
+        self.by_run.iter().flatten().copied()
     }
 
     /// The quantity `q` (a metric or [`SPEEDUP`]) of a run.
@@ -178,8 +183,8 @@ impl<'a> Results<'a> {
         if !meta.description.trim().is_empty() {
             let _ = writeln!(out, "{}\n", meta.description.trim());
         }
-        let count = |s: &str| self.by_run.values().filter(|r| r.status == s).count();
-        let missing = meta.runs.len() - self.by_run.len();
+        let count = |s: &str| self.present().filter(|r| r.status == s).count();
+        let missing = meta.runs.len() - self.present().count();
         let _ = writeln!(
             out,
             "{} runs: {} kernels x {} pipelines x {} machines; {} ok, {} static only, {} failed, \
@@ -261,7 +266,7 @@ impl<'a> Results<'a> {
             .copied()
             .filter(|&p| p != meta.baseline)
             .collect();
-        let dynamic = self.by_run.values().any(|r| r.status == rows::STATUS_OK);
+        let dynamic = self.present().any(|r| r.status == rows::STATUS_OK);
         if dynamic && !others.is_empty() {
             let _ = writeln!(
                 out,
