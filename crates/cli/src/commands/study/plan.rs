@@ -234,17 +234,26 @@ pub fn build(src: &Source, spec: &Spec) -> Result<(Meta, Plan)> {
     };
     let traced = traces(src, spec, &meta)?;
     let version = env!("CARGO_PKG_VERSION");
+    // Each part of a run's hash once: the hash of a run combines them.
+    let pipeline_hashes: Vec<[u8; 8]> = plan
+        .pipelines
+        .iter()
+        .map(|p| fnv1a([format!("{:?}", p.settings).as_bytes()]).to_le_bytes())
+        .collect();
+    let machine_hashes: Vec<[u8; 8]> = plan
+        .machines
+        .iter()
+        .map(|m| Ok(fnv1a([serde_json::to_string(&m.config)?.as_bytes()]).to_le_bytes()))
+        .collect::<Result<_>>()?;
     for (k, kernel) in plan.kernels.iter().enumerate() {
+        let kernel_hash = kernel_meta[k].2.to_le_bytes();
         for (m, machine) in plan.machines.iter().enumerate() {
-            let machine_json = serde_json::to_string(&machine.config)?;
             for (p, pipeline) in plan.pipelines.iter().enumerate() {
-                let settings = format!("{:?}", pipeline.settings);
-                let kernel_hash = kernel_meta[k].2.to_le_bytes();
                 let hash = fnv1a([
                     version.as_bytes(),
                     &kernel_hash,
-                    settings.as_bytes(),
-                    machine_json.as_bytes(),
+                    &pipeline_hashes[p],
+                    &machine_hashes[m],
                 ]);
                 let key = format!("{}|{}|{}", kernel.id, pipeline.label, machine.label);
                 let trace = traced.contains(&(k, p, m)).then(|| {

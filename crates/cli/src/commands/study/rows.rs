@@ -326,16 +326,6 @@ impl Row {
     }
 }
 
-/// A number as the CSV shows it: integers without a fraction, other values in their
-/// shortest exact form.
-pub fn number(v: f64) -> String {
-    if v.fract() == 0.0 && v.abs() < 1e15 {
-        format!("{}", v as i64)
-    } else {
-        format!("{v}")
-    }
-}
-
 /// A CSV field, quoted when it holds a comma, a quote or a line break.
 fn field(s: &str) -> String {
     if s.contains([',', '"', '\n', '\r']) {
@@ -369,38 +359,57 @@ pub fn csv_header(params: &[String]) -> Vec<String> {
 
 /// The rows as CSV (one header line, then one line per row).
 pub fn csv(params: &[String], rows: &[&Row]) -> String {
+    use std::fmt::Write as _;
     let params = &param_columns(params);
     let mut out = csv_header(params).join(",");
     out.push('\n');
     for r in rows {
-        let mut cells: Vec<String> = vec![
-            field(&r.kernel),
-            field(&r.file),
-            field(&r.function),
-            field(&r.pipeline),
-            field(&r.machine),
-        ];
-        cells.extend(
-            params
-                .iter()
-                .map(|p| field(r.params.get(p).map_or("", String::as_str))),
-        );
-        cells.push(r.warp_width.to_string());
-        cells.push(r.block.map_or_else(String::new, |b| b.to_string()));
-        cells.push(r.status.clone());
-        cells.extend(
-            METRICS
-                .iter()
-                .map(|m| r.get(m.name).map_or_else(String::new, number)),
-        );
-        cells.push(format!("{:.3}", r.compile_ms));
-        cells.push(format!("{:.3}", r.run_ms));
-        cells.push(r.hash.clone());
-        cells.push(field(r.error.as_deref().unwrap_or("")));
-        out.push_str(&cells.join(","));
+        for s in [&r.kernel, &r.file, &r.function, &r.pipeline, &r.machine] {
+            push_field(&mut out, s);
+            out.push(',');
+        }
+        for p in params {
+            push_field(&mut out, r.params.get(p).map_or("", String::as_str));
+            out.push(',');
+        }
+        let _ = write!(out, "{},", r.warp_width);
+        if let Some(b) = r.block {
+            let _ = write!(out, "{b}");
+        }
+        out.push(',');
+        out.push_str(&r.status);
+        out.push(',');
+        for v in r.metrics.0 {
+            if let Some(v) = v {
+                push_number(&mut out, v);
+            }
+            out.push(',');
+        }
+        let _ = write!(out, "{:.3},{:.3},{},", r.compile_ms, r.run_ms, r.hash);
+        push_field(&mut out, r.error.as_deref().unwrap_or(""));
         out.push('\n');
     }
     out
+}
+
+/// Appends `s` as a CSV field.
+fn push_field(out: &mut String, s: &str) {
+    if s.contains([',', '"', '\n', '\r']) {
+        out.push_str(&field(s));
+    } else {
+        out.push_str(s);
+    }
+}
+
+/// Appends a number as the CSV shows it: integers without a fraction, other values in
+/// their shortest exact form.
+fn push_number(out: &mut String, v: f64) {
+    use std::fmt::Write as _;
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        let _ = write!(out, "{}", v as i64);
+    } else {
+        let _ = write!(out, "{v}");
+    }
 }
 
 /// The 64-bit FNV-1a hash of `parts` (each followed by a separator byte): stable across
@@ -425,6 +434,11 @@ mod tests {
         assert_eq!(field("a,b"), "\"a,b\"");
         assert_eq!(field("say \"x\""), "\"say \"\"x\"\"\"");
         assert_eq!(field("plain"), "plain");
+        let number = |v: f64| {
+            let mut s = String::new();
+            push_number(&mut s, v);
+            s
+        };
         assert_eq!(number(3.0), "3");
         assert_eq!(number(0.1 + 0.2), "0.30000000000000004");
         assert_ne!(
