@@ -217,12 +217,8 @@ pub fn run(args: &StudyArgs) -> Result<ExitCode> {
             }
         })
         .collect();
-    outputs::write_results(&out_dir, &meta, &selected_rows)?;
+    outputs::write_all(&out_dir, &meta, &selected_rows, shard.is_some())?;
     let finished = selected_rows.iter().flatten().count();
-    if shard.is_none() {
-        let traces = outputs::existing_traces(&out_dir, &meta);
-        outputs::write_report(&out_dir, &meta, &selected_rows, &traces)?;
-    }
     let failed = selected_rows
         .iter()
         .flatten()

@@ -130,6 +130,19 @@ pub fn write_results(dir: &Path, meta: &Meta, rows: &[Option<Row>]) -> Result<()
     write_atomic(&dir.join("results.json"), json.as_bytes())
 }
 
+/// Writes everything but the study file and the log: the results, and unless `shard`
+/// the summary, the plots and the index (in parallel).
+pub fn write_all(dir: &Path, meta: &Meta, rows: &[Option<Row>], shard: bool) -> Result<()> {
+    let (a, b) = rayon::join(
+        || write_results(dir, meta, rows),
+        || match shard {
+            true => Ok(()),
+            false => write_report(dir, meta, rows, &existing_traces(dir, meta)),
+        },
+    );
+    a.and(b)
+}
+
 /// Writes the summary, the plots and the index.
 pub fn write_report(
     dir: &Path,
@@ -137,18 +150,28 @@ pub fn write_report(
     rows: &[Option<Row>],
     traces: &[String],
 ) -> Result<()> {
+    use rayon::prelude::*;
     let results = Results::new(meta, rows);
-    write_atomic(&dir.join("summary.md"), results.markdown().as_bytes())?;
     let plot_dir = dir.join("plots");
     std::fs::create_dir_all(&plot_dir)
         .with_context(|| format!("cannot create {}", plot_dir.display()))?;
-    let mut plot_files = Vec::new();
-    for plot in &meta.plots {
-        let svg = plots::draw(&results, plot)?;
-        let name = format!("plots/{}.svg", plot.name);
-        write_atomic(&dir.join(&name), svg.as_bytes())?;
-        plot_files.push((name, plot.title.clone()));
-    }
+    // The summary and each plot are independent: drawn in parallel.
+    let (summary, plot_files) = rayon::join(
+        || write_atomic(&dir.join("summary.md"), results.markdown().as_bytes()),
+        || {
+            meta.plots
+                .par_iter()
+                .map(|plot| {
+                    let svg = plots::draw(&results, plot)?;
+                    let name = format!("plots/{}.svg", plot.name);
+                    write_atomic(&dir.join(&name), svg.as_bytes())?;
+                    Ok((name, plot.title.clone()))
+                })
+                .collect::<Result<Vec<_>>>()
+        },
+    );
+    summary?;
+    let plot_files = plot_files?;
     let mut index = String::new();
     let _ = writeln!(index, "# {}\n", meta.title);
     if !meta.description.trim().is_empty() {

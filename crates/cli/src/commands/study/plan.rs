@@ -360,133 +360,148 @@ fn kernels(
             ),
         ));
     }
+    // Files load, parse and verify in parallel; their kernels keep the files' order.
+    use rayon::prelude::*;
+    let per_file = files
+        .par_iter()
+        .map(|file| file_kernels(src, dir, i, k, file))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(per_file.into_iter().flatten().collect())
+}
+
+/// The kernels of one file of a `[[kernels]]` entry.
+fn file_kernels(
+    src: &Source,
+    dir: &Path,
+    i: usize,
+    k: &spec::KernelSpec,
+    file: &Path,
+) -> Result<Vec<(engine::Kernel, Option<u32>, u64)>> {
+    let key = |k: &str| format!("kernels[{i}].{k}");
+    let file = file.to_path_buf();
     let mut out = Vec::new();
-    for file in files {
-        let err = |span: std::ops::Range<usize>, k: &str, e: String| {
-            src.error(span, &key(k), format!("{}: {e}", file.display()))
-        };
-        let text =
-            source::read_text(&file).map_err(|e| err(k.files.span(), "files", format!("{e:#}")))?;
-        let funcs = source::load_verified(&file)
-            .map_err(|e| src.error(k.files.span(), &key("files"), format!("{e:#}")))?;
-        let (launch, launch_text) = match &k.launch {
-            Some(l) => {
-                let (launch, text) = match l.get_ref() {
-                    LaunchSpec::File(path) => {
-                        let path = dir.join(path);
-                        let text = source::read_text(&path)
-                            .map_err(|e| err(l.span(), "launch", format!("{e:#}")))?;
-                        (Launch::from_toml_str(&text, &path), text)
-                    }
-                    LaunchSpec::Inline(table) => {
-                        let text = toml::to_string(table)?;
-                        (Launch::from_toml_str(&text, &src.path), text)
-                    }
-                };
-                let launch = launch.map_err(|e| err(l.span(), "launch", e.to_string()))?;
-                (Some(launch), text)
-            }
-            None => {
-                let path = Launch::path_next_to(&file);
-                match path.exists() {
-                    true => {
-                        let text = source::read_text(&path)?;
-                        let launch = Launch::from_toml_str(&text, &path)
-                            .map_err(|e| err(k.files.span(), "files", e.to_string()))?;
-                        (Some(launch), text)
-                    }
-                    false => (None, String::new()),
+    let err = |span: std::ops::Range<usize>, k: &str, e: String| {
+        src.error(span, &key(k), format!("{}: {e}", file.display()))
+    };
+    let text =
+        source::read_text(&file).map_err(|e| err(k.files.span(), "files", format!("{e:#}")))?;
+    let funcs = source::load_verified(&file)
+        .map_err(|e| src.error(k.files.span(), &key("files"), format!("{e:#}")))?;
+    let (launch, launch_text) = match &k.launch {
+        Some(l) => {
+            let (launch, text) = match l.get_ref() {
+                LaunchSpec::File(path) => {
+                    let path = dir.join(path);
+                    let text = source::read_text(&path)
+                        .map_err(|e| err(l.span(), "launch", format!("{e:#}")))?;
+                    (Launch::from_toml_str(&text, &path), text)
                 }
-            }
-        };
-        let stem = file
-            .file_stem()
-            .map_or_else(String::new, |s| s.to_string_lossy().into_owned());
-        let base_id = k.name.as_ref().map_or(stem, |n| n.get_ref().clone());
-        // The kernels of the file to measure.
-        let chosen: Vec<(&warplift_ir::Function, Option<Launch>)> = match (&k.kernel, launch) {
-            (Some(name), launch) => {
-                let func = funcs
-                    .iter()
-                    .find(|f| &f.name == name.get_ref())
-                    .ok_or_else(|| {
-                        let have: Vec<String> =
-                            funcs.iter().map(|f| format!("%{}", f.name)).collect();
-                        err(
-                            name.span(),
-                            "kernel",
-                            format!("no kernel %{} (have {})", name.get_ref(), have.join(", ")),
-                        )
-                    })?;
-                let launch = launch.map(|mut l| {
-                    l.set_kernel(&func.name);
-                    l
-                });
-                vec![(func, launch)]
-            }
-            (None, Some(launch)) => {
-                let func = launch
-                    .select_kernel(&funcs)
-                    .map_err(|e| err(k.files.span(), "files", e.to_string()))?;
-                vec![(func, Some(launch))]
-            }
-            (None, None) => funcs.iter().map(|f| (f, None)).collect(),
-        };
-        let several = chosen.len() > 1;
-        for (func, launch) in chosen {
-            let id = if several {
-                format!("{base_id}:%{}", func.name)
-            } else {
-                base_id.clone()
+                LaunchSpec::Inline(table) => {
+                    let text = toml::to_string(table)?;
+                    (Launch::from_toml_str(&text, &src.path), text)
+                }
             };
-            let hash = fnv1a([
-                text.as_bytes(),
-                launch_text.as_bytes(),
-                func.name.as_bytes(),
-            ]);
-            // Check the launch binds to the kernel now, not in every run.
-            if let Some(l) = &launch {
-                l.prepare(func)
-                    .map_err(|e| err(k.files.span(), "launch", e.to_string()))?;
+            let launch = launch.map_err(|e| err(l.span(), "launch", e.to_string()))?;
+            (Some(launch), text)
+        }
+        None => {
+            let path = Launch::path_next_to(&file);
+            match path.exists() {
+                true => {
+                    let text = source::read_text(&path)?;
+                    let launch = Launch::from_toml_str(&text, &path)
+                        .map_err(|e| err(k.files.span(), "files", e.to_string()))?;
+                    (Some(launch), text)
+                }
+                false => (None, String::new()),
             }
-            match (&k.block, launch) {
-                (Some(blocks), Some(launch)) => {
-                    if blocks.get_ref().is_empty() {
-                        return Err(src.error(blocks.span(), &key("block"), "the list is empty"));
-                    }
-                    for &b in blocks.get_ref() {
-                        let mut l = launch.clone();
-                        l.block[0] = b;
-                        l.prepare(func).map_err(|e| {
-                            err(blocks.span(), "block", format!("block size {b}: {e}"))
-                        })?;
-                        let kernel = engine::Kernel {
-                            id: format!("{id}@b{b}"),
-                            file: file.clone(),
-                            func: func.clone(),
-                            launch: Some(l),
-                        };
-                        let h = fnv1a([hash.to_le_bytes().as_slice(), &b.to_le_bytes()]);
-                        out.push((kernel, Some(b), h));
-                    }
+        }
+    };
+    let stem = file
+        .file_stem()
+        .map_or_else(String::new, |s| s.to_string_lossy().into_owned());
+    let base_id = k.name.as_ref().map_or(stem, |n| n.get_ref().clone());
+    // The kernels of the file to measure.
+    let chosen: Vec<(&warplift_ir::Function, Option<Launch>)> = match (&k.kernel, launch) {
+        (Some(name), launch) => {
+            let func = funcs
+                .iter()
+                .find(|f| &f.name == name.get_ref())
+                .ok_or_else(|| {
+                    let have: Vec<String> = funcs.iter().map(|f| format!("%{}", f.name)).collect();
+                    err(
+                        name.span(),
+                        "kernel",
+                        format!("no kernel %{} (have {})", name.get_ref(), have.join(", ")),
+                    )
+                })?;
+            let launch = launch.map(|mut l| {
+                l.set_kernel(&func.name);
+                l
+            });
+            vec![(func, launch)]
+        }
+        (None, Some(launch)) => {
+            let func = launch
+                .select_kernel(&funcs)
+                .map_err(|e| err(k.files.span(), "files", e.to_string()))?;
+            vec![(func, Some(launch))]
+        }
+        (None, None) => funcs.iter().map(|f| (f, None)).collect(),
+    };
+    let several = chosen.len() > 1;
+    for (func, launch) in chosen {
+        let id = if several {
+            format!("{base_id}:%{}", func.name)
+        } else {
+            base_id.clone()
+        };
+        let hash = fnv1a([
+            text.as_bytes(),
+            launch_text.as_bytes(),
+            func.name.as_bytes(),
+        ]);
+        // Check the launch binds to the kernel now, not in every run.
+        if let Some(l) = &launch {
+            l.prepare(func)
+                .map_err(|e| err(k.files.span(), "launch", e.to_string()))?;
+        }
+        match (&k.block, launch) {
+            (Some(blocks), Some(launch)) => {
+                if blocks.get_ref().is_empty() {
+                    return Err(src.error(blocks.span(), &key("block"), "the list is empty"));
                 }
-                (Some(blocks), None) => {
-                    return Err(src.error(
-                        blocks.span(),
-                        &key("block"),
-                        format!("{} has no launch to set the block size of", file.display()),
-                    ))
-                }
-                (None, launch) => {
-                    let block = launch.as_ref().map(|l| l.block[0]);
+                for &b in blocks.get_ref() {
+                    let mut l = launch.clone();
+                    l.block[0] = b;
+                    l.prepare(func)
+                        .map_err(|e| err(blocks.span(), "block", format!("block size {b}: {e}")))?;
                     let kernel = engine::Kernel {
-                        id,
+                        id: format!("{id}@b{b}"),
                         file: file.clone(),
                         func: func.clone(),
-                        launch,
+                        launch: Some(l),
                     };
-                    out.push((kernel, block, hash));
+                    let h = fnv1a([hash.to_le_bytes().as_slice(), &b.to_le_bytes()]);
+                    out.push((kernel, Some(b), h));
                 }
+            }
+            (Some(blocks), None) => {
+                return Err(src.error(
+                    blocks.span(),
+                    &key("block"),
+                    format!("{} has no launch to set the block size of", file.display()),
+                ))
+            }
+            (None, launch) => {
+                let block = launch.as_ref().map(|l| l.block[0]);
+                let kernel = engine::Kernel {
+                    id,
+                    file: file.clone(),
+                    func: func.clone(),
+                    launch,
+                };
+                out.push((kernel, block, hash));
             }
         }
     }
