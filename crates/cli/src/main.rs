@@ -47,6 +47,9 @@ enum Command {
     /// Print the divergence analysis of a file's kernels: every value and branch, uniform
     /// or divergent, and why.
     Divergence(commands::divergence::DivergenceArgs),
+    /// Sweep kernels x pipelines x machines on the emulator: tables, plots, shards
+    /// (`warplift study SPEC.toml`, `warplift study merge DIR...`; docs/studies.md).
+    Study(Box<commands::study::StudyArgs>),
 }
 
 fn main() -> ExitCode {
@@ -63,6 +66,7 @@ fn main() -> ExitCode {
         Command::Cfg(args) => commands::cfg::run(&args),
         Command::Report(args) => commands::report::run(&args),
         Command::Divergence(args) => commands::divergence::run(&args),
+        Command::Study(args) => commands::study::run(&args),
     };
     match result {
         Ok(code) => code,

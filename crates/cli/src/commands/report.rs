@@ -13,13 +13,18 @@
 //! must equal the interpreter's, and a run whose memory differs is reported as a mismatch,
 //! without numbers, and makes the command fail.
 //!
-//! The module is split in three: this file (command line, columns, driver), [`measure`]
-//! (compiling and running one kernel in one column) and [`tables`] (the text and JSON).
+//! The report is a fixed study: its columns are the pipelines, its kernels every kernel
+//! of the files named, its machine the one of the flags, and the runs go through the
+//! study's engine ([`crate::commands::study::engine`]), in parallel. This file holds the
+//! command line, the columns and the driver, [`kernels`] a kernel's runs gathered by
+//! column, and [`tables`] the text and JSON.
 
-mod measure;
+mod kernels;
 mod tables;
 
+use crate::commands::measure;
 use crate::commands::run::MachineArgs;
+use crate::commands::study::engine;
 use crate::source;
 use anyhow::{anyhow, bail, Result};
 use clap::{Args, ValueEnum};
@@ -29,7 +34,7 @@ use warplift_codegen::settings::SettingsBuilder;
 use warplift_codegen::Settings;
 use warplift_ir::launch::Launch;
 
-use measure::KernelReport;
+use kernels::KernelReport;
 
 /// Which regions `linearize` transforms in every column (`linearize_regions`).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -222,7 +227,21 @@ pub fn run(args: &ReportArgs) -> Result<ExitCode> {
         },
     };
     let files = kernel_files(&args.paths)?;
-    let mut kernels = Vec::new();
+    let mut plan = engine::Plan {
+        pipelines: columns
+            .iter()
+            .zip(settings)
+            .map(|(c, settings)| engine::Pipeline {
+                label: c.label.clone(),
+                settings,
+            })
+            .collect(),
+        machines: vec![engine::Machine {
+            label: String::new(),
+            config: config.clone(),
+        }],
+        ..engine::Plan::default()
+    };
     for file in &files {
         let funcs = source::load_verified(file)?;
         let launch_path = Launch::path_next_to(file);
@@ -236,21 +255,56 @@ pub fn run(args: &ReportArgs) -> Result<ExitCode> {
             Some(l) => Some(l.select_kernel(&funcs)?.name.clone()),
             None => None,
         };
-        for func in &funcs {
+        for func in funcs {
             let launch = launch
                 .as_ref()
-                .filter(|_| launched.as_ref() == Some(&func.name));
-            kernels.push(measure::kernel(
-                file, func, launch, &columns, &settings, &config, &ptxas,
-            )?);
+                .filter(|_| launched.as_ref() == Some(&func.name))
+                .cloned();
+            plan.kernels.push(engine::Kernel {
+                id: func.name.clone(),
+                file: file.clone(),
+                func,
+                launch,
+            });
         }
     }
+    for kernel in 0..plan.kernels.len() {
+        for pipeline in 0..columns.len() {
+            plan.jobs.push(engine::Job {
+                kernel,
+                pipeline,
+                machine: 0,
+                trace: None,
+            });
+        }
+    }
+    let options = engine::Options {
+        threads: None,
+        progress: false,
+        ptxas,
+        what: "column",
+        stop: None,
+    };
+    let todo: Vec<usize> = (0..plan.jobs.len()).collect();
+    let (done, _) = engine::execute(&plan, &todo, &options, |_, _| {})?;
+    let mut done = done.into_iter().map(|(_, d, ())| d.measured);
+    let kernels: Vec<KernelReport> = plan
+        .kernels
+        .iter()
+        .map(|k| KernelReport {
+            file: k.file.clone(),
+            kernel: k.func.name.clone(),
+            launched: k.launch.is_some(),
+            columns: done.by_ref().take(columns.len()).collect(),
+        })
+        .collect();
+    let ptxas = &options.ptxas;
     let report = tables::Report {
         columns: &columns,
         kernels: &kernels,
         config: &config,
         regions: args.regions.setting(),
-        ptxas: &ptxas,
+        ptxas,
     };
     if args.json {
         crate::output::outln!("{}", serde_json::to_string_pretty(&report.json())?)?;

@@ -9,8 +9,9 @@
 //! for the counts of Tables 2 and 4, the aggregate SIMT efficiency and the geometric mean
 //! of the `incr` ratios.
 
-use super::measure::{Dynamic, KernelReport, Outcome, Ptxas, Static};
+use super::kernels::KernelReport;
 use super::Column;
+use crate::commands::measure::{Dynamic, Outcome, Ptxas, Static};
 use serde_json::{json, Value};
 use std::fmt::Write as _;
 use warplift_emu::MachineConfig;

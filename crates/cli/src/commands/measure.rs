@@ -1,14 +1,12 @@
-//! Measuring one kernel in every column of the report: compile, optionally assemble the
-//! PTX with `ptxas`, run on the emulator and check the memory against the reference
-//! interpreter.
+//! Measuring one kernel under one pipeline on one machine, shared by `warplift study` and
+//! `warplift report`: compile, optionally assemble the PTX with `ptxas`, run on the
+//! emulator and check the memory against the reference interpreter.
 //!
-//! Each column compiles to a SIMT object in memory and runs the kernel loaded back from
-//! it, as `warplift run` does, so the numbers are those of the bytecode `warplift compile`
-//! writes. A failure of one column (a compilation error, an emulator fault, memory that
-//! differs from the interpreter's) is recorded in that column and does not stop the
-//! others: the report shows every kernel and fails at the end.
+//! A kernel compiles to a SIMT object in memory and runs loaded back from it, as `warplift
+//! run` does, so the numbers are those of the bytecode `warplift compile` writes. A
+//! failure (a compilation error, an emulator fault, memory that differs from the
+//! interpreter's) is recorded as the run's outcome and never stops the other runs.
 
-use super::Column;
 use anyhow::Result;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -17,7 +15,7 @@ use warplift_codegen::isa::simt::load_object;
 use warplift_codegen::mir::RegClass;
 use warplift_codegen::regalloc::RegallocStats;
 use warplift_codegen::{lookup_by_name, CompileStats, Context, Settings};
-use warplift_emu::{MachineConfig, Program, RunOptions, Stats};
+use warplift_emu::{MachineConfig, Program, RunOptions, Stats, Trace};
 use warplift_ir::interp::{self, InterpConfig};
 use warplift_ir::launch::{GlobalMemory, Launch, PreparedLaunch};
 use warplift_ir::Function;
@@ -50,7 +48,8 @@ pub struct Static {
 }
 
 impl Static {
-    fn new(stats: &CompileStats) -> Static {
+    /// The numbers of a compilation's statistics.
+    pub fn new(stats: &CompileStats) -> Static {
         let ra: &RegallocStats = &stats.regalloc;
         Static {
             insts: stats.final_insts,
@@ -108,99 +107,8 @@ pub struct Measured {
     pub outcome: Outcome,
 }
 
-/// One kernel in every column.
-#[derive(Clone, Debug, PartialEq)]
-pub struct KernelReport {
-    /// The file the kernel comes from.
-    pub file: PathBuf,
-    /// The kernel's name.
-    pub kernel: String,
-    /// Whether it was run (it has a launch).
-    pub launched: bool,
-    /// One entry per column, in column order.
-    pub columns: Vec<Measured>,
-}
-
-impl KernelReport {
-    /// Every failure and mismatch, one line each (a failure shared by every column, as
-    /// the reference run's, once).
-    pub fn failures(&self) -> Vec<String> {
-        let mut lines: Vec<String> = self
-            .columns
-            .iter()
-            .filter_map(|m| match &m.outcome {
-                Outcome::Mismatch(why) => Some(format!("MISMATCH {why}")),
-                Outcome::Failed(why) => Some(why.clone()),
-                Outcome::NotRun | Outcome::Ran(_) => match &m.static_ {
-                    Err(why) => Some(why.clone()),
-                    Ok(_) => None,
-                },
-            })
-            .map(|why| format!("{} %{}: {why}", self.file.display(), self.kernel))
-            .collect();
-        let mut seen = std::collections::BTreeSet::new();
-        lines.retain(|l| seen.insert(l.clone()));
-        lines
-    }
-}
-
-/// Measures `func` (from `file`) in every column; `launch` runs it, if given.
-pub fn kernel(
-    file: &Path,
-    func: &Function,
-    launch: Option<&Launch>,
-    columns: &[Column],
-    settings: &[Settings],
-    config: &MachineConfig,
-    ptxas: &Ptxas,
-) -> Result<KernelReport> {
-    // What every run starts from, and the memory the reference interpreter leaves.
-    let reference: Option<Result<(PreparedLaunch, GlobalMemory), String>> = launch.map(|launch| {
-        let initial = launch.prepare(func).map_err(|e| e.to_string())?;
-        let mut prepared = initial.clone();
-        let interp_config = InterpConfig {
-            warp_width: config.warp_width,
-            ..InterpConfig::default()
-        };
-        interp::run(func, &mut prepared, &interp_config)
-            .map_err(|e| format!("the reference interpreter failed: {e}"))?;
-        Ok((initial, prepared.memory))
-    });
-    let source_name = file.file_name().map(|n| n.to_string_lossy().into_owned());
-    let mut measured = Vec::with_capacity(columns.len());
-    for (column, settings) in columns.iter().zip(settings) {
-        let label = &column.label;
-        let compiled = compile(func, settings, source_name.as_deref());
-        let (static_, program) = match compiled {
-            Ok((mut s, program)) => {
-                if let Ptxas::At(path) = ptxas {
-                    s.ptxas_regs = Some(ptxas_registers(path, func, settings));
-                }
-                (Ok(s), Some(program))
-            }
-            Err(e) => (Err(format!("column {label}: {e}")), None),
-        };
-        let outcome = match (&reference, program) {
-            (None, _) => Outcome::NotRun,
-            (Some(Err(why)), _) => Outcome::Failed(why.clone()),
-            // The compilation error is the static column's.
-            (Some(Ok(_)), None) => Outcome::NotRun,
-            (Some(Ok((initial, expected))), Some(program)) => {
-                emulate(func, &program, initial, expected, config, label)
-            }
-        };
-        measured.push(Measured { static_, outcome });
-    }
-    Ok(KernelReport {
-        file: file.to_path_buf(),
-        kernel: func.name.clone(),
-        launched: launch.is_some(),
-        columns: measured,
-    })
-}
-
 /// Compiles `func` into a SIMT object in memory and loads it back.
-fn compile(
+pub fn compile(
     func: &Function,
     settings: &Settings,
     source_name: Option<&str>,
@@ -220,28 +128,48 @@ fn compile(
     Ok((stats, program))
 }
 
-/// Runs `program` from `initial` and compares the memory it leaves with `expected`.
-fn emulate(
+/// What every run of a kernel starts from, and the memory the reference interpreter
+/// leaves from it at `warp_width` (the width its warp-level operations see).
+pub fn reference(
+    func: &Function,
+    launch: &Launch,
+    warp_width: u32,
+) -> Result<(PreparedLaunch, GlobalMemory), String> {
+    let initial = launch.prepare(func).map_err(|e| e.to_string())?;
+    let mut prepared = initial.clone();
+    let interp_config = InterpConfig {
+        warp_width,
+        ..InterpConfig::default()
+    };
+    interp::run(func, &mut prepared, &interp_config)
+        .map_err(|e| format!("the reference interpreter failed: {e}"))?;
+    Ok((initial, prepared.memory))
+}
+
+/// Runs `program` from `initial` (recording a timeline into `trace` if given) and
+/// compares the memory it leaves with `expected`; `what` ("column base") starts the
+/// messages of a failure.
+pub fn emulate(
     func: &Function,
     program: &Program,
     initial: &PreparedLaunch,
     expected: &GlobalMemory,
     config: &MachineConfig,
-    label: &str,
+    what: &str,
+    trace: Option<&mut Trace>,
 ) -> Outcome {
     let mut launch = initial.clone();
     let options = RunOptions {
         redundancy: true,
-        ..RunOptions::default()
+        trace,
     };
     let stats = match warplift_emu::run_with(program, &mut launch, config, options) {
         Ok(stats) => stats,
-        Err(e) => return Outcome::Failed(format!("column {label}: the emulator failed: {e}")),
+        Err(e) => return Outcome::Failed(format!("{what}: the emulator failed: {e}")),
     };
     if let Some(why) = memory_difference(expected, &launch.memory) {
         return Outcome::Mismatch(format!(
-            "column {label}: the emulated memory differs from the reference interpreter's: \
-             {why}"
+            "{what}: the emulated memory differs from the reference interpreter's: {why}"
         ));
     }
     let all = stats.redundant_block_executions.clone().unwrap_or_default();
@@ -292,7 +220,7 @@ pub fn memory_difference(expected: &GlobalMemory, got: &GlobalMemory) -> Option<
 }
 
 /// The registers `ptxas` allocates for `func` compiled to PTX with `settings`.
-fn ptxas_registers(ptxas: &Path, func: &Function, settings: &Settings) -> Result<u32, String> {
+pub fn ptxas_registers(ptxas: &Path, func: &Function, settings: &Settings) -> Result<u32, String> {
     let isa = lookup_by_name("ptx", settings.clone()).map_err(|e| e.to_string())?;
     let module = Context::new()
         .compile_module(core::slice::from_ref(func), isa.as_ref(), None)

@@ -1,0 +1,318 @@
+//! The run engine behind `warplift study` and `warplift report`: runs a list of jobs
+//! (kernel x pipeline x machine) on all cores, each measured by [`crate::commands::measure`].
+//!
+//! Work that several jobs share is done once, by whichever job needs it first: a kernel
+//! is compiled once per pipeline (compilation does not depend on the machine), and the
+//! reference interpreter runs once per kernel and warp width. Jobs run on a rayon pool;
+//! each finished job is handed to a callback at once (the study appends it to its result
+//! log there, so an interrupted study keeps it), and a progress bar on standard error
+//! shows the jobs done, the failures and the time left. A stop flag (set by Ctrl-C) lets
+//! the jobs in progress finish and starts no new one.
+
+use crate::commands::measure::{self, Measured, Outcome, Ptxas, Static};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use rayon::prelude::*;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+use warplift_codegen::Settings;
+use warplift_emu::{MachineConfig, Program, Trace};
+use warplift_ir::launch::{GlobalMemory, Launch, PreparedLaunch};
+use warplift_ir::Function;
+
+/// A kernel to measure.
+#[derive(Clone, Debug)]
+pub struct Kernel {
+    /// Its name in tables and result keys (unique in a plan).
+    pub id: String,
+    /// The file it comes from.
+    pub file: PathBuf,
+    /// The kernel.
+    pub func: Function,
+    /// How to run it; `None`: static numbers only.
+    pub launch: Option<Launch>,
+}
+
+/// A pipeline: the settings a kernel compiles with.
+#[derive(Clone, Debug)]
+pub struct Pipeline {
+    /// Its name in tables and result keys.
+    pub label: String,
+    /// The code generator's settings.
+    pub settings: Settings,
+}
+
+/// A machine to run on.
+#[derive(Clone, Debug)]
+pub struct Machine {
+    /// Its name in tables and result keys.
+    pub label: String,
+    /// The emulated machine.
+    pub config: MachineConfig,
+}
+
+/// One run: indices into the plan's kernels, pipelines and machines.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Job {
+    /// The kernel.
+    pub kernel: usize,
+    /// The pipeline.
+    pub pipeline: usize,
+    /// The machine.
+    pub machine: usize,
+    /// Where to write the run's timeline, if asked for.
+    pub trace: Option<PathBuf>,
+}
+
+/// Everything to run.
+#[derive(Clone, Debug, Default)]
+pub struct Plan {
+    /// The kernels.
+    pub kernels: Vec<Kernel>,
+    /// The pipelines.
+    pub pipelines: Vec<Pipeline>,
+    /// The machines.
+    pub machines: Vec<Machine>,
+    /// The runs, in the order results are shown.
+    pub jobs: Vec<Job>,
+}
+
+/// How the engine runs.
+pub struct Options {
+    /// Worker threads; `None`: one per core.
+    pub threads: Option<usize>,
+    /// Show a progress bar on standard error (only drawn on a terminal).
+    pub progress: bool,
+    /// Whether and where `ptxas` counts registers.
+    pub ptxas: Ptxas,
+    /// What a pipeline is called in messages (`column`, `pipeline`).
+    pub what: &'static str,
+    /// Set to stop: jobs in progress finish, no new one starts.
+    pub stop: Option<&'static AtomicBool>,
+}
+
+/// One finished job.
+#[derive(Clone, Debug)]
+pub struct Done {
+    /// Its numbers.
+    pub measured: Measured,
+    /// Seconds the kernel's compilation for this pipeline took (shared by the jobs that
+    /// differ only in the machine).
+    pub compile_seconds: f64,
+    /// Seconds the emulator run took (0 when it did not run).
+    pub run_seconds: f64,
+}
+
+/// Where the time of [`execute`] went, summed over workers.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Work {
+    /// Compiling, in seconds.
+    pub compile: f64,
+    /// Running the reference interpreter.
+    pub reference: f64,
+    /// Running the emulator (and writing traces).
+    pub emulate: f64,
+    /// Wall-clock seconds of the whole call.
+    pub wall: f64,
+}
+
+/// A finished job: its index, its numbers, and what the caller made of them.
+pub type Finished<T> = (usize, Done, T);
+
+/// A kernel compiled for one pipeline, or why it did not compile.
+struct Compiled {
+    result: Result<(Static, Program), String>,
+    seconds: f64,
+}
+
+/// The reference run of a kernel at one warp width.
+type Reference = Option<Result<(PreparedLaunch, GlobalMemory), String>>;
+
+/// Seconds as a fixed-point count, for summing from many threads.
+fn micros(d: Duration) -> u64 {
+    u64::try_from(d.as_micros()).unwrap_or(u64::MAX)
+}
+
+/// Runs the jobs `todo` (indices into `plan.jobs`) and returns what each gave, with what
+/// `on_done` made of it, in the order of `todo`; a job not started because of a stop is
+/// left out. `on_done` sees every finished job as soon as it finishes (from the worker
+/// thread).
+pub fn execute<F, T>(
+    plan: &Plan,
+    todo: &[usize],
+    options: &Options,
+    on_done: F,
+) -> anyhow::Result<(Vec<Finished<T>>, Work)>
+where
+    F: Fn(usize, &Done) -> T + Sync,
+    T: Send,
+{
+    let start = Instant::now();
+    let compiled: Vec<OnceLock<Compiled>> = (0..plan.kernels.len() * plan.pipelines.len())
+        .map(|_| OnceLock::new())
+        .collect();
+    let mut references: HashMap<(usize, u32), OnceLock<Reference>> = HashMap::new();
+    for &j in todo {
+        let job = &plan.jobs[j];
+        let width = plan.machines[job.machine].config.warp_width;
+        references.entry((job.kernel, width)).or_default();
+    }
+    let times = [AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0)];
+    let failures = AtomicU64::new(0);
+    let bar = progress_bar(todo.len(), options.progress);
+    let bar = Mutex::new(bar);
+
+    let run_one = |j: usize| -> Option<Finished<T>> {
+        if options.stop.is_some_and(|s| s.load(Ordering::SeqCst)) {
+            return None;
+        }
+        let job = &plan.jobs[j];
+        let kernel = &plan.kernels[job.kernel];
+        let pipeline = &plan.pipelines[job.pipeline];
+        let machine = &plan.machines[job.machine];
+        let what = format!("{} {}", options.what, pipeline.label);
+        let c = compiled[job.kernel * plan.pipelines.len() + job.pipeline].get_or_init(|| {
+            let t = Instant::now();
+            let result = compile(kernel, pipeline, &options.ptxas, &what);
+            let elapsed = t.elapsed();
+            times[0].fetch_add(micros(elapsed), Ordering::Relaxed);
+            Compiled {
+                result,
+                seconds: elapsed.as_secs_f64(),
+            }
+        });
+        let width = machine.config.warp_width;
+        let reference = references[&(job.kernel, width)].get_or_init(|| {
+            let t = Instant::now();
+            let r = kernel
+                .launch
+                .as_ref()
+                .map(|l| measure::reference(&kernel.func, l, width));
+            times[1].fetch_add(micros(t.elapsed()), Ordering::Relaxed);
+            r
+        });
+        let t = Instant::now();
+        let (static_, program) = match &c.result {
+            Ok((s, p)) => (Ok(s.clone()), Some(p)),
+            Err(e) => (Err(e.clone()), None),
+        };
+        let mut ran = false;
+        let outcome = match (reference, program) {
+            (None, _) => Outcome::NotRun,
+            (Some(Err(why)), _) => Outcome::Failed(why.clone()),
+            // The compilation error is the static numbers'.
+            (Some(Ok(_)), None) => Outcome::NotRun,
+            (Some(Ok((initial, expected))), Some(program)) => {
+                ran = true;
+                let mut trace = job.trace.as_ref().map(|_| Trace::new());
+                let outcome = measure::emulate(
+                    &kernel.func,
+                    program,
+                    initial,
+                    expected,
+                    &machine.config,
+                    &what,
+                    trace.as_mut(),
+                );
+                match (&job.trace, &trace) {
+                    (Some(path), Some(trace)) => match write_trace(path, trace) {
+                        Ok(()) => outcome,
+                        Err(e) => Outcome::Failed(format!("{what}: {e}")),
+                    },
+                    _ => outcome,
+                }
+            }
+        };
+        let elapsed = t.elapsed();
+        times[2].fetch_add(micros(elapsed), Ordering::Relaxed);
+        let failed =
+            static_.is_err() || matches!(outcome, Outcome::Failed(_) | Outcome::Mismatch(_));
+        let done = Done {
+            measured: Measured { static_, outcome },
+            compile_seconds: c.seconds,
+            run_seconds: if ran { elapsed.as_secs_f64() } else { 0.0 },
+        };
+        let made = on_done(j, &done);
+        let failed_so_far =
+            failures.fetch_add(u64::from(failed), Ordering::Relaxed) + u64::from(failed);
+        if let Ok(bar) = bar.lock() {
+            bar.set_message(format!("{failed_so_far} failed"));
+            bar.inc(1);
+        }
+        Some((j, done, made))
+    };
+
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(options.threads.unwrap_or(0))
+        .build()?;
+    let results: Vec<Finished<T>> = pool.install(|| {
+        todo.par_iter()
+            .with_max_len(1)
+            .filter_map(|&j| run_one(j))
+            .collect()
+    });
+    if let Ok(bar) = bar.lock() {
+        bar.finish_and_clear();
+    }
+    let seconds = |a: &AtomicU64| a.load(Ordering::Relaxed) as f64 / 1e6;
+    let work = Work {
+        compile: seconds(&times[0]),
+        reference: seconds(&times[1]),
+        emulate: seconds(&times[2]),
+        wall: start.elapsed().as_secs_f64(),
+    };
+    Ok((results, work))
+}
+
+/// The progress bar: runs done, failures, elapsed time and time left.
+fn progress_bar(len: usize, shown: bool) -> ProgressBar {
+    let target = if shown {
+        ProgressDrawTarget::stderr()
+    } else {
+        ProgressDrawTarget::hidden()
+    };
+    let bar = ProgressBar::with_draw_target(Some(len as u64), target);
+    if let Ok(style) = ProgressStyle::with_template(
+        "{bar:30} {pos}/{len} runs, {msg} [{elapsed_precise} elapsed, {eta} left]",
+    ) {
+        bar.set_style(style);
+    }
+    bar.set_message("0 failed");
+    bar
+}
+
+/// Compiles `kernel` for `pipeline` (and asks ptxas for its registers if it runs).
+fn compile(
+    kernel: &Kernel,
+    pipeline: &Pipeline,
+    ptxas: &Ptxas,
+    what: &str,
+) -> Result<(Static, Program), String> {
+    let source_name = kernel
+        .file
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned());
+    let (mut s, program) =
+        measure::compile(&kernel.func, &pipeline.settings, source_name.as_deref())
+            .map_err(|e| format!("{what}: {e}"))?;
+    if let Ptxas::At(path) = ptxas {
+        s.ptxas_regs = Some(measure::ptxas_registers(
+            path,
+            &kernel.func,
+            &pipeline.settings,
+        ));
+    }
+    Ok((s, program))
+}
+
+/// Writes a run's timeline as Chrome trace-event JSON.
+fn write_trace(path: &std::path::Path, trace: &Trace) -> Result<(), String> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    }
+    let text = serde_json::to_string(&trace.to_json()).map_err(|e| e.to_string())?;
+    std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
