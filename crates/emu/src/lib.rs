@@ -28,6 +28,7 @@
 pub mod config;
 pub mod error;
 pub mod machine;
+pub mod monitor;
 pub mod program;
 mod redundancy;
 mod sched;
@@ -38,6 +39,7 @@ mod warp;
 pub use config::{Latencies, MachineConfig, MachineConfigBuilder, PartialBarrier, SchedulerPolicy};
 pub use error::{EmuError, Fault, FaultKind};
 pub use machine::{run, run_traced, run_with, RunOptions};
+pub use monitor::{Interrupted, Monitor, Progress, WarpPosition};
 pub use program::Program;
 pub use stats::{StallReason, Stats};
 pub use trace::Trace;

@@ -27,8 +27,10 @@
 //!
 //! See the private `warp` module: one active mask per warp and an IPDOM reconvergence stack.
 
+use crate::config::RUNAWAY_FACTOR;
 use crate::config::{MachineConfig, PartialBarrier, SchedulerPolicy};
 use crate::error::{EmuError, Fault, FaultKind};
+use crate::monitor::{Interrupted, Monitor, Progress, WarpPosition};
 use crate::program::{Op, Program, Role};
 use crate::redundancy::LaneCounts;
 use crate::sched::AgeTree;
@@ -243,14 +245,29 @@ pub(crate) struct Counters {
 }
 
 /// Optional measurements of a run, each off by default because it costs time.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct RunOptions<'t> {
     /// Record a timeline of the run here.
     pub trace: Option<&'t mut Trace>,
     /// Count every lane's block executions to fill in
     /// [`Stats::redundant_block_executions`].
     pub redundancy: bool,
+    /// Poll this while the run goes, to show progress or stop the run.
+    pub monitor: Option<&'t mut dyn Monitor>,
 }
+
+impl core::fmt::Debug for RunOptions<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("RunOptions")
+            .field("trace", &self.trace.is_some())
+            .field("redundancy", &self.redundancy)
+            .field("monitor", &self.monitor.is_some())
+            .finish()
+    }
+}
+
+/// Visited cycles between two polls of the monitor.
+const POLL_CYCLES: u64 = 4096;
 
 /// Runs `program` on the grid of `launch`, updating its global memory.
 pub fn run(
@@ -285,7 +302,7 @@ pub fn run_with(
     Machine::run(program, launch, config, options)
 }
 
-struct Machine<'a> {
+struct Machine<'a, 'm> {
     ctx: Ctx<'a>,
     sms: Vec<Sm>,
     warps_per_block: usize,
@@ -300,16 +317,23 @@ struct Machine<'a> {
     /// Σ over visited cycles of resident warps (for the achieved occupancy).
     resident_cycles: u128,
     scratch: Box<Scratch>,
+    /// Instructions a warp may issue before it counts as a runaway.
+    budget: u64,
+    monitor: Option<&'a mut (dyn Monitor + 'm)>,
 }
 
-impl<'a> Machine<'a> {
+impl<'a, 'm: 'a> Machine<'a, 'm> {
     fn run(
         program: &'a Program,
         launch: &mut PreparedLaunch,
         config: &'a MachineConfig,
-        options: RunOptions<'a>,
+        options: RunOptions<'m>,
     ) -> Result<Stats, EmuError> {
-        let RunOptions { trace, redundancy } = options;
+        let RunOptions {
+            trace,
+            redundancy,
+            monitor,
+        } = options;
         config.validate()?;
         program.validate()?;
         let setup = |message: String| EmuError::Setup {
@@ -405,6 +429,8 @@ impl<'a> Machine<'a> {
             trace,
             resident_cycles: 0,
             scratch: Scratch::new(),
+            budget: config.max_warp_steps,
+            monitor,
         };
         m.main_loop(launch)?;
         Ok(m.finish())
@@ -480,7 +506,13 @@ impl<'a> Machine<'a> {
         let mut now = 0u64;
         let mut last_issue = None;
         let max_insts = self.ctx.config.max_warp_instructions;
+        let mut until_poll = POLL_CYCLES;
         while self.blocks_done < self.num_blocks {
+            until_poll -= 1;
+            if until_poll == 0 {
+                until_poll = POLL_CYCLES;
+                self.poll(now)?;
+            }
             if now >= self.ctx.config.max_cycles {
                 return Err(self.limit_fault(FaultKind::CycleLimit(self.ctx.config.max_cycles)));
             }
@@ -519,6 +551,15 @@ impl<'a> Machine<'a> {
                         id,
                         FaultKind::InstructionLimit(max_insts),
                     ));
+                }
+                if self.sms[s].warps[w].issued >= self.budget {
+                    let warp = &self.sms[s].warps[w];
+                    let id = self.sms[s].ctas[warp.cta].id;
+                    let kind = FaultKind::Runaway {
+                        issued: warp.issued,
+                        budget: self.budget,
+                    };
+                    return Err(fault(&self.ctx, warp, id, kind));
                 }
                 let others_changed = self.issue(s, w, now, launch)?;
                 last_issue = Some(now);
@@ -576,6 +617,56 @@ impl<'a> Machine<'a> {
             }
         }
         Ok(())
+    }
+
+    /// Polls the monitor, if any, at cycle `now`; an error when it stops the run.
+    fn poll(&mut self, now: u64) -> Result<(), EmuError> {
+        let Some(monitor) = self.monitor.as_deref_mut() else {
+            return Ok(());
+        };
+        let progress = Progress {
+            cycles: now,
+            warp_instructions: self.stats.warp_instructions,
+            thread_instructions: self.stats.thread_instructions,
+            blocks_done: self.blocks_done,
+            blocks: self.num_blocks,
+        };
+        if monitor.poll(&progress).is_continue() {
+            return Ok(());
+        }
+        let mut warps = Vec::new();
+        for (s, sm) in self.sms.iter().enumerate() {
+            for warp in &sm.warps {
+                if matches!(warp.state, WarpState::Running | WarpState::Barrier(_)) {
+                    warps.push(position(&self.ctx, s as u32, warp, sm.ctas[warp.cta].id));
+                }
+            }
+        }
+        let mut stats = self.snapshot(now);
+        stats.cycles = now;
+        Err(EmuError::Interrupted(Box::new(Interrupted {
+            stats,
+            warps,
+            blocks_done: self.blocks_done,
+        })))
+    }
+
+    /// The statistics so far, at cycle `now`.
+    fn snapshot(&self, now: u64) -> Stats {
+        let mut stats = self.stats.clone();
+        for sm in &self.sms {
+            if sm.accounted < now {
+                stats.stalls.add(sm.reason, now - sm.accounted);
+            }
+        }
+        stats.cycles = now;
+        self.fill_counts(&mut stats);
+        stats.finish(
+            self.ctx.config.sms,
+            self.ctx.config.warp_slots,
+            self.resident_cycles,
+        );
+        stats
     }
 
     /// A fault for a run-wide limit, blamed on the first running warp.
@@ -641,6 +732,7 @@ impl<'a> Machine<'a> {
                 let lane = lane.unwrap_or_else(|| warp.mask.trailing_zeros().min(63));
                 fault_at(ctx, warp, cta.id, kind, pc, lane)
             })?;
+        warp.issued += 1;
         self.stats.warp_instructions += 1;
         self.stats.thread_instructions += u64::from(lanes.0);
         self.stats.active_thread_instructions += u64::from(lanes.1);
@@ -657,6 +749,7 @@ impl<'a> Machine<'a> {
             Flow::Exit(n) => {
                 cta.exited_threads += n;
                 if warp.state == WarpState::Done {
+                    self.budget = self.budget.max(warp.issued.saturating_mul(RUNAWAY_FACTOR));
                     if let Some(i) = sm.by_age.iter().position(|&x| x as usize == w) {
                         sm.by_age.remove(i);
                     }
@@ -772,8 +865,8 @@ impl<'a> Machine<'a> {
         Ok(())
     }
 
-    fn finish(mut self) -> Stats {
-        let mut stats = std::mem::take(&mut self.stats);
+    /// Copies the counters the warps keep into `stats`, but the lanes' block counts.
+    fn fill_counts(&self, stats: &mut Stats) {
         for (b, &n) in self
             .ctx
             .program
@@ -784,11 +877,16 @@ impl<'a> Machine<'a> {
             *stats.block_executions.entry(b.name.clone()).or_insert(0) += n;
         }
         stats.max_stack_depth = self.counters.max_stack_depth;
-        stats.redundant_block_executions = self.counters.lanes.take().map(|l| l.finish());
         let [g, s, l] = self.counters.transactions;
         stats.transactions.global = g;
         stats.transactions.shared = s;
         stats.transactions.local = l;
+    }
+
+    fn finish(mut self) -> Stats {
+        let mut stats = std::mem::take(&mut self.stats);
+        self.fill_counts(&mut stats);
+        stats.redundant_block_executions = self.counters.lanes.take().map(|l| l.finish());
         stats.finish(
             self.ctx.config.sms,
             self.ctx.config.warp_slots,
@@ -935,6 +1033,35 @@ fn fault(ctx: &Ctx<'_>, warp: &Warp, block: [u32; 3], kind: FaultKind) -> EmuErr
         warp.pc,
         lanes.trailing_zeros().min(63),
     )
+}
+
+/// Where `warp`, resident on SM `sm` in thread block `block`, stands.
+fn position(ctx: &Ctx<'_>, sm: u32, warp: &Warp, block: [u32; 3]) -> WarpPosition {
+    let p = ctx.program;
+    let (pc, at_barrier) = match warp.state {
+        WarpState::Barrier(pc) => (pc, true),
+        _ => (warp.pc, false),
+    };
+    let pc = pc.min(p.insts.len().saturating_sub(1) as u32);
+    WarpPosition {
+        sm,
+        block,
+        first_thread: ctx.thread_id(warp.first_thread),
+        active_threads: warp.mask.count_ones(),
+        pc,
+        pc_label: p.pc_label(pc),
+        inst: p.inst_text(pc),
+        code_block: p
+            .block_of(pc)
+            .map_or_else(String::new, |b| p.blocks[b].name.clone()),
+        srcloc: p
+            .insts
+            .get(pc as usize)
+            .map(|i| i.srcloc)
+            .unwrap_or_default(),
+        at_barrier,
+        instructions: warp.issued,
+    }
 }
 
 /// The fault of lane `lane` of `warp` at instruction `pc`.

@@ -161,6 +161,8 @@ pub(crate) struct Warp {
     local: Vec<u8>,
     /// Placement order, for greedy-then-oldest.
     pub age: u64,
+    /// Instructions issued since the warp started (for the runaway budget).
+    pub issued: u64,
     /// Whether a block entry has anything to record: a trace's spans, or the lanes' block
     /// counts (`Counters::lanes`). One flag, so that the warp is laid out as it is without
     /// the recorders and a run without them pays one test per block entry.
@@ -191,6 +193,7 @@ impl Warp {
             block_id: [0; 3],
             local: vec![0; ctx.program.local_size as usize * w],
             age: 0,
+            issued: 0,
             observed: false,
             cur: Span {
                 block: NONE,
@@ -237,6 +240,7 @@ impl Warp {
         self.first_thread = first_thread;
         self.block_id = block_id;
         self.age = age;
+        self.issued = 0;
         self.observed = observed;
         self.cur.block = NONE;
         self.spans.clear();

@@ -16,6 +16,7 @@
 pub mod file;
 pub mod literal;
 pub mod memory;
+pub mod results;
 pub mod spec;
 
 pub use self::literal::Literal;
