@@ -232,17 +232,16 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
     };
     prepared.memory.save_buffers()?;
     let memory = &prepared.memory;
-    if args.json {
-        let mut out = memory.results_json();
-        out["kernel"] = serde_json::Value::String(loaded.program.name.clone());
-        out["stats"] = stats.to_json();
-        crate::output::outln!("{}", serde_json::to_string(&out)?)?;
+    let stats_json = stats.to_json();
+    let json = args
+        .json
+        .then_some((loaded.program.name.as_str(), &stats_json));
+    let tail = if args.stats {
+        summary(&stats)
     } else {
-        crate::output::out!("{}", memory.results_text())?;
-        if args.stats {
-            crate::output::out!("{}", summary(&stats))?;
-        }
-    }
+        String::new()
+    };
+    crate::output::print_results(memory, args.launch.detail(), json, &tail)?;
     memory
         .check_expectations()
         .map_err(|e| anyhow!("the results differ from the launch's expectations:\n{e}"))?;
