@@ -172,3 +172,24 @@ block2:
     assert!(e.contains("in block1"), "{e}");
     assert!(e.contains("spin.wir:1"), "{e}");
 }
+
+#[test]
+fn functional_runs_print_the_timed_buffers_and_counts_without_cycles() {
+    let wir = iota();
+    let timed = warplift(&["run", &wir, "--print", "all", "--json"]);
+    let functional = warplift(&["run", &wir, "--print", "all", "--json", "--functional"]);
+    assert!(functional.status.success(), "{}", stderr(&functional));
+    let t: serde_json::Value = serde_json::from_str(&stdout(&timed)).unwrap();
+    let f: serde_json::Value = serde_json::from_str(&stdout(&functional)).unwrap();
+    assert_eq!(t["buffers"], f["buffers"]);
+    for key in [
+        "warp_instructions",
+        "thread_instructions",
+        "block_executions",
+    ] {
+        assert_eq!(t["stats"][key], f["stats"][key], "{key}");
+    }
+    assert_eq!(f["stats"]["cycles"], 0);
+    let o = warplift(&["run", &wir, "--functional", "--trace", "t.json"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}

@@ -121,7 +121,7 @@ pub struct MachineConfig {
     /// [`RUNAWAY_FACTOR`] times as many as the longest warp of the launch that has
     /// finished. The budget is per warp, so the size of the grid does not matter, and
     /// relative to the finished warps, so a launch whose every warp runs long is not
-    /// stopped for it. Default 2^24 (16.8 million instructions: about a second of
+    /// stopped for it. Default 2^22 (4.2 million instructions: under a second of
     /// emulation for a lone warp).
     pub max_warp_steps: u64,
 }
@@ -146,7 +146,7 @@ impl Default for MachineConfig {
             partial_barrier: PartialBarrier::Error,
             max_cycles: u64::MAX,
             max_warp_instructions: u64::MAX,
-            max_warp_steps: 1 << 24,
+            max_warp_steps: 1 << 22,
         }
     }
 }

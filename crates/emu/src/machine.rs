@@ -63,7 +63,7 @@ pub(crate) struct Meta {
 }
 
 impl Meta {
-    fn new(program: &Program, config: &MachineConfig) -> Meta {
+    pub(crate) fn new(program: &Program, config: &MachineConfig) -> Meta {
         let n = program.num_regs;
         let flat = |c: RegClass, r: u32| -> u32 {
             match c {
@@ -254,6 +254,10 @@ pub struct RunOptions<'t> {
     pub redundancy: bool,
     /// Poll this while the run goes, to show progress or stop the run.
     pub monitor: Option<&'t mut dyn Monitor>,
+    /// Run without the timing model, thread blocks spread over all cores (see
+    /// [`run_functional`]): the same memory and per-warp counts, no cycles or stalls. A
+    /// functional run cannot record a trace.
+    pub functional: bool,
 }
 
 impl core::fmt::Debug for RunOptions<'_> {
@@ -262,6 +266,7 @@ impl core::fmt::Debug for RunOptions<'_> {
             .field("trace", &self.trace.is_some())
             .field("redundancy", &self.redundancy)
             .field("monitor", &self.monitor.is_some())
+            .field("functional", &self.functional)
             .finish()
     }
 }
@@ -299,41 +304,57 @@ pub fn run_with(
     config: &MachineConfig,
     options: RunOptions<'_>,
 ) -> Result<Stats, EmuError> {
+    if options.functional {
+        if options.trace.is_some() {
+            return Err(EmuError::Setup {
+                kernel: program.name.clone(),
+                message: "a functional run has no clock, so no timeline to trace".into(),
+            });
+        }
+        return crate::functional::run(
+            program,
+            launch,
+            config,
+            options.redundancy,
+            options.monitor,
+        );
+    }
     Machine::run(program, launch, config, options)
 }
 
-struct Machine<'a, 'm> {
-    ctx: Ctx<'a>,
-    sms: Vec<Sm>,
-    warps_per_block: usize,
-    threads_per_block: u32,
-    next_block: u64,
-    num_blocks: u64,
-    blocks_done: u64,
-    next_age: u64,
-    counters: Counters,
-    stats: Stats,
-    trace: Option<&'a mut Trace>,
-    /// Σ over visited cycles of resident warps (for the achieved occupancy).
-    resident_cycles: u128,
-    scratch: Box<Scratch>,
-    /// Instructions a warp may issue before it counts as a runaway.
-    budget: u64,
-    monitor: Option<&'a mut (dyn Monitor + 'm)>,
+/// Runs `program` on the grid of `launch` without the timing model: the memory a timed
+/// run leaves (for a race-free kernel) and the same warp- and thread-instructions, block
+/// executions, stack depth, transactions and barriers, with cycles, stalls and occupancy
+/// zero; thread blocks run in parallel on rayon's threads, with the same results for any
+/// number of threads. See the `functional` module.
+pub fn run_functional(
+    program: &Program,
+    launch: &mut PreparedLaunch,
+    config: &MachineConfig,
+) -> Result<Stats, EmuError> {
+    let options = RunOptions {
+        functional: true,
+        ..RunOptions::default()
+    };
+    run_with(program, launch, config, options)
 }
 
-impl<'a, 'm: 'a> Machine<'a, 'm> {
-    fn run(
+/// What every run derives from its program, launch and machine before it starts.
+pub(crate) struct Setup<'a> {
+    pub ctx: Ctx<'a>,
+    pub num_blocks: u64,
+    pub blocks_per_sm: u32,
+    pub warps_per_block: usize,
+    pub threads_per_block: u32,
+}
+
+impl<'a> Setup<'a> {
+    /// Validates the machine, the program and the launch, and derives the run's context.
+    pub(crate) fn new(
         program: &'a Program,
-        launch: &mut PreparedLaunch,
+        launch: &PreparedLaunch,
         config: &'a MachineConfig,
-        options: RunOptions<'m>,
-    ) -> Result<Stats, EmuError> {
-        let RunOptions {
-            trace,
-            redundancy,
-            monitor,
-        } = options;
+    ) -> Result<Setup<'a>, EmuError> {
         config.validate()?;
         program.validate()?;
         let setup = |message: String| EmuError::Setup {
@@ -370,6 +391,57 @@ impl<'a, 'm: 'a> Machine<'a, 'm> {
         };
         let num_blocks = u64::try_from(launch.num_blocks())
             .map_err(|_| setup("the grid has more than 2^64 blocks".into()))?;
+        Ok(Setup {
+            ctx,
+            num_blocks,
+            blocks_per_sm,
+            warps_per_block,
+            threads_per_block,
+        })
+    }
+}
+
+struct Machine<'a, 'm> {
+    ctx: Ctx<'a>,
+    sms: Vec<Sm>,
+    warps_per_block: usize,
+    threads_per_block: u32,
+    next_block: u64,
+    num_blocks: u64,
+    blocks_done: u64,
+    next_age: u64,
+    counters: Counters,
+    stats: Stats,
+    trace: Option<&'a mut Trace>,
+    /// Σ over visited cycles of resident warps (for the achieved occupancy).
+    resident_cycles: u128,
+    scratch: Box<Scratch>,
+    /// Instructions a warp may issue before it counts as a runaway.
+    budget: u64,
+    monitor: Option<&'a mut (dyn Monitor + 'm)>,
+}
+
+impl<'a, 'm: 'a> Machine<'a, 'm> {
+    fn run(
+        program: &'a Program,
+        launch: &mut PreparedLaunch,
+        config: &'a MachineConfig,
+        options: RunOptions<'m>,
+    ) -> Result<Stats, EmuError> {
+        let RunOptions {
+            trace,
+            redundancy,
+            monitor,
+            functional: _,
+        } = options;
+        let Setup {
+            ctx,
+            num_blocks,
+            blocks_per_sm,
+            warps_per_block,
+            threads_per_block,
+        } = Setup::new(program, launch, config)?;
+        let width = ctx.width;
         // Only as many block slots as the grid can fill are materialised.
         let slots = u64::from(blocks_per_sm)
             .min(num_blocks.div_ceil(u64::from(config.sms)))
@@ -811,46 +883,7 @@ impl<'a, 'm: 'a> Machine<'a, 'm> {
         }
         // Every live warp waits at a barrier.
         let warps = &sm.warps[slot * wpb..(slot + 1) * wpb];
-        let strict = self.ctx.config.partial_barrier == PartialBarrier::Error;
-        let mut first_pc = None;
-        let mut mixed = None;
-        for w in warps {
-            if let WarpState::Barrier(pc) = w.state {
-                match first_pc {
-                    None => first_pc = Some(pc),
-                    Some(p) if p != pc => mixed = Some((p, pc)),
-                    _ => {}
-                }
-            }
-        }
-        if strict && (cta.exited_threads > 0 || mixed.is_some()) {
-            let detail = match mixed {
-                Some((a, b)) => format!("warps wait at different barriers (pc {a} and pc {b})"),
-                None => format!(
-                    "{} of the block's threads have returned while the others wait",
-                    cta.exited_threads
-                ),
-            };
-            let id = cta.id;
-            let warp = warps
-                .iter()
-                .find(|w| matches!(w.state, WarpState::Barrier(_)))
-                .unwrap_or(&warps[0]);
-            let (pc, lanes) = match warp.state {
-                WarpState::Barrier(pc) => (pc, warp.mask),
-                _ => (warp.pc, warp.live),
-            };
-            let lane = lanes.trailing_zeros().min(63);
-            let e = fault_at(
-                &self.ctx,
-                warp,
-                id,
-                FaultKind::BarrierDivergence(detail),
-                pc,
-                lane,
-            );
-            return Err(e);
-        }
+        check_barrier(&self.ctx, warps, cta.exited_threads, cta.id)?;
         self.stats.barriers += 1;
         let sm = &mut self.sms[s];
         sm.ctas[slot].waiting = 0;
@@ -1023,7 +1056,7 @@ fn pick(sm: &mut Sm, now: u64, policy: SchedulerPolicy) -> Scan {
 }
 
 /// The fault of `warp` at its current pc, blamed on its first active (else live) lane.
-fn fault(ctx: &Ctx<'_>, warp: &Warp, block: [u32; 3], kind: FaultKind) -> EmuError {
+pub(crate) fn fault(ctx: &Ctx<'_>, warp: &Warp, block: [u32; 3], kind: FaultKind) -> EmuError {
     let lanes = if warp.mask != 0 { warp.mask } else { warp.live };
     fault_at(
         ctx,
@@ -1035,8 +1068,57 @@ fn fault(ctx: &Ctx<'_>, warp: &Warp, block: [u32; 3], kind: FaultKind) -> EmuErr
     )
 }
 
+/// When every live warp of a block waits at a barrier: a barrier-divergence fault if some
+/// of the block's threads have returned or its warps wait at different barriers (unless
+/// the machine counts a partially reached barrier as reached).
+pub(crate) fn check_barrier(
+    ctx: &Ctx<'_>,
+    warps: &[Warp],
+    exited_threads: u32,
+    id: [u32; 3],
+) -> Result<(), EmuError> {
+    let strict = ctx.config.partial_barrier == PartialBarrier::Error;
+    let mut first_pc = None;
+    let mut mixed = None;
+    for w in warps {
+        if let WarpState::Barrier(pc) = w.state {
+            match first_pc {
+                None => first_pc = Some(pc),
+                Some(p) if p != pc => mixed = Some((p, pc)),
+                _ => {}
+            }
+        }
+    }
+    if strict && (exited_threads > 0 || mixed.is_some()) {
+        let detail = match mixed {
+            Some((a, b)) => format!("warps wait at different barriers (pc {a} and pc {b})"),
+            None => format!(
+                "{exited_threads} of the block's threads have returned while the others wait"
+            ),
+        };
+        let warp = warps
+            .iter()
+            .find(|w| matches!(w.state, WarpState::Barrier(_)))
+            .unwrap_or(&warps[0]);
+        let (pc, lanes) = match warp.state {
+            WarpState::Barrier(pc) => (pc, warp.mask),
+            _ => (warp.pc, warp.live),
+        };
+        let lane = lanes.trailing_zeros().min(63);
+        return Err(fault_at(
+            ctx,
+            warp,
+            id,
+            FaultKind::BarrierDivergence(detail),
+            pc,
+            lane,
+        ));
+    }
+    Ok(())
+}
+
 /// Where `warp`, resident on SM `sm` in thread block `block`, stands.
-fn position(ctx: &Ctx<'_>, sm: u32, warp: &Warp, block: [u32; 3]) -> WarpPosition {
+pub(crate) fn position(ctx: &Ctx<'_>, sm: u32, warp: &Warp, block: [u32; 3]) -> WarpPosition {
     let p = ctx.program;
     let (pc, at_barrier) = match warp.state {
         WarpState::Barrier(pc) => (pc, true),
@@ -1065,7 +1147,7 @@ fn position(ctx: &Ctx<'_>, sm: u32, warp: &Warp, block: [u32; 3]) -> WarpPositio
 }
 
 /// The fault of lane `lane` of `warp` at instruction `pc`.
-fn fault_at(
+pub(crate) fn fault_at(
     ctx: &Ctx<'_>,
     warp: &Warp,
     block: [u32; 3],
@@ -1097,7 +1179,7 @@ fn fault_at(
 
 /// Blocks per SM: the tightest of the warp-slot, block-slot, register and shared-memory
 /// limits; an error naming the limit when not even one block fits.
-fn blocks_per_sm(
+pub(crate) fn blocks_per_sm(
     program: &Program,
     config: &MachineConfig,
     warps_per_block: usize,

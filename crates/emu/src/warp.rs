@@ -36,14 +36,14 @@
 //! rules lane by lane.
 
 use crate::error::FaultKind;
+use crate::global::Global;
 use crate::machine::{type_mask, Counters, Ctx, Meta, WarpState};
 use crate::program::{Mem, Op, Src};
 use crate::stats::StallReason;
 use warplift_codegen::mir::{BinOp, Cond, CvtOp, MType, RegClass, SpecialReg, UnOp};
 use warplift_ir::interp::ops;
 use warplift_ir::interp::Access;
-use warplift_ir::launch::memory::{read_le, write_le};
-use warplift_ir::launch::GlobalMemory;
+use warplift_ir::launch::memory::{load_le, store_le};
 use warplift_ir::{AddrSpace, IntCC};
 
 /// A fault, with the lane that caused it when one did.
@@ -348,11 +348,11 @@ impl Warp {
     /// when one lane caused it.
     #[inline]
     #[allow(clippy::too_many_arguments)]
-    pub(crate) fn step(
+    pub(crate) fn step<G: Global>(
         &mut self,
         ctx: &Ctx<'_>,
         shared: &mut [u8],
-        global: &mut GlobalMemory,
+        global: &mut G,
         counters: &mut Counters,
         sc: &mut Scratch,
         now: u64,
@@ -639,13 +639,13 @@ impl Warp {
 
     /// Executes a load, store or atomic in the lanes of `emask`.
     #[allow(clippy::too_many_arguments)]
-    fn memory(
+    fn memory<G: Global>(
         &mut self,
         ctx: &Ctx<'_>,
         op: &Op,
         emask: u64,
         shared: &mut [u8],
-        global: &mut GlobalMemory,
+        global: &mut G,
         counters: &mut Counters,
         sc: &mut Scratch,
     ) -> Result<(), LaneFault> {
@@ -715,8 +715,8 @@ impl Warp {
                         _ => {
                             let (b, off) =
                                 global.find(a, size).map_err(|e| oob(eff, e.to_string()))?;
-                            let buf = &global.buffers[b];
-                            last_buf = Some((b, buf.base, buf.end()));
+                            let (lo, hi) = global.span(b);
+                            last_buf = Some((b, lo, hi));
                             (b, off)
                         }
                     };
@@ -799,7 +799,6 @@ impl Warp {
             AddrSpace::Local => 2,
         }] += tx;
         // The accesses, in lane order.
-        let n = size as usize;
         let is_pred = ty == MType::Pred;
         match *op {
             Op::Ld { dst, .. } => {
@@ -807,8 +806,7 @@ impl Warp {
                 while m != 0 {
                     let l = m.trailing_zeros() as usize;
                     m &= m - 1;
-                    let bytes = self.bytes(space, l, shared, global, sc);
-                    let v = read_le(&bytes[..n]);
+                    let v = self.load(space, l, size, shared, global, sc);
                     sc.r[l] = if is_pred { u64::from(v != 0) } else { v };
                 }
                 self.scatter(w, ty.class(), dst, &sc.r, emask);
@@ -819,8 +817,12 @@ impl Warp {
                 while m != 0 {
                     let l = m.trailing_zeros() as usize;
                     m &= m - 1;
-                    let v = sc.b[l];
-                    write_le(&mut self.bytes(space, l, shared, global, sc)[..n], v);
+                    let (v, off) = (sc.b[l], sc.loc[l]);
+                    match space {
+                        AddrSpace::Global => global.store(sc.buf[l] as usize, off, size, v),
+                        AddrSpace::Shared => store_le(shared, off, size, v),
+                        AddrSpace::Local => store_le(&mut self.local, off, size, v),
+                    }
                 }
             }
             Op::Atom {
@@ -833,10 +835,8 @@ impl Warp {
                     let l = m.trailing_zeros() as usize;
                     m &= m - 1;
                     let x = sc.b[l];
-                    let bytes = &mut self.bytes(space, l, shared, global, sc)[..n];
-                    let old = read_le(bytes);
-                    write_le(bytes, ops::atomic_rmw(rmw, t, old, x));
-                    sc.r[l] = old;
+                    let f = |old| Some(ops::atomic_rmw(rmw, t, old, x));
+                    sc.r[l] = self.update(space, l, size, shared, global, sc, f);
                 }
                 self.scatter(w, ty.class(), dst, &sc.r, emask);
             }
@@ -854,12 +854,8 @@ impl Warp {
                     let l = m.trailing_zeros() as usize;
                     m &= m - 1;
                     let (e, x) = (sc.b[l], sc.c[l]);
-                    let bytes = &mut self.bytes(space, l, shared, global, sc)[..n];
-                    let old = read_le(bytes);
-                    if old == e {
-                        write_le(bytes, x);
-                    }
-                    sc.r[l] = old;
+                    let f = |old| (old == e).then_some(x);
+                    sc.r[l] = self.update(space, l, size, shared, global, sc, f);
                 }
                 self.scatter(w, ty.class(), dst, &sc.r, emask);
             }
@@ -868,22 +864,50 @@ impl Warp {
         Ok(())
     }
 
-    /// The bytes from lane `l`'s resolved location on.
+    /// The `size`-byte value at lane `l`'s resolved location.
     #[inline]
-    fn bytes<'s>(
-        &'s mut self,
+    fn load<G: Global>(
+        &self,
         space: AddrSpace,
         l: usize,
-        shared: &'s mut [u8],
-        global: &'s mut GlobalMemory,
+        size: u32,
+        shared: &[u8],
+        global: &G,
         sc: &Scratch,
-    ) -> &'s mut [u8] {
+    ) -> u64 {
         let off = sc.loc[l];
         match space {
-            AddrSpace::Global => &mut global.buffers[sc.buf[l] as usize].bytes[off..],
-            AddrSpace::Shared => &mut shared[off..],
-            AddrSpace::Local => &mut self.local[off..],
+            AddrSpace::Global => global.load(sc.buf[l] as usize, off, size),
+            AddrSpace::Shared => load_le(shared, off, size),
+            AddrSpace::Local => load_le(&self.local, off, size),
         }
+    }
+
+    /// Replaces the value `old` at lane `l`'s resolved location by `f(old)` when that is
+    /// `Some`; returns `old`.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn update<G: Global>(
+        &mut self,
+        space: AddrSpace,
+        l: usize,
+        size: u32,
+        shared: &mut [u8],
+        global: &mut G,
+        sc: &Scratch,
+        f: impl Fn(u64) -> Option<u64>,
+    ) -> u64 {
+        let off = sc.loc[l];
+        let bytes = match space {
+            AddrSpace::Global => return global.update(sc.buf[l] as usize, off, size, f),
+            AddrSpace::Shared => shared,
+            AddrSpace::Local => &mut self.local[..],
+        };
+        let old = load_le(bytes, off, size);
+        if let Some(new) = f(old) {
+            store_le(bytes, off, size, new);
+        }
+        old
     }
 }
 

@@ -188,6 +188,10 @@ pub struct RunArgs {
     /// Perfetto).
     #[arg(long, value_name = "FILE")]
     trace: Option<PathBuf>,
+    /// Run without the timing model, thread blocks on all cores: the same buffers and
+    /// instruction and block counts, no cycles or stalls.
+    #[arg(long, conflicts_with = "trace")]
+    functional: bool,
 }
 
 /// A kernel ready for the emulator, with what the launch needs to know of it.
@@ -213,6 +217,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
     let options = RunOptions {
         trace: trace.as_mut(),
         monitor: Some(&mut watch),
+        functional: args.functional,
         ..RunOptions::default()
     };
     let result = warplift_emu::run_with(&loaded.program, &mut prepared, &config, options);
