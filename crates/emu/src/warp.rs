@@ -681,40 +681,47 @@ impl Warp {
             }
             None => sc.a[..w].fill(0),
         }
-        // Resolve and check every acting lane before any effect.
+        // Resolve and check every acting lane before any effect. Addresses are 64-bit
+        // sums checked for overflow; the exact (128-bit) effective address is computed
+        // only for the message of a fault.
         let local_size = ctx.program.local_size as usize;
+        let offset = i64::from(offset);
         let mut nkeys = 0;
         let mut last_buf: Option<(usize, u64, u64)> = None;
+        // Whether the keys come in non-decreasing lane order (the coalesced case), so that
+        // counting distinct keys needs no sort.
+        let mut sorted = true;
         let mut m = emask;
         while m != 0 {
             let l = m.trailing_zeros() as usize;
             m &= m - 1;
-            let oob = |eff: i128, detail: String| {
+            let exact = || i128::from(sc.a[l]) + i128::from(offset);
+            let oob = |detail: String| {
                 (
                     Some(l as u32),
                     FaultKind::OutOfBounds {
                         space,
                         access,
                         size,
-                        addr: eff,
+                        addr: exact(),
                         detail,
                     },
                 )
             };
-            let eff: i128;
+            let eff: u64;
+            let key: u64;
             match space {
                 AddrSpace::Global => {
-                    eff = i128::from(sc.a[l]) + i128::from(offset);
-                    let Ok(a) = u64::try_from(eff) else {
-                        return Err(oob(eff, "outside the address space".into()));
+                    let Some(a) = sc.a[l].checked_add_signed(offset) else {
+                        return Err(oob("outside the address space".into()));
                     };
+                    eff = a;
                     let (b, off) = match last_buf {
-                        Some((b, lo, hi)) if a >= lo && a + u64::from(size) <= hi => {
+                        Some((b, lo, hi)) if a >= lo && a < hi && hi - a >= u64::from(size) => {
                             (b, (a - lo) as usize)
                         }
                         _ => {
-                            let (b, off) =
-                                global.find(a, size).map_err(|e| oob(eff, e.to_string()))?;
+                            let (b, off) = global.find(a, size).map_err(|e| oob(e.to_string()))?;
                             let (lo, hi) = global.span(b);
                             last_buf = Some((b, lo, hi));
                             (b, off)
@@ -722,77 +729,68 @@ impl Warp {
                     };
                     sc.buf[l] = b as u32;
                     sc.loc[l] = off;
-                    sc.keys[nkeys] = a / u64::from(ctx.config.segment_bytes);
+                    key = a / u64::from(ctx.config.segment_bytes);
                 }
                 AddrSpace::Shared | AddrSpace::Local => {
-                    eff = i128::from(sc.a[l]) + i128::from(offset);
+                    // The base is a 32-bit value and the offset 32-bit: no overflow in i64.
+                    let e = sc.a[l] as i64 + offset;
                     let window = if space == AddrSpace::Shared {
                         shared.len()
                     } else {
                         local_size
                     };
-                    if eff < 0 || eff + i128::from(size) > window as i128 {
-                        return Err(oob(eff, format!("the {space} window is {window} bytes")));
+                    if e < 0 || e + i64::from(size) > window as i64 {
+                        return Err(oob(format!("the {space} window is {window} bytes")));
                     }
-                    let off = eff as usize;
+                    let off = e as usize;
+                    eff = off as u64;
                     if space == AddrSpace::Shared {
                         sc.loc[l] = off;
                         let word = (off / 4) as u64;
                         let bank = word % u64::from(ctx.config.shared_banks);
-                        sc.keys[nkeys] = (bank << 40) | word;
+                        key = (bank << 40) | word;
                     } else {
                         sc.loc[l] = l * local_size + off;
                         // Local memory is interleaved across lanes in units of the
                         // access size.
                         let sz = size as usize;
                         let phys = ((off / sz) * w + l) * sz + off % sz;
-                        sc.keys[nkeys] = phys as u64 / u64::from(ctx.config.segment_bytes);
+                        key = phys as u64 / u64::from(ctx.config.segment_bytes);
                     }
                 }
             }
-            // Sizes are powers of two: the low bits say it, without a 128-bit division.
-            if (eff as u64) & u64::from(size - 1) != 0 {
+            // Sizes are powers of two: the low bits say it.
+            if eff & u64::from(size - 1) != 0 {
                 return Err((
                     Some(l as u32),
                     FaultKind::Misaligned {
                         space,
                         access,
                         size,
-                        addr: eff,
+                        addr: exact(),
                     },
                 ));
             }
+            // Shared keys are ordered by word (their bank is a function of the word).
+            let order = |k: u64| {
+                if space == AddrSpace::Shared {
+                    k & ((1 << 40) - 1)
+                } else {
+                    k
+                }
+            };
+            if nkeys > 0 && order(key) < order(sc.keys[nkeys - 1]) {
+                sorted = false;
+            }
+            sc.keys[nkeys] = key;
             nkeys += 1;
         }
-        // Transactions.
-        let keys = &mut sc.keys[..nkeys];
-        keys.sort_unstable();
-        let tx = if space == AddrSpace::Shared {
-            // The most distinct words in one bank (keys sorted by bank, then word).
-            let (mut best, mut run, mut prev) = (0u64, 0u64, None::<u64>);
-            let mut prev_key = None;
-            for &k in keys.iter() {
-                if prev_key == Some(k) {
-                    continue;
-                }
-                prev_key = Some(k);
-                let bank = k >> 40;
-                run = if prev == Some(bank) { run + 1 } else { 1 };
-                prev = Some(bank);
-                best = best.max(run);
-            }
-            best
-        } else {
-            let mut n = 0u64;
-            let mut prev = None;
-            for &k in keys.iter() {
-                if prev != Some(k) {
-                    n += 1;
-                    prev = Some(k);
-                }
-            }
-            n
-        };
+        let tx = transactions(
+            &mut sc.keys[..nkeys],
+            sorted,
+            space == AddrSpace::Shared,
+            ctx.config.shared_banks,
+        );
         counters.transactions[match space {
             AddrSpace::Global => 0,
             AddrSpace::Shared => 1,
@@ -908,6 +906,48 @@ impl Warp {
             store_le(bytes, off, size, new);
         }
         old
+    }
+}
+
+/// The transactions of one warp-access with segment or bank `keys` (see
+/// [`Transactions`](crate::stats::Transactions)): for global and local memory the distinct
+/// segments; for shared memory (`key = bank << 40 | word`) the most distinct words in one
+/// bank. `sorted` says the keys (the words, for shared memory) are non-decreasing, as in a
+/// coalesced access: then distinct keys are counted in one pass, and a shared access
+/// whose words span fewer words than there are banks has no conflict (each bank holds at
+/// most one of its words); otherwise the keys are sorted first.
+fn transactions(keys: &mut [u64], sorted: bool, shared: bool, banks: u32) -> u64 {
+    if keys.is_empty() {
+        return 0;
+    }
+    let word_mask = (1u64 << 40) - 1;
+    if sorted {
+        if !shared {
+            return 1 + keys.windows(2).filter(|p| p[0] != p[1]).count() as u64;
+        }
+        let span = (keys[keys.len() - 1] & word_mask) - (keys[0] & word_mask);
+        if span < u64::from(banks) {
+            return 1;
+        }
+    }
+    keys.sort_unstable();
+    if shared {
+        // The most distinct words in one bank (keys sorted by bank, then word).
+        let (mut best, mut run, mut prev) = (0u64, 0u64, None::<u64>);
+        let mut prev_key = None;
+        for &k in keys.iter() {
+            if prev_key == Some(k) {
+                continue;
+            }
+            prev_key = Some(k);
+            let bank = k >> 40;
+            run = if prev == Some(bank) { run + 1 } else { 1 };
+            prev = Some(bank);
+            best = best.max(run);
+        }
+        best
+    } else {
+        1 + keys.windows(2).filter(|p| p[0] != p[1]).count() as u64
     }
 }
 
@@ -1027,6 +1067,47 @@ mod tests {
             }
         }
         v.into_iter().map(|x| x & m).collect()
+    }
+
+    /// The sorted-key fast paths count what sorting counts.
+    #[test]
+    fn transactions_without_a_sort_match_the_sorted_count() {
+        let slow = |keys: &[u64], shared: bool, banks: u32| {
+            let mut k = keys.to_vec();
+            transactions(&mut k, false, shared, banks)
+        };
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for case in 0..2000 {
+            let n = 1 + (next() % 64) as usize;
+            let banks = [1u32, 4, 32][case % 3];
+            let stride = next() % 5;
+            let start = next() % 100;
+            // Non-decreasing words: strided, with repeats.
+            let words: Vec<u64> = (0..n as u64).map(|i| start + i * stride / 2).collect();
+            let segs: Vec<u64> = words.iter().map(|w| w / 8).collect();
+            let mut k = segs.clone();
+            assert_eq!(
+                transactions(&mut k, true, false, banks),
+                slow(&segs, false, banks)
+            );
+            let shared: Vec<u64> = words
+                .iter()
+                .map(|&w| ((w % u64::from(banks)) << 40) | w)
+                .collect();
+            let mut k = shared.clone();
+            assert_eq!(
+                transactions(&mut k, true, true, banks),
+                slow(&shared, true, banks),
+                "{words:?} banks {banks}"
+            );
+        }
+        assert_eq!(transactions(&mut [], true, false, 32), 0);
     }
 
     #[test]
