@@ -61,6 +61,10 @@ pub(crate) type Lanes = [u64; MAX_LANES];
 /// Lane arrays reused by every instruction, so that none allocates or clears memory.
 pub(crate) struct Scratch {
     a: Lanes,
+    /// 32-bit lane arrays for the operations on 32-bit values.
+    a32: [u32; MAX_LANES],
+    b32: [u32; MAX_LANES],
+    r32: [u32; MAX_LANES],
     b: Lanes,
     c: Lanes,
     r: Lanes,
@@ -76,6 +80,9 @@ impl Scratch {
     pub(crate) fn new() -> Box<Scratch> {
         Box::new(Scratch {
             a: [0; MAX_LANES],
+            a32: [0; MAX_LANES],
+            b32: [0; MAX_LANES],
+            r32: [0; MAX_LANES],
             b: [0; MAX_LANES],
             c: [0; MAX_LANES],
             r: [0; MAX_LANES],
@@ -132,7 +139,8 @@ pub(crate) fn lanes_mask(w: usize) -> u64 {
 /// One warp in a warp slot.
 pub(crate) struct Warp {
     /// `b32` and `b64` registers, `[register][lane]`.
-    regs: [Vec<u64>; 2],
+    r32: Vec<u32>,
+    r64: Vec<u64>,
     /// Predicate registers, one lane mask each.
     preds: Vec<u64>,
     /// Scoreboard: per register (all classes, flattened), `ready cycle << 1 | from memory`.
@@ -177,7 +185,8 @@ impl Warp {
         let w = ctx.width;
         let n = ctx.program.num_regs;
         Warp {
-            regs: [vec![0; n[0] as usize * w], vec![0; n[1] as usize * w]],
+            r32: vec![0; n[0] as usize * w],
+            r64: vec![0; n[1] as usize * w],
             preds: vec![0; n[2] as usize],
             ready: vec![0; ctx.meta.scoreboard_len],
             stack: Vec::new(),
@@ -217,9 +226,8 @@ impl Warp {
         now: u64,
         observed: bool,
     ) {
-        for r in &mut self.regs {
-            r.fill(0);
-        }
+        self.r32.fill(0);
+        self.r64.fill(0);
         self.preds.fill(0);
         self.ready.fill(0);
         self.local.fill(0);
@@ -372,6 +380,47 @@ impl Warp {
         let lanes = (emask.count_ones(), active.count_ones());
         let mut flow = Flow::Next;
         match inst.op {
+            Op::Bin {
+                op,
+                ty: MType::I32,
+                dst,
+                a,
+                b,
+            } if fast32(op) => {
+                let (ra, b) = (a as usize * w, self.src32(w, b, &mut sc.b32));
+                let b = b.unwrap_or(&sc.b32[..w]);
+                bin32(op, &self.r32[ra..ra + w], b, &mut sc.r32[..w]);
+                self.write32(w, dst, &sc.r32, emask);
+            }
+            Op::Mad {
+                ty: MType::I32,
+                dst,
+                a,
+                b,
+                c,
+            } => {
+                let ra = a as usize * w;
+                let b = self.src32(w, b, &mut sc.b32).unwrap_or(&sc.b32[..w]);
+                let c = self.src32(w, c, &mut sc.a32).unwrap_or(&sc.a32[..w]);
+                let a = &self.r32[ra..ra + w];
+                for (r, ((&x, &y), &z)) in sc.r32[..w].iter_mut().zip(a.iter().zip(b).zip(c)) {
+                    *r = x.wrapping_mul(y).wrapping_add(z);
+                }
+                self.write32(w, dst, &sc.r32, emask);
+            }
+            Op::Setp {
+                cond: Cond::Int(cc),
+                ty: MType::I32,
+                dst,
+                a,
+                b,
+            } => {
+                let (ra, b) = (a as usize * w, self.src32(w, b, &mut sc.b32));
+                let b = b.unwrap_or(&sc.b32[..w]);
+                let bits = setp32(cc, &self.r32[ra..ra + w], b);
+                let p = &mut self.preds[dst as usize];
+                *p = (*p & !emask) | (bits & emask);
+            }
             Op::Bin { op, ty, dst, a, b } => {
                 let m = type_mask(ty);
                 self.gather(w, ty.class(), Src::Reg(a), m, &mut sc.a);
@@ -588,10 +637,15 @@ impl Warp {
                         *o = (bits >> l) & 1;
                     }
                 }
-                c => {
+                RegClass::B32 => {
                     let r = r as usize * w;
-                    let regs = &self.regs[c.index()][r..r + w];
-                    for (o, &v) in out[..w].iter_mut().zip(regs) {
+                    for (o, &v) in out[..w].iter_mut().zip(&self.r32[r..r + w]) {
+                        *o = u64::from(v) & mask;
+                    }
+                }
+                RegClass::B64 => {
+                    let r = r as usize * w;
+                    for (o, &v) in out[..w].iter_mut().zip(&self.r64[r..r + w]) {
                         *o = v & mask;
                     }
                 }
@@ -611,17 +665,12 @@ impl Warp {
                 let p = &mut self.preds[dst as usize];
                 *p = (*p & !emask) | (bits & emask);
             }
-            c => {
-                let width_mask = if c == RegClass::B32 {
-                    0xffff_ffff
-                } else {
-                    u64::MAX
-                };
+            RegClass::B32 => {
                 let d = dst as usize * w;
-                let regs = &mut self.regs[c.index()][d..d + w];
+                let regs = &mut self.r32[d..d + w];
                 if emask == lanes_mask(w) {
                     for (r, &v) in regs.iter_mut().zip(&vals[..w]) {
-                        *r = v & width_mask;
+                        *r = v as u32;
                     }
                 } else {
                     let mut m = emask;
@@ -629,10 +678,59 @@ impl Warp {
                         let l = m.trailing_zeros() as usize;
                         m &= m - 1;
                         if l < w {
-                            regs[l] = vals[l] & width_mask;
+                            regs[l] = vals[l] as u32;
                         }
                     }
                 }
+            }
+            RegClass::B64 => {
+                let d = dst as usize * w;
+                let regs = &mut self.r64[d..d + w];
+                if emask == lanes_mask(w) {
+                    regs.copy_from_slice(&vals[..w]);
+                } else {
+                    let mut m = emask;
+                    while m != 0 {
+                        let l = m.trailing_zeros() as usize;
+                        m &= m - 1;
+                        if l < w {
+                            regs[l] = vals[l];
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// A 32-bit operand: the register's lanes, or `None` after filling `imm` with the
+    /// immediate.
+    #[inline]
+    fn src32<'s>(&'s self, w: usize, src: Src, imm: &mut [u32; MAX_LANES]) -> Option<&'s [u32]> {
+        match src {
+            Src::Reg(r) => {
+                let r = r as usize * w;
+                Some(&self.r32[r..r + w])
+            }
+            Src::Imm(v) => {
+                imm[..w].fill(v as u32);
+                None
+            }
+        }
+    }
+
+    /// Writes 32-bit `vals` into `b32` register `dst`, in the lanes of `emask`.
+    #[inline]
+    fn write32(&mut self, w: usize, dst: u32, vals: &[u32; MAX_LANES], emask: u64) {
+        let d = dst as usize * w;
+        let regs = &mut self.r32[d..d + w];
+        if emask == lanes_mask(w) {
+            regs.copy_from_slice(&vals[..w]);
+        } else {
+            let mut m = emask & lanes_mask(w);
+            while m != 0 {
+                let l = m.trailing_zeros() as usize;
+                m &= m - 1;
+                regs[l] = vals[l];
             }
         }
     }
@@ -994,6 +1092,75 @@ pub(crate) fn bin(op: BinOp, ty: MType, a: &[u64], b: &[u64], r: &mut [u64]) {
     }
 }
 
+/// Whether [`bin32`] computes `op` on `i32` values.
+#[inline]
+fn fast32(op: BinOp) -> bool {
+    use BinOp::*;
+    matches!(
+        op,
+        Add | Sub | Mul | And | Or | Xor | Shl | ShrU | ShrS | MinS | MinU | MaxS | MaxU
+    )
+}
+
+/// `r = a OP b` on `i32` lanes held as `u32`, for the operations of [`fast32`]: the
+/// results of [`bin`] on the same values, which the tests check.
+#[inline]
+fn bin32(op: BinOp, a: &[u32], b: &[u32], r: &mut [u32]) {
+    macro_rules! map2 {
+        (|$x:ident, $y:ident| $e:expr) => {
+            for (r, (&$x, &$y)) in r.iter_mut().zip(a.iter().zip(b)) {
+                *r = $e;
+            }
+        };
+    }
+    match op {
+        BinOp::Add => map2!(|x, y| x.wrapping_add(y)),
+        BinOp::Sub => map2!(|x, y| x.wrapping_sub(y)),
+        BinOp::Mul => map2!(|x, y| x.wrapping_mul(y)),
+        BinOp::And => map2!(|x, y| x & y),
+        BinOp::Or => map2!(|x, y| x | y),
+        BinOp::Xor => map2!(|x, y| x ^ y),
+        BinOp::Shl => map2!(|x, y| if y >= 32 { 0 } else { x << y }),
+        BinOp::ShrU => map2!(|x, y| if y >= 32 { 0 } else { x >> y }),
+        BinOp::ShrS => map2!(|x, y| ((x as i32) >> y.min(31)) as u32),
+        BinOp::MinS => map2!(|x, y| (x as i32).min(y as i32) as u32),
+        BinOp::MinU => map2!(|x, y| x.min(y)),
+        BinOp::MaxS => map2!(|x, y| (x as i32).max(y as i32) as u32),
+        BinOp::MaxU => map2!(|x, y| x.max(y)),
+        _ => {
+            let t = MType::to_ir(MType::I32);
+            let opc = BinOp::ir_opcode(op);
+            map2!(|x, y| ops::binary(opc, t, u64::from(x), u64::from(y)).unwrap_or(0) as u32)
+        }
+    }
+}
+
+/// The lane mask of the integer comparison `a CC b` on `i32` lanes held as `u32`.
+#[inline]
+fn setp32(cc: IntCC, a: &[u32], b: &[u32]) -> u64 {
+    let mut bits = 0u64;
+    macro_rules! cmp {
+        (|$x:ident, $y:ident| $e:expr) => {
+            for (l, (&$x, &$y)) in a.iter().zip(b).enumerate() {
+                bits |= u64::from($e) << l;
+            }
+        };
+    }
+    match cc {
+        IntCC::Equal => cmp!(|x, y| x == y),
+        IntCC::NotEqual => cmp!(|x, y| x != y),
+        IntCC::UnsignedLessThan => cmp!(|x, y| x < y),
+        IntCC::UnsignedLessThanOrEqual => cmp!(|x, y| x <= y),
+        IntCC::UnsignedGreaterThan => cmp!(|x, y| x > y),
+        IntCC::UnsignedGreaterThanOrEqual => cmp!(|x, y| x >= y),
+        IntCC::SignedLessThan => cmp!(|x, y| (x as i32) < (y as i32)),
+        IntCC::SignedLessThanOrEqual => cmp!(|x, y| (x as i32) <= (y as i32)),
+        IntCC::SignedGreaterThan => cmp!(|x, y| (x as i32) > (y as i32)),
+        IntCC::SignedGreaterThanOrEqual => cmp!(|x, y| (x as i32) >= (y as i32)),
+    }
+    bits
+}
+
 /// The lane mask of `a COND b` (operands masked to the type).
 #[inline]
 pub(crate) fn setp(cond: Cond, ty: MType, a: &[u64], b: &[u64]) -> u64 {
@@ -1067,6 +1234,60 @@ mod tests {
             }
         }
         v.into_iter().map(|x| x & m).collect()
+    }
+
+    /// The 32-bit lane loops compute what the 64-bit ones do on the same `i32` values.
+    #[test]
+    fn lane_loops_on_u32_agree_with_the_u64_ones() {
+        let s = samples(MType::I32);
+        let (a, b): (Vec<u64>, Vec<u64>) = s
+            .iter()
+            .flat_map(|&x| s.iter().map(move |&y| (x, y)))
+            .unzip();
+        use BinOp::*;
+        for op in [
+            Add, Sub, Mul, And, Or, Xor, Shl, ShrU, ShrS, MinS, MinU, MaxS, MaxU, DivS, RemU,
+        ] {
+            for (ca, cb) in a.chunks(64).zip(b.chunks(64)) {
+                let mut r = vec![0; ca.len()];
+                bin(op, MType::I32, ca, cb, &mut r);
+                let a32: Vec<u32> = ca.iter().map(|&x| x as u32).collect();
+                let b32: Vec<u32> = cb.iter().map(|&x| x as u32).collect();
+                let mut r32 = vec![0; ca.len()];
+                bin32(op, &a32, &b32, &mut r32);
+                for i in 0..ca.len() {
+                    assert_eq!(
+                        u64::from(r32[i]),
+                        r[i] & 0xffff_ffff,
+                        "{op:?} {} {}",
+                        ca[i],
+                        cb[i]
+                    );
+                }
+            }
+        }
+        for cc in [
+            IntCC::Equal,
+            IntCC::NotEqual,
+            IntCC::SignedLessThan,
+            IntCC::SignedLessThanOrEqual,
+            IntCC::SignedGreaterThan,
+            IntCC::SignedGreaterThanOrEqual,
+            IntCC::UnsignedLessThan,
+            IntCC::UnsignedLessThanOrEqual,
+            IntCC::UnsignedGreaterThan,
+            IntCC::UnsignedGreaterThanOrEqual,
+        ] {
+            for (ca, cb) in a.chunks(64).zip(b.chunks(64)) {
+                let a32: Vec<u32> = ca.iter().map(|&x| x as u32).collect();
+                let b32: Vec<u32> = cb.iter().map(|&x| x as u32).collect();
+                assert_eq!(
+                    setp32(cc, &a32, &b32),
+                    setp(Cond::Int(cc), MType::I32, ca, cb),
+                    "{cc:?}"
+                );
+            }
+        }
     }
 
     /// The sorted-key fast paths count what sorting counts.
