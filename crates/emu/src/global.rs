@@ -5,9 +5,9 @@
 //! global memory: [`SharedGlobal`] holds every buffer as 64-bit atomic words, so that
 //! blocks on different threads access it without locks and without `unsafe`. Accesses are
 //! naturally aligned (a misaligned one faults before), so each lies inside one word: a
-//! load is one atomic load, an 8-byte store one atomic store, a smaller store clears and
-//! sets its bytes with two atomic bit operations (other bytes of the word, which other
-//! threads may be writing in a race-free kernel, are untouched), and an atomic
+//! load is one atomic load, an 8-byte store one atomic store, a smaller store replaces its
+//! bytes by a compare-and-swap of the word (other bytes of the word, which other threads
+//! may be writing in a race-free kernel, are untouched), and an atomic
 //! read-modify-write is a compare-and-swap loop on the word. Relaxed ordering suffices:
 //! the IR's memory model orders nothing across thread blocks but atomics on one location,
 //! and each location's updates are totally ordered by its word.
@@ -175,8 +175,14 @@ impl Global for SharedRef<'_> {
         if mask == u64::MAX {
             w.store(v, Relaxed);
         } else {
-            w.fetch_and(!mask, Relaxed);
-            w.fetch_or((v << shift) & mask, Relaxed);
+            // One compare-and-swap (rarely retried) rather than two atomic bit operations.
+            let bits = (v << shift) & mask;
+            let mut cur = w.load(Relaxed);
+            while let Err(seen) =
+                w.compare_exchange_weak(cur, (cur & !mask) | bits, Relaxed, Relaxed)
+            {
+                cur = seen;
+            }
         }
     }
 

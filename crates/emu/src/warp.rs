@@ -784,6 +784,8 @@ impl Warp {
         // only for the message of a fault.
         let local_size = ctx.program.local_size as usize;
         let offset = i64::from(offset);
+        // Segments are a power of two bytes: a shift, not a division, per lane.
+        let seg_shift = ctx.config.segment_bytes.trailing_zeros();
         let mut nkeys = 0;
         let mut last_buf: Option<(usize, u64, u64)> = None;
         // Whether the keys come in non-decreasing lane order (the coalesced case), so that
@@ -827,7 +829,7 @@ impl Warp {
                     };
                     sc.buf[l] = b as u32;
                     sc.loc[l] = off;
-                    key = a / u64::from(ctx.config.segment_bytes);
+                    key = a >> seg_shift;
                 }
                 AddrSpace::Shared | AddrSpace::Local => {
                     // The base is a 32-bit value and the offset 32-bit: no overflow in i64.
@@ -853,7 +855,7 @@ impl Warp {
                         // access size.
                         let sz = size as usize;
                         let phys = ((off / sz) * w + l) * sz + off % sz;
-                        key = phys as u64 / u64::from(ctx.config.segment_bytes);
+                        key = (phys as u64) >> seg_shift;
                     }
                 }
             }
