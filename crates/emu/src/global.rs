@@ -64,6 +64,9 @@ impl Global for GlobalMemory {
     }
 }
 
+/// Bytes converted between a buffer and its words before the memory they held is freed.
+const STEP: usize = 1 << 22;
+
 /// One buffer as atomic little-endian 64-bit words.
 struct AtomicBuffer {
     base: u64,
@@ -79,23 +82,31 @@ pub(crate) struct SharedGlobal {
 }
 
 impl SharedGlobal {
-    /// Moves the buffers' contents of `memory` into atomic words, one buffer at a time
-    /// (so that at most one buffer is held twice).
+    /// Moves the buffers' contents of `memory` into atomic words. The bytes are consumed
+    /// from the end in steps of [`STEP`], the words built in reverse and turned around in
+    /// place, so that a buffer is never held twice: the peak is its size plus a step.
     pub(crate) fn take(memory: &mut GlobalMemory) -> SharedGlobal {
         let mut buffers = Vec::with_capacity(memory.buffers.len());
         for buf in &mut memory.buffers {
-            let bytes = std::mem::take(&mut buf.bytes);
-            let words = bytes
-                .chunks(8)
-                .map(|c| {
+            let mut bytes = std::mem::take(&mut buf.bytes);
+            let len = bytes.len();
+            let mut words = Vec::with_capacity(len.div_ceil(8));
+            let mut end = len;
+            while end > 0 {
+                let start = end.saturating_sub(STEP) / 8 * 8;
+                for c in bytes[start..end].chunks(8).rev() {
                     let mut w = [0u8; 8];
                     w[..c.len()].copy_from_slice(c);
-                    AtomicU64::new(u64::from_le_bytes(w))
-                })
-                .collect();
+                    words.push(AtomicU64::new(u64::from_le_bytes(w)));
+                }
+                bytes.truncate(start);
+                bytes.shrink_to_fit();
+                end = start;
+            }
+            words.reverse();
             buffers.push(AtomicBuffer {
                 base: buf.base,
-                len: bytes.len(),
+                len,
                 words,
             });
         }
@@ -103,14 +114,24 @@ impl SharedGlobal {
         SharedGlobal { names, buffers }
     }
 
-    /// Moves the contents back into `memory`'s buffers.
+    /// Moves the contents back into `memory`'s buffers, as [`SharedGlobal::take`] moved
+    /// them out: from the end, a step at a time.
     pub(crate) fn give_back(self, memory: &mut GlobalMemory) {
         for (buf, a) in memory.buffers.iter_mut().zip(self.buffers) {
-            let mut bytes = Vec::with_capacity(a.words.len() * 8);
-            for w in a.words {
-                bytes.extend_from_slice(&w.into_inner().to_le_bytes());
+            let mut words = a.words;
+            let mut bytes = Vec::with_capacity(a.len);
+            // The last word holds `a.len - 8 * (words - 1)` bytes of the buffer.
+            let mut keep = a.len - 8 * words.len().saturating_sub(1);
+            while !words.is_empty() {
+                let start = words.len().saturating_sub(STEP / 8);
+                for w in words.drain(start..).rev() {
+                    let le = w.into_inner().to_le_bytes();
+                    bytes.extend(le[..keep].iter().rev());
+                    keep = 8;
+                }
+                words.shrink_to_fit();
             }
-            bytes.truncate(a.len);
+            bytes.reverse();
             buf.bytes = bytes;
         }
     }
@@ -229,6 +250,29 @@ mod tests {
                     expect: None,
                 },
             ],
+        }
+    }
+
+    /// Buffers of every length round-trip through the words, steps and partial words
+    /// included.
+    #[test]
+    fn buffers_round_trip() {
+        for len in [0usize, 1, 7, 8, 9, STEP - 3, STEP, STEP + 13, 3 * STEP + 5] {
+            let bytes: Vec<u8> = (0..len).map(|i| (i * 7 + i / 251) as u8).collect();
+            let mut m = memory();
+            m.buffers[0].bytes = bytes.clone();
+            let shared = SharedGlobal::take(&mut m);
+            assert!(m.buffers[0].bytes.is_empty());
+            if len >= 8 {
+                let s = SharedRef(&shared);
+                assert_eq!(
+                    s.load(0, 0, 8),
+                    u64::from_le_bytes(bytes[..8].try_into().unwrap())
+                );
+            }
+            shared.give_back(&mut m);
+            assert!(m.buffers[0].bytes == bytes, "length {len}");
+            assert_eq!(m.buffers[1].bytes, vec![0; 8]);
         }
     }
 
