@@ -193,3 +193,61 @@ fn functional_runs_print_the_timed_buffers_and_counts_without_cycles() {
     let o = warplift(&["run", &wir, "--functional", "--trace", "t.json"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
 }
+
+#[test]
+fn ctrl_c_stops_a_run_and_prints_where_each_warp_stood() {
+    let wir = temp_file(
+        "forever.wir",
+        "kernel %forever(out: i64) {
+block0(v0: i64):
+    v1 = thread_id x
+    v2 = iconst.i32 0
+    jump block1(v2)
+block1(v3: i32):
+    v4 = iadd v3, v1
+    jump block1(v4)
+}
+",
+    );
+    temp_file(
+        "forever.launch.toml",
+        "grid = [2]\nblock = [64]\n[buffers.out]\ntype = \"i32\"\nlen = 1\ninit = \"zeros\"\n",
+    );
+    let child = Command::new(env!("CARGO_BIN_EXE_warplift"))
+        .args([
+            "run",
+            wir.to_str().unwrap(),
+            "--max-warp-steps",
+            "1000000000000",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    let killed = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let o = child.wait_with_output().unwrap();
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(130), "{e}");
+    assert!(
+        e.contains("run of kernel %forever interrupted after"),
+        "{e}"
+    );
+    // Two blocks of two warps, each named with its next instruction and source line.
+    for block in ["block (0,0,0)", "block (1,0,0)"] {
+        assert!(
+            e.contains(&format!("{block} warp of thread (0,0,0)")),
+            "{e}"
+        );
+        assert!(
+            e.contains(&format!("{block} warp of thread (32,0,0)")),
+            "{e}"
+        );
+    }
+    assert!(e.contains("in block1"), "{e}");
+    assert!(e.contains("warp-instructions"), "{e}");
+}
