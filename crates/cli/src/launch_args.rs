@@ -5,6 +5,7 @@
 use anyhow::{Context, Result};
 use clap::Args;
 use std::path::{Path, PathBuf};
+use warplift_ir::launch::results::Detail;
 use warplift_ir::launch::Launch;
 
 /// Flags describing a launch. Each overrides the launch file's setting of the same thing.
@@ -33,8 +34,10 @@ pub struct LaunchArgs {
     /// docs/ir.md for INIT (zeros, iota, random, file, values).
     #[arg(long = "buffer", value_name = "SPEC")]
     buffers: Vec<String>,
-    /// Print only these buffers (repeatable; default: every buffer).
-    #[arg(long = "print", value_name = "NAME")]
+    /// Which buffers to print: `all` (every buffer, every element), `none`, or buffer
+    /// names, printed in full (repeatable). Default: every buffer, those of more than 1024
+    /// elements summarised (length, first and last elements, checksum).
+    #[arg(long = "print", value_name = "all|none|NAME")]
     prints: Vec<String>,
     /// Save a buffer's final contents as raw little-endian bytes: `NAME=PATH` (repeatable).
     #[arg(long = "save", value_name = "NAME=PATH")]
@@ -46,6 +49,17 @@ pub struct LaunchArgs {
 }
 
 impl LaunchArgs {
+    /// How much of the printed buffers to show, from `--print`; `None` to print none.
+    pub fn detail(&self) -> Option<Detail> {
+        if self.prints.iter().any(|p| p == "none") {
+            None
+        } else if self.prints.is_empty() {
+            Some(Detail::Auto)
+        } else {
+            Some(Detail::Full)
+        }
+    }
+
     /// Builds the launch for `kernel_path`: the launch file (given, or found next to the
     /// kernel), then the flags on top.
     pub fn resolve(&self, kernel_path: &Path) -> Result<Launch> {
@@ -83,8 +97,10 @@ impl LaunchArgs {
         for b in &self.buffers {
             launch.add_buffer(b).context("--buffer")?;
         }
-        for p in &self.prints {
-            launch.add_print(p).context("--print")?;
+        if !self.prints.iter().any(|p| p == "all" || p == "none") {
+            for p in &self.prints {
+                launch.add_print(p).context("--print")?;
+            }
         }
         for s in &self.saves {
             launch.add_save(s).context("--save")?;

@@ -9,6 +9,7 @@ mod commands;
 mod launch_args;
 mod output;
 mod source;
+mod watch;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;

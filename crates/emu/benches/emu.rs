@@ -1,5 +1,6 @@
 //! Emulator speed in thread-instructions per second, for an ALU-bound and a memory-bound
-//! kernel at warp widths 8, 32 and 64 (`cargo bench -p warplift-emu`).
+//! kernel at warp widths 8, 32 and 64 (`cargo bench -p warplift-emu`), and the functional
+//! mode on a grid of 64 blocks at width 32 on 1 and 2 threads (`functional/...`).
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use std::path::Path;
@@ -7,7 +8,7 @@ use warplift_codegen::mir::{
     Address, BinOp, BlockTarget, Cond, CvtOp, MBlock, MInst, MInstKind, MType, MirFunction,
     Operand, Reg, RegClass, SpecialReg,
 };
-use warplift_emu::{run, MachineConfig, Program};
+use warplift_emu::{run, run_functional, MachineConfig, Program};
 use warplift_ir::launch::{Launch, PreparedLaunch};
 use warplift_ir::{AddrSpace, Dim, IntCC, Param, SourceLoc, Type};
 
@@ -194,13 +195,18 @@ fn memory_kernel() -> Program {
 }
 
 fn launch() -> PreparedLaunch {
+    launch_of(BLOCKS)
+}
+
+/// A launch of `blocks` blocks of [`THREADS`] threads.
+fn launch_of(blocks: u32) -> PreparedLaunch {
     let func =
         warplift_ir::parser::parse_function("kernel %k(out: i64) {\nblock0(v0: i64):\n return\n}")
             .expect("parses");
     let toml = format!(
-        "grid = [{BLOCKS}]\nblock = [{THREADS}]\n[buffers.out]\ntype = \"i32\"\nlen = {}\n\
+        "grid = [{blocks}]\nblock = [{THREADS}]\n[buffers.out]\ntype = \"i32\"\nlen = {}\n\
          init = \"zeros\"\n",
-        BLOCKS * THREADS
+        blocks * THREADS
     );
     Launch::from_toml_str(&toml, Path::new("bench.launch.toml"))
         .and_then(|l| l.prepare(&func))
@@ -221,6 +227,31 @@ fn bench(c: &mut Criterion) {
             group.throughput(Throughput::Elements(stats.thread_instructions));
             group.bench_with_input(BenchmarkId::from_parameter(width), &width, |b, _| {
                 b.iter(|| run(&prog, &mut base.clone(), &config).expect("runs"))
+            });
+        }
+        group.finish();
+    }
+    // The functional mode against the timed one on the same 64 blocks.
+    let grid = launch_of(64);
+    let config = MachineConfig::default();
+    for (name, prog) in [("alu", alu_kernel()), ("memory", memory_kernel())] {
+        let mut group = c.benchmark_group(format!("functional/{name}"));
+        group.sample_size(10);
+        let stats = run(&prog, &mut grid.clone(), &config).expect("runs");
+        group.throughput(Throughput::Elements(stats.thread_instructions));
+        group.bench_function("timed", |b| {
+            b.iter(|| run(&prog, &mut grid.clone(), &config).expect("runs"))
+        });
+        for threads in [1, 2] {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .expect("thread pool");
+            group.bench_function(format!("threads={threads}"), |b| {
+                b.iter(|| {
+                    pool.install(|| run_functional(&prog, &mut grid.clone(), &config))
+                        .expect("runs")
+                })
             });
         }
         group.finish();

@@ -110,11 +110,25 @@ pub struct MachineConfig {
     pub shared_banks: u32,
     /// What a barrier reached by part of a warp does. Default [`PartialBarrier::Error`].
     pub partial_barrier: PartialBarrier,
-    /// The run faults after this many cycles. Default 10^10.
+    /// The run faults after this many cycles. Default: no limit (`u64::MAX`); runaway
+    /// warps are caught by `max_warp_steps`.
     pub max_cycles: u64,
-    /// The run faults after this many warp-instructions. Default 10^9.
+    /// The run faults after this many warp-instructions in all. Default: no limit
+    /// (`u64::MAX`), so that a large launch runs to its end.
     pub max_warp_instructions: u64,
+    /// The per-warp budget that stops a warp making no progress (an infinite loop): a
+    /// warp faults when it has issued more than this many instructions *and* more than
+    /// [`RUNAWAY_FACTOR`] times as many as the longest warp of the launch that has
+    /// finished. The budget is per warp, so the size of the grid does not matter, and
+    /// relative to the finished warps, so a launch whose every warp runs long is not
+    /// stopped for it. Default 2^22 (4.2 million instructions: under a second of
+    /// emulation for a lone warp).
+    pub max_warp_steps: u64,
 }
+
+/// How many times the longest finished warp's instruction count a warp may issue before
+/// it counts as a runaway (when it is also past [`MachineConfig::max_warp_steps`]).
+pub const RUNAWAY_FACTOR: u64 = 8;
 
 impl Default for MachineConfig {
     fn default() -> Self {
@@ -130,8 +144,9 @@ impl Default for MachineConfig {
             segment_bytes: 32,
             shared_banks: 32,
             partial_barrier: PartialBarrier::Error,
-            max_cycles: 10_000_000_000,
-            max_warp_instructions: 1_000_000_000,
+            max_cycles: u64::MAX,
+            max_warp_instructions: u64::MAX,
+            max_warp_steps: 1 << 22,
         }
     }
 }
@@ -274,6 +289,8 @@ impl MachineConfigBuilder {
         max_cycles: u64;
         /// The warp-instruction limit.
         max_warp_instructions: u64;
+        /// The per-warp budget of a warp making no progress.
+        max_warp_steps: u64;
     }
 
     /// The global-memory latency (a shortcut for the most studied latency).

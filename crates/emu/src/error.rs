@@ -64,6 +64,21 @@ pub enum FaultKind {
     /// The run went past the warp-instruction limit.
     #[error("warp-instruction limit of {0} exceeded")]
     InstructionLimit(u64),
+    /// A warp issued more instructions than its budget
+    /// ([`MachineConfig::max_warp_steps`](crate::MachineConfig), or
+    /// [`RUNAWAY_FACTOR`](crate::config::RUNAWAY_FACTOR) times the longest finished warp):
+    /// it makes no progress, most likely an infinite loop.
+    #[error(
+        "runaway warp: it issued {issued} instructions without finishing, past its budget \
+         of {budget} (an infinite loop? raise max_warp_steps if the kernel is meant to run \
+         this long)"
+    )]
+    Runaway {
+        /// Instructions the warp had issued.
+        issued: u64,
+        /// Its budget.
+        budget: u64,
+    },
     /// The program reached a state validation cannot rule out (a reconvergence stack
     /// entry that resumes at exit with live threads).
     #[error("malformed program: {0}")]
@@ -114,6 +129,10 @@ pub enum EmuError {
     /// The configuration is invalid.
     #[error(transparent)]
     Config(#[from] ConfigError),
+    /// The run's monitor stopped it (Ctrl-C): the statistics so far and where each warp
+    /// stood.
+    #[error("{0}")]
+    Interrupted(Box<crate::monitor::Interrupted>),
     /// The launch does not fit the kernel or the machine.
     #[error("cannot run kernel %{kernel}: {message}")]
     Setup {

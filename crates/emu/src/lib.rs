@@ -15,6 +15,9 @@
 //! - [`program`]: the emulator's flat, pre-decoded input format and its validation;
 //! - [`config`]: the machine (warp width, SMs, slots, latencies, scheduler, ...);
 //! - [`machine`]: SMs, placement of blocks, schedulers and the cycle loop;
+//! - `functional` (private): the functional mode, without timing, blocks on all cores
+//!   ([`run_functional`]); `global` (private): global memory as the warps access it;
+//! - [`monitor`]: progress reports and interruption of a run in progress;
 //! - `warp` (private): a warp's registers, active mask, IPDOM stack, and
 //!   the execution of one instruction across its lanes;
 //! - [`stats`]: every statistic, defined once; [`trace`]: the optional timeline;
@@ -27,7 +30,10 @@
 
 pub mod config;
 pub mod error;
+mod functional;
+mod global;
 pub mod machine;
+pub mod monitor;
 pub mod program;
 mod redundancy;
 mod sched;
@@ -37,7 +43,8 @@ mod warp;
 
 pub use config::{Latencies, MachineConfig, MachineConfigBuilder, PartialBarrier, SchedulerPolicy};
 pub use error::{EmuError, Fault, FaultKind};
-pub use machine::{run, run_traced, run_with, RunOptions};
+pub use machine::{run, run_functional, run_traced, run_with, RunOptions};
+pub use monitor::{Interrupted, Monitor, Progress, WarpPosition};
 pub use program::Program;
 pub use stats::{StallReason, Stats};
 pub use trace::Trace;

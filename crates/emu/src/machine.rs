@@ -27,8 +27,10 @@
 //!
 //! See the private `warp` module: one active mask per warp and an IPDOM reconvergence stack.
 
+use crate::config::RUNAWAY_FACTOR;
 use crate::config::{MachineConfig, PartialBarrier, SchedulerPolicy};
 use crate::error::{EmuError, Fault, FaultKind};
+use crate::monitor::{Interrupted, Monitor, Progress, WarpPosition};
 use crate::program::{Op, Program, Role};
 use crate::redundancy::LaneCounts;
 use crate::sched::AgeTree;
@@ -61,7 +63,7 @@ pub(crate) struct Meta {
 }
 
 impl Meta {
-    fn new(program: &Program, config: &MachineConfig) -> Meta {
+    pub(crate) fn new(program: &Program, config: &MachineConfig) -> Meta {
         let n = program.num_regs;
         let flat = |c: RegClass, r: u32| -> u32 {
             match c {
@@ -243,14 +245,34 @@ pub(crate) struct Counters {
 }
 
 /// Optional measurements of a run, each off by default because it costs time.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct RunOptions<'t> {
     /// Record a timeline of the run here.
     pub trace: Option<&'t mut Trace>,
     /// Count every lane's block executions to fill in
     /// [`Stats::redundant_block_executions`].
     pub redundancy: bool,
+    /// Poll this while the run goes, to show progress or stop the run.
+    pub monitor: Option<&'t mut dyn Monitor>,
+    /// Run without the timing model, thread blocks spread over all cores (see
+    /// [`run_functional`]): the same memory and per-warp counts, no cycles or stalls. A
+    /// functional run cannot record a trace.
+    pub functional: bool,
 }
+
+impl core::fmt::Debug for RunOptions<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("RunOptions")
+            .field("trace", &self.trace.is_some())
+            .field("redundancy", &self.redundancy)
+            .field("monitor", &self.monitor.is_some())
+            .field("functional", &self.functional)
+            .finish()
+    }
+}
+
+/// Visited cycles between two polls of the monitor.
+const POLL_CYCLES: u64 = 4096;
 
 /// Runs `program` on the grid of `launch`, updating its global memory.
 pub fn run(
@@ -282,34 +304,57 @@ pub fn run_with(
     config: &MachineConfig,
     options: RunOptions<'_>,
 ) -> Result<Stats, EmuError> {
+    if options.functional {
+        if options.trace.is_some() {
+            return Err(EmuError::Setup {
+                kernel: program.name.clone(),
+                message: "a functional run has no clock, so no timeline to trace".into(),
+            });
+        }
+        return crate::functional::run(
+            program,
+            launch,
+            config,
+            options.redundancy,
+            options.monitor,
+        );
+    }
     Machine::run(program, launch, config, options)
 }
 
-struct Machine<'a> {
-    ctx: Ctx<'a>,
-    sms: Vec<Sm>,
-    warps_per_block: usize,
-    threads_per_block: u32,
-    next_block: u64,
-    num_blocks: u64,
-    blocks_done: u64,
-    next_age: u64,
-    counters: Counters,
-    stats: Stats,
-    trace: Option<&'a mut Trace>,
-    /// Σ over visited cycles of resident warps (for the achieved occupancy).
-    resident_cycles: u128,
-    scratch: Box<Scratch>,
+/// Runs `program` on the grid of `launch` without the timing model: the memory a timed
+/// run leaves (for a race-free kernel) and the same warp- and thread-instructions, block
+/// executions, stack depth, transactions and barriers, with cycles, stalls and occupancy
+/// zero; thread blocks run in parallel on rayon's threads, with the same results for any
+/// number of threads. See the `functional` module.
+pub fn run_functional(
+    program: &Program,
+    launch: &mut PreparedLaunch,
+    config: &MachineConfig,
+) -> Result<Stats, EmuError> {
+    let options = RunOptions {
+        functional: true,
+        ..RunOptions::default()
+    };
+    run_with(program, launch, config, options)
 }
 
-impl<'a> Machine<'a> {
-    fn run(
+/// What every run derives from its program, launch and machine before it starts.
+pub(crate) struct Setup<'a> {
+    pub ctx: Ctx<'a>,
+    pub num_blocks: u64,
+    pub blocks_per_sm: u32,
+    pub warps_per_block: usize,
+    pub threads_per_block: u32,
+}
+
+impl<'a> Setup<'a> {
+    /// Validates the machine, the program and the launch, and derives the run's context.
+    pub(crate) fn new(
         program: &'a Program,
-        launch: &mut PreparedLaunch,
+        launch: &PreparedLaunch,
         config: &'a MachineConfig,
-        options: RunOptions<'a>,
-    ) -> Result<Stats, EmuError> {
-        let RunOptions { trace, redundancy } = options;
+    ) -> Result<Setup<'a>, EmuError> {
         config.validate()?;
         program.validate()?;
         let setup = |message: String| EmuError::Setup {
@@ -346,6 +391,57 @@ impl<'a> Machine<'a> {
         };
         let num_blocks = u64::try_from(launch.num_blocks())
             .map_err(|_| setup("the grid has more than 2^64 blocks".into()))?;
+        Ok(Setup {
+            ctx,
+            num_blocks,
+            blocks_per_sm,
+            warps_per_block,
+            threads_per_block,
+        })
+    }
+}
+
+struct Machine<'a, 'm> {
+    ctx: Ctx<'a>,
+    sms: Vec<Sm>,
+    warps_per_block: usize,
+    threads_per_block: u32,
+    next_block: u64,
+    num_blocks: u64,
+    blocks_done: u64,
+    next_age: u64,
+    counters: Counters,
+    stats: Stats,
+    trace: Option<&'a mut Trace>,
+    /// Σ over visited cycles of resident warps (for the achieved occupancy).
+    resident_cycles: u128,
+    scratch: Box<Scratch>,
+    /// Instructions a warp may issue before it counts as a runaway.
+    budget: u64,
+    monitor: Option<&'a mut (dyn Monitor + 'm)>,
+}
+
+impl<'a, 'm: 'a> Machine<'a, 'm> {
+    fn run(
+        program: &'a Program,
+        launch: &mut PreparedLaunch,
+        config: &'a MachineConfig,
+        options: RunOptions<'m>,
+    ) -> Result<Stats, EmuError> {
+        let RunOptions {
+            trace,
+            redundancy,
+            monitor,
+            functional: _,
+        } = options;
+        let Setup {
+            ctx,
+            num_blocks,
+            blocks_per_sm,
+            warps_per_block,
+            threads_per_block,
+        } = Setup::new(program, launch, config)?;
+        let width = ctx.width;
         // Only as many block slots as the grid can fill are materialised.
         let slots = u64::from(blocks_per_sm)
             .min(num_blocks.div_ceil(u64::from(config.sms)))
@@ -405,6 +501,8 @@ impl<'a> Machine<'a> {
             trace,
             resident_cycles: 0,
             scratch: Scratch::new(),
+            budget: config.max_warp_steps,
+            monitor,
         };
         m.main_loop(launch)?;
         Ok(m.finish())
@@ -480,7 +578,13 @@ impl<'a> Machine<'a> {
         let mut now = 0u64;
         let mut last_issue = None;
         let max_insts = self.ctx.config.max_warp_instructions;
+        let mut until_poll = POLL_CYCLES;
         while self.blocks_done < self.num_blocks {
+            until_poll -= 1;
+            if until_poll == 0 {
+                until_poll = POLL_CYCLES;
+                self.poll(now)?;
+            }
             if now >= self.ctx.config.max_cycles {
                 return Err(self.limit_fault(FaultKind::CycleLimit(self.ctx.config.max_cycles)));
             }
@@ -519,6 +623,15 @@ impl<'a> Machine<'a> {
                         id,
                         FaultKind::InstructionLimit(max_insts),
                     ));
+                }
+                if self.sms[s].warps[w].issued >= self.budget {
+                    let warp = &self.sms[s].warps[w];
+                    let id = self.sms[s].ctas[warp.cta].id;
+                    let kind = FaultKind::Runaway {
+                        issued: warp.issued,
+                        budget: self.budget,
+                    };
+                    return Err(fault(&self.ctx, warp, id, kind));
                 }
                 let others_changed = self.issue(s, w, now, launch)?;
                 last_issue = Some(now);
@@ -576,6 +689,56 @@ impl<'a> Machine<'a> {
             }
         }
         Ok(())
+    }
+
+    /// Polls the monitor, if any, at cycle `now`; an error when it stops the run.
+    fn poll(&mut self, now: u64) -> Result<(), EmuError> {
+        let Some(monitor) = self.monitor.as_deref_mut() else {
+            return Ok(());
+        };
+        let progress = Progress {
+            cycles: now,
+            warp_instructions: self.stats.warp_instructions,
+            thread_instructions: self.stats.thread_instructions,
+            blocks_done: self.blocks_done,
+            blocks: self.num_blocks,
+        };
+        if monitor.poll(&progress).is_continue() {
+            return Ok(());
+        }
+        let mut warps = Vec::new();
+        for (s, sm) in self.sms.iter().enumerate() {
+            for warp in &sm.warps {
+                if matches!(warp.state, WarpState::Running | WarpState::Barrier(_)) {
+                    warps.push(position(&self.ctx, s as u32, warp, sm.ctas[warp.cta].id));
+                }
+            }
+        }
+        let mut stats = self.snapshot(now);
+        stats.cycles = now;
+        Err(EmuError::Interrupted(Box::new(Interrupted {
+            stats,
+            warps,
+            blocks_done: self.blocks_done,
+        })))
+    }
+
+    /// The statistics so far, at cycle `now`.
+    fn snapshot(&self, now: u64) -> Stats {
+        let mut stats = self.stats.clone();
+        for sm in &self.sms {
+            if sm.accounted < now {
+                stats.stalls.add(sm.reason, now - sm.accounted);
+            }
+        }
+        stats.cycles = now;
+        self.fill_counts(&mut stats);
+        stats.finish(
+            self.ctx.config.sms,
+            self.ctx.config.warp_slots,
+            self.resident_cycles,
+        );
+        stats
     }
 
     /// A fault for a run-wide limit, blamed on the first running warp.
@@ -641,6 +804,7 @@ impl<'a> Machine<'a> {
                 let lane = lane.unwrap_or_else(|| warp.mask.trailing_zeros().min(63));
                 fault_at(ctx, warp, cta.id, kind, pc, lane)
             })?;
+        warp.issued += 1;
         self.stats.warp_instructions += 1;
         self.stats.thread_instructions += u64::from(lanes.0);
         self.stats.active_thread_instructions += u64::from(lanes.1);
@@ -657,6 +821,7 @@ impl<'a> Machine<'a> {
             Flow::Exit(n) => {
                 cta.exited_threads += n;
                 if warp.state == WarpState::Done {
+                    self.budget = self.budget.max(warp.issued.saturating_mul(RUNAWAY_FACTOR));
                     if let Some(i) = sm.by_age.iter().position(|&x| x as usize == w) {
                         sm.by_age.remove(i);
                     }
@@ -718,46 +883,7 @@ impl<'a> Machine<'a> {
         }
         // Every live warp waits at a barrier.
         let warps = &sm.warps[slot * wpb..(slot + 1) * wpb];
-        let strict = self.ctx.config.partial_barrier == PartialBarrier::Error;
-        let mut first_pc = None;
-        let mut mixed = None;
-        for w in warps {
-            if let WarpState::Barrier(pc) = w.state {
-                match first_pc {
-                    None => first_pc = Some(pc),
-                    Some(p) if p != pc => mixed = Some((p, pc)),
-                    _ => {}
-                }
-            }
-        }
-        if strict && (cta.exited_threads > 0 || mixed.is_some()) {
-            let detail = match mixed {
-                Some((a, b)) => format!("warps wait at different barriers (pc {a} and pc {b})"),
-                None => format!(
-                    "{} of the block's threads have returned while the others wait",
-                    cta.exited_threads
-                ),
-            };
-            let id = cta.id;
-            let warp = warps
-                .iter()
-                .find(|w| matches!(w.state, WarpState::Barrier(_)))
-                .unwrap_or(&warps[0]);
-            let (pc, lanes) = match warp.state {
-                WarpState::Barrier(pc) => (pc, warp.mask),
-                _ => (warp.pc, warp.live),
-            };
-            let lane = lanes.trailing_zeros().min(63);
-            let e = fault_at(
-                &self.ctx,
-                warp,
-                id,
-                FaultKind::BarrierDivergence(detail),
-                pc,
-                lane,
-            );
-            return Err(e);
-        }
+        check_barrier(&self.ctx, warps, cta.exited_threads, cta.id)?;
         self.stats.barriers += 1;
         let sm = &mut self.sms[s];
         sm.ctas[slot].waiting = 0;
@@ -772,8 +898,8 @@ impl<'a> Machine<'a> {
         Ok(())
     }
 
-    fn finish(mut self) -> Stats {
-        let mut stats = std::mem::take(&mut self.stats);
+    /// Copies the counters the warps keep into `stats`, but the lanes' block counts.
+    fn fill_counts(&self, stats: &mut Stats) {
         for (b, &n) in self
             .ctx
             .program
@@ -784,11 +910,16 @@ impl<'a> Machine<'a> {
             *stats.block_executions.entry(b.name.clone()).or_insert(0) += n;
         }
         stats.max_stack_depth = self.counters.max_stack_depth;
-        stats.redundant_block_executions = self.counters.lanes.take().map(|l| l.finish());
         let [g, s, l] = self.counters.transactions;
         stats.transactions.global = g;
         stats.transactions.shared = s;
         stats.transactions.local = l;
+    }
+
+    fn finish(mut self) -> Stats {
+        let mut stats = std::mem::take(&mut self.stats);
+        self.fill_counts(&mut stats);
+        stats.redundant_block_executions = self.counters.lanes.take().map(|l| l.finish());
         stats.finish(
             self.ctx.config.sms,
             self.ctx.config.warp_slots,
@@ -925,7 +1056,7 @@ fn pick(sm: &mut Sm, now: u64, policy: SchedulerPolicy) -> Scan {
 }
 
 /// The fault of `warp` at its current pc, blamed on its first active (else live) lane.
-fn fault(ctx: &Ctx<'_>, warp: &Warp, block: [u32; 3], kind: FaultKind) -> EmuError {
+pub(crate) fn fault(ctx: &Ctx<'_>, warp: &Warp, block: [u32; 3], kind: FaultKind) -> EmuError {
     let lanes = if warp.mask != 0 { warp.mask } else { warp.live };
     fault_at(
         ctx,
@@ -937,8 +1068,86 @@ fn fault(ctx: &Ctx<'_>, warp: &Warp, block: [u32; 3], kind: FaultKind) -> EmuErr
     )
 }
 
+/// When every live warp of a block waits at a barrier: a barrier-divergence fault if some
+/// of the block's threads have returned or its warps wait at different barriers (unless
+/// the machine counts a partially reached barrier as reached).
+pub(crate) fn check_barrier(
+    ctx: &Ctx<'_>,
+    warps: &[Warp],
+    exited_threads: u32,
+    id: [u32; 3],
+) -> Result<(), EmuError> {
+    let strict = ctx.config.partial_barrier == PartialBarrier::Error;
+    let mut first_pc = None;
+    let mut mixed = None;
+    for w in warps {
+        if let WarpState::Barrier(pc) = w.state {
+            match first_pc {
+                None => first_pc = Some(pc),
+                Some(p) if p != pc => mixed = Some((p, pc)),
+                _ => {}
+            }
+        }
+    }
+    if strict && (exited_threads > 0 || mixed.is_some()) {
+        let detail = match mixed {
+            Some((a, b)) => format!("warps wait at different barriers (pc {a} and pc {b})"),
+            None => format!(
+                "{exited_threads} of the block's threads have returned while the others wait"
+            ),
+        };
+        let warp = warps
+            .iter()
+            .find(|w| matches!(w.state, WarpState::Barrier(_)))
+            .unwrap_or(&warps[0]);
+        let (pc, lanes) = match warp.state {
+            WarpState::Barrier(pc) => (pc, warp.mask),
+            _ => (warp.pc, warp.live),
+        };
+        let lane = lanes.trailing_zeros().min(63);
+        return Err(fault_at(
+            ctx,
+            warp,
+            id,
+            FaultKind::BarrierDivergence(detail),
+            pc,
+            lane,
+        ));
+    }
+    Ok(())
+}
+
+/// Where `warp`, resident on SM `sm` in thread block `block`, stands.
+pub(crate) fn position(ctx: &Ctx<'_>, sm: u32, warp: &Warp, block: [u32; 3]) -> WarpPosition {
+    let p = ctx.program;
+    let (pc, at_barrier) = match warp.state {
+        WarpState::Barrier(pc) => (pc, true),
+        _ => (warp.pc, false),
+    };
+    let pc = pc.min(p.insts.len().saturating_sub(1) as u32);
+    WarpPosition {
+        sm,
+        block,
+        first_thread: ctx.thread_id(warp.first_thread),
+        active_threads: warp.mask.count_ones(),
+        pc,
+        pc_label: p.pc_label(pc),
+        inst: p.inst_text(pc),
+        code_block: p
+            .block_of(pc)
+            .map_or_else(String::new, |b| p.blocks[b].name.clone()),
+        srcloc: p
+            .insts
+            .get(pc as usize)
+            .map(|i| i.srcloc)
+            .unwrap_or_default(),
+        at_barrier,
+        instructions: warp.issued,
+    }
+}
+
 /// The fault of lane `lane` of `warp` at instruction `pc`.
-fn fault_at(
+pub(crate) fn fault_at(
     ctx: &Ctx<'_>,
     warp: &Warp,
     block: [u32; 3],
@@ -970,7 +1179,7 @@ fn fault_at(
 
 /// Blocks per SM: the tightest of the warp-slot, block-slot, register and shared-memory
 /// limits; an error naming the limit when not even one block fits.
-fn blocks_per_sm(
+pub(crate) fn blocks_per_sm(
     program: &Program,
     config: &MachineConfig,
     warps_per_block: usize,

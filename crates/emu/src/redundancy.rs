@@ -101,6 +101,14 @@ impl LaneCounts {
         self.free.push(counts);
     }
 
+    /// Adds the redundant executions counted by `other` (of the same program), for runs
+    /// that count blocks on several threads.
+    pub(crate) fn merge(&mut self, other: LaneCounts) {
+        for (x, y) in self.redundant.iter_mut().zip(other.redundant) {
+            *x += y;
+        }
+    }
+
     /// The redundant executions per block name, every name of the program present.
     pub(crate) fn finish(self) -> BTreeMap<String, u64> {
         self.names.into_iter().zip(self.redundant).collect()

@@ -36,14 +36,14 @@
 //! rules lane by lane.
 
 use crate::error::FaultKind;
+use crate::global::Global;
 use crate::machine::{type_mask, Counters, Ctx, Meta, WarpState};
 use crate::program::{Mem, Op, Src};
 use crate::stats::StallReason;
 use warplift_codegen::mir::{BinOp, Cond, CvtOp, MType, RegClass, SpecialReg, UnOp};
 use warplift_ir::interp::ops;
 use warplift_ir::interp::Access;
-use warplift_ir::launch::memory::{read_le, write_le};
-use warplift_ir::launch::GlobalMemory;
+use warplift_ir::launch::memory::{load_le, store_le};
 use warplift_ir::{AddrSpace, IntCC};
 
 /// A fault, with the lane that caused it when one did.
@@ -61,6 +61,10 @@ pub(crate) type Lanes = [u64; MAX_LANES];
 /// Lane arrays reused by every instruction, so that none allocates or clears memory.
 pub(crate) struct Scratch {
     a: Lanes,
+    /// 32-bit lane arrays for the operations on 32-bit values.
+    a32: [u32; MAX_LANES],
+    b32: [u32; MAX_LANES],
+    r32: [u32; MAX_LANES],
     b: Lanes,
     c: Lanes,
     r: Lanes,
@@ -76,6 +80,9 @@ impl Scratch {
     pub(crate) fn new() -> Box<Scratch> {
         Box::new(Scratch {
             a: [0; MAX_LANES],
+            a32: [0; MAX_LANES],
+            b32: [0; MAX_LANES],
+            r32: [0; MAX_LANES],
             b: [0; MAX_LANES],
             c: [0; MAX_LANES],
             r: [0; MAX_LANES],
@@ -132,7 +139,8 @@ pub(crate) fn lanes_mask(w: usize) -> u64 {
 /// One warp in a warp slot.
 pub(crate) struct Warp {
     /// `b32` and `b64` registers, `[register][lane]`.
-    regs: [Vec<u64>; 2],
+    r32: Vec<u32>,
+    r64: Vec<u64>,
     /// Predicate registers, one lane mask each.
     preds: Vec<u64>,
     /// Scoreboard: per register (all classes, flattened), `ready cycle << 1 | from memory`.
@@ -161,6 +169,8 @@ pub(crate) struct Warp {
     local: Vec<u8>,
     /// Placement order, for greedy-then-oldest.
     pub age: u64,
+    /// Instructions issued since the warp started (for the runaway budget).
+    pub issued: u64,
     /// Whether a block entry has anything to record: a trace's spans, or the lanes' block
     /// counts (`Counters::lanes`). One flag, so that the warp is laid out as it is without
     /// the recorders and a run without them pays one test per block entry.
@@ -175,7 +185,8 @@ impl Warp {
         let w = ctx.width;
         let n = ctx.program.num_regs;
         Warp {
-            regs: [vec![0; n[0] as usize * w], vec![0; n[1] as usize * w]],
+            r32: vec![0; n[0] as usize * w],
+            r64: vec![0; n[1] as usize * w],
             preds: vec![0; n[2] as usize],
             ready: vec![0; ctx.meta.scoreboard_len],
             stack: Vec::new(),
@@ -191,6 +202,7 @@ impl Warp {
             block_id: [0; 3],
             local: vec![0; ctx.program.local_size as usize * w],
             age: 0,
+            issued: 0,
             observed: false,
             cur: Span {
                 block: NONE,
@@ -214,9 +226,8 @@ impl Warp {
         now: u64,
         observed: bool,
     ) {
-        for r in &mut self.regs {
-            r.fill(0);
-        }
+        self.r32.fill(0);
+        self.r64.fill(0);
         self.preds.fill(0);
         self.ready.fill(0);
         self.local.fill(0);
@@ -237,6 +248,7 @@ impl Warp {
         self.first_thread = first_thread;
         self.block_id = block_id;
         self.age = age;
+        self.issued = 0;
         self.observed = observed;
         self.cur.block = NONE;
         self.spans.clear();
@@ -344,11 +356,11 @@ impl Warp {
     /// when one lane caused it.
     #[inline]
     #[allow(clippy::too_many_arguments)]
-    pub(crate) fn step(
+    pub(crate) fn step<G: Global>(
         &mut self,
         ctx: &Ctx<'_>,
         shared: &mut [u8],
-        global: &mut GlobalMemory,
+        global: &mut G,
         counters: &mut Counters,
         sc: &mut Scratch,
         now: u64,
@@ -368,6 +380,47 @@ impl Warp {
         let lanes = (emask.count_ones(), active.count_ones());
         let mut flow = Flow::Next;
         match inst.op {
+            Op::Bin {
+                op,
+                ty: MType::I32,
+                dst,
+                a,
+                b,
+            } if fast32(op) => {
+                let (ra, b) = (a as usize * w, self.src32(w, b, &mut sc.b32));
+                let b = b.unwrap_or(&sc.b32[..w]);
+                bin32(op, &self.r32[ra..ra + w], b, &mut sc.r32[..w]);
+                self.write32(w, dst, &sc.r32, emask);
+            }
+            Op::Mad {
+                ty: MType::I32,
+                dst,
+                a,
+                b,
+                c,
+            } => {
+                let ra = a as usize * w;
+                let b = self.src32(w, b, &mut sc.b32).unwrap_or(&sc.b32[..w]);
+                let c = self.src32(w, c, &mut sc.a32).unwrap_or(&sc.a32[..w]);
+                let a = &self.r32[ra..ra + w];
+                for (r, ((&x, &y), &z)) in sc.r32[..w].iter_mut().zip(a.iter().zip(b).zip(c)) {
+                    *r = x.wrapping_mul(y).wrapping_add(z);
+                }
+                self.write32(w, dst, &sc.r32, emask);
+            }
+            Op::Setp {
+                cond: Cond::Int(cc),
+                ty: MType::I32,
+                dst,
+                a,
+                b,
+            } => {
+                let (ra, b) = (a as usize * w, self.src32(w, b, &mut sc.b32));
+                let b = b.unwrap_or(&sc.b32[..w]);
+                let bits = setp32(cc, &self.r32[ra..ra + w], b);
+                let p = &mut self.preds[dst as usize];
+                *p = (*p & !emask) | (bits & emask);
+            }
             Op::Bin { op, ty, dst, a, b } => {
                 let m = type_mask(ty);
                 self.gather(w, ty.class(), Src::Reg(a), m, &mut sc.a);
@@ -584,10 +637,15 @@ impl Warp {
                         *o = (bits >> l) & 1;
                     }
                 }
-                c => {
+                RegClass::B32 => {
                     let r = r as usize * w;
-                    let regs = &self.regs[c.index()][r..r + w];
-                    for (o, &v) in out[..w].iter_mut().zip(regs) {
+                    for (o, &v) in out[..w].iter_mut().zip(&self.r32[r..r + w]) {
+                        *o = u64::from(v) & mask;
+                    }
+                }
+                RegClass::B64 => {
+                    let r = r as usize * w;
+                    for (o, &v) in out[..w].iter_mut().zip(&self.r64[r..r + w]) {
                         *o = v & mask;
                     }
                 }
@@ -607,17 +665,12 @@ impl Warp {
                 let p = &mut self.preds[dst as usize];
                 *p = (*p & !emask) | (bits & emask);
             }
-            c => {
-                let width_mask = if c == RegClass::B32 {
-                    0xffff_ffff
-                } else {
-                    u64::MAX
-                };
+            RegClass::B32 => {
                 let d = dst as usize * w;
-                let regs = &mut self.regs[c.index()][d..d + w];
+                let regs = &mut self.r32[d..d + w];
                 if emask == lanes_mask(w) {
                     for (r, &v) in regs.iter_mut().zip(&vals[..w]) {
-                        *r = v & width_mask;
+                        *r = v as u32;
                     }
                 } else {
                     let mut m = emask;
@@ -625,7 +678,23 @@ impl Warp {
                         let l = m.trailing_zeros() as usize;
                         m &= m - 1;
                         if l < w {
-                            regs[l] = vals[l] & width_mask;
+                            regs[l] = vals[l] as u32;
+                        }
+                    }
+                }
+            }
+            RegClass::B64 => {
+                let d = dst as usize * w;
+                let regs = &mut self.r64[d..d + w];
+                if emask == lanes_mask(w) {
+                    regs.copy_from_slice(&vals[..w]);
+                } else {
+                    let mut m = emask;
+                    while m != 0 {
+                        let l = m.trailing_zeros() as usize;
+                        m &= m - 1;
+                        if l < w {
+                            regs[l] = vals[l];
                         }
                     }
                 }
@@ -633,15 +702,48 @@ impl Warp {
         }
     }
 
+    /// A 32-bit operand: the register's lanes, or `None` after filling `imm` with the
+    /// immediate.
+    #[inline]
+    fn src32<'s>(&'s self, w: usize, src: Src, imm: &mut [u32; MAX_LANES]) -> Option<&'s [u32]> {
+        match src {
+            Src::Reg(r) => {
+                let r = r as usize * w;
+                Some(&self.r32[r..r + w])
+            }
+            Src::Imm(v) => {
+                imm[..w].fill(v as u32);
+                None
+            }
+        }
+    }
+
+    /// Writes 32-bit `vals` into `b32` register `dst`, in the lanes of `emask`.
+    #[inline]
+    fn write32(&mut self, w: usize, dst: u32, vals: &[u32; MAX_LANES], emask: u64) {
+        let d = dst as usize * w;
+        let regs = &mut self.r32[d..d + w];
+        if emask == lanes_mask(w) {
+            regs.copy_from_slice(&vals[..w]);
+        } else {
+            let mut m = emask & lanes_mask(w);
+            while m != 0 {
+                let l = m.trailing_zeros() as usize;
+                m &= m - 1;
+                regs[l] = vals[l];
+            }
+        }
+    }
+
     /// Executes a load, store or atomic in the lanes of `emask`.
     #[allow(clippy::too_many_arguments)]
-    fn memory(
+    fn memory<G: Global>(
         &mut self,
         ctx: &Ctx<'_>,
         op: &Op,
         emask: u64,
         shared: &mut [u8],
-        global: &mut GlobalMemory,
+        global: &mut G,
         counters: &mut Counters,
         sc: &mut Scratch,
     ) -> Result<(), LaneFault> {
@@ -677,125 +779,124 @@ impl Warp {
             }
             None => sc.a[..w].fill(0),
         }
-        // Resolve and check every acting lane before any effect.
+        // Resolve and check every acting lane before any effect. Addresses are 64-bit
+        // sums checked for overflow; the exact (128-bit) effective address is computed
+        // only for the message of a fault.
         let local_size = ctx.program.local_size as usize;
+        let offset = i64::from(offset);
+        // Segments are a power of two bytes: a shift, not a division, per lane.
+        let seg_shift = ctx.config.segment_bytes.trailing_zeros();
         let mut nkeys = 0;
         let mut last_buf: Option<(usize, u64, u64)> = None;
+        // Whether the keys come in non-decreasing lane order (the coalesced case), so that
+        // counting distinct keys needs no sort.
+        let mut sorted = true;
         let mut m = emask;
         while m != 0 {
             let l = m.trailing_zeros() as usize;
             m &= m - 1;
-            let oob = |eff: i128, detail: String| {
+            let exact = || i128::from(sc.a[l]) + i128::from(offset);
+            let oob = |detail: String| {
                 (
                     Some(l as u32),
                     FaultKind::OutOfBounds {
                         space,
                         access,
                         size,
-                        addr: eff,
+                        addr: exact(),
                         detail,
                     },
                 )
             };
-            let eff: i128;
+            let eff: u64;
+            let key: u64;
             match space {
                 AddrSpace::Global => {
-                    eff = i128::from(sc.a[l]) + i128::from(offset);
-                    let Ok(a) = u64::try_from(eff) else {
-                        return Err(oob(eff, "outside the address space".into()));
+                    let Some(a) = sc.a[l].checked_add_signed(offset) else {
+                        return Err(oob("outside the address space".into()));
                     };
+                    eff = a;
                     let (b, off) = match last_buf {
-                        Some((b, lo, hi)) if a >= lo && a + u64::from(size) <= hi => {
+                        Some((b, lo, hi)) if a >= lo && a < hi && hi - a >= u64::from(size) => {
                             (b, (a - lo) as usize)
                         }
                         _ => {
-                            let (b, off) =
-                                global.find(a, size).map_err(|e| oob(eff, e.to_string()))?;
-                            let buf = &global.buffers[b];
-                            last_buf = Some((b, buf.base, buf.end()));
+                            let (b, off) = global.find(a, size).map_err(|e| oob(e.to_string()))?;
+                            let (lo, hi) = global.span(b);
+                            last_buf = Some((b, lo, hi));
                             (b, off)
                         }
                     };
                     sc.buf[l] = b as u32;
                     sc.loc[l] = off;
-                    sc.keys[nkeys] = a / u64::from(ctx.config.segment_bytes);
+                    key = a >> seg_shift;
                 }
                 AddrSpace::Shared | AddrSpace::Local => {
-                    eff = i128::from(sc.a[l]) + i128::from(offset);
+                    // The base is a 32-bit value and the offset 32-bit: no overflow in i64.
+                    let e = sc.a[l] as i64 + offset;
                     let window = if space == AddrSpace::Shared {
                         shared.len()
                     } else {
                         local_size
                     };
-                    if eff < 0 || eff + i128::from(size) > window as i128 {
-                        return Err(oob(eff, format!("the {space} window is {window} bytes")));
+                    if e < 0 || e + i64::from(size) > window as i64 {
+                        return Err(oob(format!("the {space} window is {window} bytes")));
                     }
-                    let off = eff as usize;
+                    let off = e as usize;
+                    eff = off as u64;
                     if space == AddrSpace::Shared {
                         sc.loc[l] = off;
                         let word = (off / 4) as u64;
                         let bank = word % u64::from(ctx.config.shared_banks);
-                        sc.keys[nkeys] = (bank << 40) | word;
+                        key = (bank << 40) | word;
                     } else {
                         sc.loc[l] = l * local_size + off;
                         // Local memory is interleaved across lanes in units of the
                         // access size.
                         let sz = size as usize;
                         let phys = ((off / sz) * w + l) * sz + off % sz;
-                        sc.keys[nkeys] = phys as u64 / u64::from(ctx.config.segment_bytes);
+                        key = (phys as u64) >> seg_shift;
                     }
                 }
             }
-            // Sizes are powers of two: the low bits say it, without a 128-bit division.
-            if (eff as u64) & u64::from(size - 1) != 0 {
+            // Sizes are powers of two: the low bits say it.
+            if eff & u64::from(size - 1) != 0 {
                 return Err((
                     Some(l as u32),
                     FaultKind::Misaligned {
                         space,
                         access,
                         size,
-                        addr: eff,
+                        addr: exact(),
                     },
                 ));
             }
+            // Shared keys are ordered by word (their bank is a function of the word).
+            let order = |k: u64| {
+                if space == AddrSpace::Shared {
+                    k & ((1 << 40) - 1)
+                } else {
+                    k
+                }
+            };
+            if nkeys > 0 && order(key) < order(sc.keys[nkeys - 1]) {
+                sorted = false;
+            }
+            sc.keys[nkeys] = key;
             nkeys += 1;
         }
-        // Transactions.
-        let keys = &mut sc.keys[..nkeys];
-        keys.sort_unstable();
-        let tx = if space == AddrSpace::Shared {
-            // The most distinct words in one bank (keys sorted by bank, then word).
-            let (mut best, mut run, mut prev) = (0u64, 0u64, None::<u64>);
-            let mut prev_key = None;
-            for &k in keys.iter() {
-                if prev_key == Some(k) {
-                    continue;
-                }
-                prev_key = Some(k);
-                let bank = k >> 40;
-                run = if prev == Some(bank) { run + 1 } else { 1 };
-                prev = Some(bank);
-                best = best.max(run);
-            }
-            best
-        } else {
-            let mut n = 0u64;
-            let mut prev = None;
-            for &k in keys.iter() {
-                if prev != Some(k) {
-                    n += 1;
-                    prev = Some(k);
-                }
-            }
-            n
-        };
+        let tx = transactions(
+            &mut sc.keys[..nkeys],
+            sorted,
+            space == AddrSpace::Shared,
+            ctx.config.shared_banks,
+        );
         counters.transactions[match space {
             AddrSpace::Global => 0,
             AddrSpace::Shared => 1,
             AddrSpace::Local => 2,
         }] += tx;
         // The accesses, in lane order.
-        let n = size as usize;
         let is_pred = ty == MType::Pred;
         match *op {
             Op::Ld { dst, .. } => {
@@ -803,8 +904,7 @@ impl Warp {
                 while m != 0 {
                     let l = m.trailing_zeros() as usize;
                     m &= m - 1;
-                    let bytes = self.bytes(space, l, shared, global, sc);
-                    let v = read_le(&bytes[..n]);
+                    let v = self.load(space, l, size, shared, global, sc);
                     sc.r[l] = if is_pred { u64::from(v != 0) } else { v };
                 }
                 self.scatter(w, ty.class(), dst, &sc.r, emask);
@@ -815,8 +915,12 @@ impl Warp {
                 while m != 0 {
                     let l = m.trailing_zeros() as usize;
                     m &= m - 1;
-                    let v = sc.b[l];
-                    write_le(&mut self.bytes(space, l, shared, global, sc)[..n], v);
+                    let (v, off) = (sc.b[l], sc.loc[l]);
+                    match space {
+                        AddrSpace::Global => global.store(sc.buf[l] as usize, off, size, v),
+                        AddrSpace::Shared => store_le(shared, off, size, v),
+                        AddrSpace::Local => store_le(&mut self.local, off, size, v),
+                    }
                 }
             }
             Op::Atom {
@@ -829,10 +933,8 @@ impl Warp {
                     let l = m.trailing_zeros() as usize;
                     m &= m - 1;
                     let x = sc.b[l];
-                    let bytes = &mut self.bytes(space, l, shared, global, sc)[..n];
-                    let old = read_le(bytes);
-                    write_le(bytes, ops::atomic_rmw(rmw, t, old, x));
-                    sc.r[l] = old;
+                    let f = |old| Some(ops::atomic_rmw(rmw, t, old, x));
+                    sc.r[l] = self.update(space, l, size, shared, global, sc, f);
                 }
                 self.scatter(w, ty.class(), dst, &sc.r, emask);
             }
@@ -850,12 +952,8 @@ impl Warp {
                     let l = m.trailing_zeros() as usize;
                     m &= m - 1;
                     let (e, x) = (sc.b[l], sc.c[l]);
-                    let bytes = &mut self.bytes(space, l, shared, global, sc)[..n];
-                    let old = read_le(bytes);
-                    if old == e {
-                        write_le(bytes, x);
-                    }
-                    sc.r[l] = old;
+                    let f = |old| (old == e).then_some(x);
+                    sc.r[l] = self.update(space, l, size, shared, global, sc, f);
                 }
                 self.scatter(w, ty.class(), dst, &sc.r, emask);
             }
@@ -864,22 +962,92 @@ impl Warp {
         Ok(())
     }
 
-    /// The bytes from lane `l`'s resolved location on.
+    /// The `size`-byte value at lane `l`'s resolved location.
     #[inline]
-    fn bytes<'s>(
-        &'s mut self,
+    fn load<G: Global>(
+        &self,
         space: AddrSpace,
         l: usize,
-        shared: &'s mut [u8],
-        global: &'s mut GlobalMemory,
+        size: u32,
+        shared: &[u8],
+        global: &G,
         sc: &Scratch,
-    ) -> &'s mut [u8] {
+    ) -> u64 {
         let off = sc.loc[l];
         match space {
-            AddrSpace::Global => &mut global.buffers[sc.buf[l] as usize].bytes[off..],
-            AddrSpace::Shared => &mut shared[off..],
-            AddrSpace::Local => &mut self.local[off..],
+            AddrSpace::Global => global.load(sc.buf[l] as usize, off, size),
+            AddrSpace::Shared => load_le(shared, off, size),
+            AddrSpace::Local => load_le(&self.local, off, size),
         }
+    }
+
+    /// Replaces the value `old` at lane `l`'s resolved location by `f(old)` when that is
+    /// `Some`; returns `old`.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn update<G: Global>(
+        &mut self,
+        space: AddrSpace,
+        l: usize,
+        size: u32,
+        shared: &mut [u8],
+        global: &mut G,
+        sc: &Scratch,
+        f: impl Fn(u64) -> Option<u64>,
+    ) -> u64 {
+        let off = sc.loc[l];
+        let bytes = match space {
+            AddrSpace::Global => return global.update(sc.buf[l] as usize, off, size, f),
+            AddrSpace::Shared => shared,
+            AddrSpace::Local => &mut self.local[..],
+        };
+        let old = load_le(bytes, off, size);
+        if let Some(new) = f(old) {
+            store_le(bytes, off, size, new);
+        }
+        old
+    }
+}
+
+/// The transactions of one warp-access with segment or bank `keys` (see
+/// [`Transactions`](crate::stats::Transactions)): for global and local memory the distinct
+/// segments; for shared memory (`key = bank << 40 | word`) the most distinct words in one
+/// bank. `sorted` says the keys (the words, for shared memory) are non-decreasing, as in a
+/// coalesced access: then distinct keys are counted in one pass, and a shared access
+/// whose words span fewer words than there are banks has no conflict (each bank holds at
+/// most one of its words); otherwise the keys are sorted first.
+fn transactions(keys: &mut [u64], sorted: bool, shared: bool, banks: u32) -> u64 {
+    if keys.is_empty() {
+        return 0;
+    }
+    let word_mask = (1u64 << 40) - 1;
+    if sorted {
+        if !shared {
+            return 1 + keys.windows(2).filter(|p| p[0] != p[1]).count() as u64;
+        }
+        let span = (keys[keys.len() - 1] & word_mask) - (keys[0] & word_mask);
+        if span < u64::from(banks) {
+            return 1;
+        }
+    }
+    keys.sort_unstable();
+    if shared {
+        // The most distinct words in one bank (keys sorted by bank, then word).
+        let (mut best, mut run, mut prev) = (0u64, 0u64, None::<u64>);
+        let mut prev_key = None;
+        for &k in keys.iter() {
+            if prev_key == Some(k) {
+                continue;
+            }
+            prev_key = Some(k);
+            let bank = k >> 40;
+            run = if prev == Some(bank) { run + 1 } else { 1 };
+            prev = Some(bank);
+            best = best.max(run);
+        }
+        best
+    } else {
+        1 + keys.windows(2).filter(|p| p[0] != p[1]).count() as u64
     }
 }
 
@@ -924,6 +1092,75 @@ pub(crate) fn bin(op: BinOp, ty: MType, a: &[u64], b: &[u64], r: &mut [u64]) {
             map2!(|x, y| ops::binary(opc, t, x, y).unwrap_or(0))
         }
     }
+}
+
+/// Whether [`bin32`] computes `op` on `i32` values.
+#[inline]
+fn fast32(op: BinOp) -> bool {
+    use BinOp::*;
+    matches!(
+        op,
+        Add | Sub | Mul | And | Or | Xor | Shl | ShrU | ShrS | MinS | MinU | MaxS | MaxU
+    )
+}
+
+/// `r = a OP b` on `i32` lanes held as `u32`, for the operations of [`fast32`]: the
+/// results of [`bin`] on the same values, which the tests check.
+#[inline]
+fn bin32(op: BinOp, a: &[u32], b: &[u32], r: &mut [u32]) {
+    macro_rules! map2 {
+        (|$x:ident, $y:ident| $e:expr) => {
+            for (r, (&$x, &$y)) in r.iter_mut().zip(a.iter().zip(b)) {
+                *r = $e;
+            }
+        };
+    }
+    match op {
+        BinOp::Add => map2!(|x, y| x.wrapping_add(y)),
+        BinOp::Sub => map2!(|x, y| x.wrapping_sub(y)),
+        BinOp::Mul => map2!(|x, y| x.wrapping_mul(y)),
+        BinOp::And => map2!(|x, y| x & y),
+        BinOp::Or => map2!(|x, y| x | y),
+        BinOp::Xor => map2!(|x, y| x ^ y),
+        BinOp::Shl => map2!(|x, y| if y >= 32 { 0 } else { x << y }),
+        BinOp::ShrU => map2!(|x, y| if y >= 32 { 0 } else { x >> y }),
+        BinOp::ShrS => map2!(|x, y| ((x as i32) >> y.min(31)) as u32),
+        BinOp::MinS => map2!(|x, y| (x as i32).min(y as i32) as u32),
+        BinOp::MinU => map2!(|x, y| x.min(y)),
+        BinOp::MaxS => map2!(|x, y| (x as i32).max(y as i32) as u32),
+        BinOp::MaxU => map2!(|x, y| x.max(y)),
+        _ => {
+            let t = MType::to_ir(MType::I32);
+            let opc = BinOp::ir_opcode(op);
+            map2!(|x, y| ops::binary(opc, t, u64::from(x), u64::from(y)).unwrap_or(0) as u32)
+        }
+    }
+}
+
+/// The lane mask of the integer comparison `a CC b` on `i32` lanes held as `u32`.
+#[inline]
+fn setp32(cc: IntCC, a: &[u32], b: &[u32]) -> u64 {
+    let mut bits = 0u64;
+    macro_rules! cmp {
+        (|$x:ident, $y:ident| $e:expr) => {
+            for (l, (&$x, &$y)) in a.iter().zip(b).enumerate() {
+                bits |= u64::from($e) << l;
+            }
+        };
+    }
+    match cc {
+        IntCC::Equal => cmp!(|x, y| x == y),
+        IntCC::NotEqual => cmp!(|x, y| x != y),
+        IntCC::UnsignedLessThan => cmp!(|x, y| x < y),
+        IntCC::UnsignedLessThanOrEqual => cmp!(|x, y| x <= y),
+        IntCC::UnsignedGreaterThan => cmp!(|x, y| x > y),
+        IntCC::UnsignedGreaterThanOrEqual => cmp!(|x, y| x >= y),
+        IntCC::SignedLessThan => cmp!(|x, y| (x as i32) < (y as i32)),
+        IntCC::SignedLessThanOrEqual => cmp!(|x, y| (x as i32) <= (y as i32)),
+        IntCC::SignedGreaterThan => cmp!(|x, y| (x as i32) > (y as i32)),
+        IntCC::SignedGreaterThanOrEqual => cmp!(|x, y| (x as i32) >= (y as i32)),
+    }
+    bits
 }
 
 /// The lane mask of `a COND b` (operands masked to the type).
@@ -999,6 +1236,101 @@ mod tests {
             }
         }
         v.into_iter().map(|x| x & m).collect()
+    }
+
+    /// The 32-bit lane loops compute what the 64-bit ones do on the same `i32` values.
+    #[test]
+    fn lane_loops_on_u32_agree_with_the_u64_ones() {
+        let s = samples(MType::I32);
+        let (a, b): (Vec<u64>, Vec<u64>) = s
+            .iter()
+            .flat_map(|&x| s.iter().map(move |&y| (x, y)))
+            .unzip();
+        use BinOp::*;
+        for op in [
+            Add, Sub, Mul, And, Or, Xor, Shl, ShrU, ShrS, MinS, MinU, MaxS, MaxU, DivS, RemU,
+        ] {
+            for (ca, cb) in a.chunks(64).zip(b.chunks(64)) {
+                let mut r = vec![0; ca.len()];
+                bin(op, MType::I32, ca, cb, &mut r);
+                let a32: Vec<u32> = ca.iter().map(|&x| x as u32).collect();
+                let b32: Vec<u32> = cb.iter().map(|&x| x as u32).collect();
+                let mut r32 = vec![0; ca.len()];
+                bin32(op, &a32, &b32, &mut r32);
+                for i in 0..ca.len() {
+                    assert_eq!(
+                        u64::from(r32[i]),
+                        r[i] & 0xffff_ffff,
+                        "{op:?} {} {}",
+                        ca[i],
+                        cb[i]
+                    );
+                }
+            }
+        }
+        for cc in [
+            IntCC::Equal,
+            IntCC::NotEqual,
+            IntCC::SignedLessThan,
+            IntCC::SignedLessThanOrEqual,
+            IntCC::SignedGreaterThan,
+            IntCC::SignedGreaterThanOrEqual,
+            IntCC::UnsignedLessThan,
+            IntCC::UnsignedLessThanOrEqual,
+            IntCC::UnsignedGreaterThan,
+            IntCC::UnsignedGreaterThanOrEqual,
+        ] {
+            for (ca, cb) in a.chunks(64).zip(b.chunks(64)) {
+                let a32: Vec<u32> = ca.iter().map(|&x| x as u32).collect();
+                let b32: Vec<u32> = cb.iter().map(|&x| x as u32).collect();
+                assert_eq!(
+                    setp32(cc, &a32, &b32),
+                    setp(Cond::Int(cc), MType::I32, ca, cb),
+                    "{cc:?}"
+                );
+            }
+        }
+    }
+
+    /// The sorted-key fast paths count what sorting counts.
+    #[test]
+    fn transactions_without_a_sort_match_the_sorted_count() {
+        let slow = |keys: &[u64], shared: bool, banks: u32| {
+            let mut k = keys.to_vec();
+            transactions(&mut k, false, shared, banks)
+        };
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for case in 0..2000 {
+            let n = 1 + (next() % 64) as usize;
+            let banks = [1u32, 4, 32][case % 3];
+            let stride = next() % 5;
+            let start = next() % 100;
+            // Non-decreasing words: strided, with repeats.
+            let words: Vec<u64> = (0..n as u64).map(|i| start + i * stride / 2).collect();
+            let segs: Vec<u64> = words.iter().map(|w| w / 8).collect();
+            let mut k = segs.clone();
+            assert_eq!(
+                transactions(&mut k, true, false, banks),
+                slow(&segs, false, banks)
+            );
+            let shared: Vec<u64> = words
+                .iter()
+                .map(|&w| ((w % u64::from(banks)) << 40) | w)
+                .collect();
+            let mut k = shared.clone();
+            assert_eq!(
+                transactions(&mut k, true, true, banks),
+                slow(&shared, true, banks),
+                "{words:?} banks {banks}"
+            );
+        }
+        assert_eq!(transactions(&mut [], true, false, 32), 0);
     }
 
     #[test]

@@ -30,6 +30,7 @@ fn emulated_runs(cfg: &SmallCfg, width: u32) -> (Vec<u64>, u64) {
         RunOptions {
             trace: None,
             redundancy: true,
+            ..RunOptions::default()
         },
     )
     .unwrap_or_else(|e| panic!("{}: {e}", cfg.name()));

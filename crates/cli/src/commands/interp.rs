@@ -61,17 +61,14 @@ pub fn run(args: &InterpArgs) -> Result<ExitCode> {
     let stats = interp::run(func, &mut prepared, &config)?;
     prepared.memory.save_buffers()?;
     let memory = &prepared.memory;
-    if args.json {
-        let mut out = memory.results_json();
-        out["kernel"] = serde_json::Value::String(func.name.clone());
-        out["stats"] = stats_json(func, &stats, &config);
-        crate::output::outln!("{}", serde_json::to_string(&out)?)?;
+    let stats_json = stats_json(func, &stats, &config);
+    let json = args.json.then_some((func.name.as_str(), &stats_json));
+    let tail = if args.stats {
+        stats_text(func, &stats)
     } else {
-        crate::output::out!("{}", memory.results_text())?;
-        if args.stats {
-            crate::output::out!("{}", stats_text(func, &stats))?;
-        }
-    }
+        String::new()
+    };
+    crate::output::print_results(memory, args.launch.detail(), json, &tail)?;
     memory
         .check_expectations()
         .map_err(|e| anyhow!("the results differ from the launch's expectations:\n{e}"))?;

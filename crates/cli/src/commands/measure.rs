@@ -162,6 +162,7 @@ pub fn emulate(
     let options = RunOptions {
         redundancy: true,
         trace,
+        ..RunOptions::default()
     };
     let stats = match warplift_emu::run_with(program, &mut launch, config, options) {
         Ok(stats) => stats,

@@ -18,7 +18,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use warplift_codegen::isa::simt::load_object;
 use warplift_codegen::Context;
-use warplift_emu::{MachineConfig, PartialBarrier, Program, SchedulerPolicy, Stats, Trace};
+use warplift_emu::{
+    EmuError, MachineConfig, PartialBarrier, Program, RunOptions, SchedulerPolicy, Stats, Trace,
+};
 use warplift_ir::launch::Launch;
 
 /// The scheduler policies, as flag values.
@@ -82,9 +84,13 @@ pub struct MachineArgs {
     /// Fault after this many cycles.
     #[arg(long, value_name = "N")]
     max_cycles: Option<u64>,
-    /// Fault after this many warp-instructions.
+    /// Fault after this many warp-instructions in all (default: no limit).
     #[arg(long, value_name = "N")]
     max_warp_instructions: Option<u64>,
+    /// A warp that issues more than this many instructions (and more than 8 times the
+    /// longest finished warp) faults as a runaway.
+    #[arg(long, value_name = "N")]
+    max_warp_steps: Option<u64>,
 }
 
 impl MachineArgs {
@@ -128,6 +134,9 @@ impl MachineArgs {
         }
         if let Some(n) = self.max_warp_instructions {
             c.max_warp_instructions = n;
+        }
+        if let Some(n) = self.max_warp_steps {
+            c.max_warp_steps = n;
         }
         for l in &self.latencies {
             let (class, n) = l
@@ -178,6 +187,10 @@ pub struct RunArgs {
     /// Perfetto).
     #[arg(long, value_name = "FILE")]
     trace: Option<PathBuf>,
+    /// Run without the timing model, thread blocks on all cores: the same buffers and
+    /// instruction and block counts, no cycles or stalls.
+    #[arg(long, conflicts_with = "trace")]
+    functional: bool,
 }
 
 /// Runs `warplift run`.
@@ -192,29 +205,40 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
     // The program knows its kernel's name and parameters: all a launch is bound to.
     let mut prepared = launch.prepare_for(&program.name, &program.params)?;
     let mut trace = args.trace.as_ref().map(|_| Trace::new());
-    let result = match &mut trace {
-        Some(t) => warplift_emu::run_traced(&program, &mut prepared, &config, t),
-        None => warplift_emu::run(&program, &mut prepared, &config),
+    let mut watch = crate::watch::Watch::new();
+    let options = RunOptions {
+        trace: trace.as_mut(),
+        monitor: Some(&mut watch),
+        functional: args.functional,
+        ..RunOptions::default()
     };
+    let result = warplift_emu::run_with(&program, &mut prepared, &config, options);
+    drop(watch);
     // A trace is most useful when the run went wrong: write it either way.
     if let (Some(path), Some(t)) = (&args.trace, &trace) {
         let text = serde_json::to_string(&t.to_json())?;
         std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))?;
     }
-    let stats = result?;
+    let stats = match result {
+        Err(EmuError::Interrupted(stop)) => {
+            eprint!("{stop}");
+            eprint!("{}", summary(&stop.stats));
+            return Ok(ExitCode::from(130));
+        }
+        r => r?,
+    };
     prepared.memory.save_buffers()?;
     let memory = &prepared.memory;
-    if args.json {
-        let mut out = memory.results_json();
-        out["kernel"] = serde_json::Value::String(program.name.clone());
-        out["stats"] = stats.to_json();
-        crate::output::outln!("{}", serde_json::to_string(&out)?)?;
+    let stats_json = stats.to_json();
+    let json = args
+        .json
+        .then_some((program.name.as_str(), &stats_json));
+    let tail = if args.stats {
+        summary(&stats)
     } else {
-        crate::output::out!("{}", memory.results_text())?;
-        if args.stats {
-            crate::output::out!("{}", summary(&stats))?;
-        }
-    }
+        String::new()
+    };
+    crate::output::print_results(memory, args.launch.detail(), json, &tail)?;
     memory
         .check_expectations()
         .map_err(|e| anyhow!("the results differ from the launch's expectations:\n{e}"))?;

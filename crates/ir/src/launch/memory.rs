@@ -422,19 +422,57 @@ fn same_elem(elem: ElemType, a: u64, b: u64) -> bool {
     }
 }
 
-/// Reads up to 8 bytes as a little-endian integer.
+/// Reads up to 8 bytes as a little-endian integer. The access sizes of the IR (1, 2, 4
+/// and 8 bytes) read as one word; other lengths byte by byte.
+#[inline]
 pub fn read_le(bytes: &[u8]) -> u64 {
-    bytes
-        .iter()
-        .rev()
-        .fold(0u64, |acc, &b| (acc << 8) | u64::from(b))
+    match bytes.len() {
+        1 => u64::from(bytes[0]),
+        2 => u64::from(u16::from_le_bytes([bytes[0], bytes[1]])),
+        4 => {
+            let mut w = [0u8; 4];
+            w.copy_from_slice(bytes);
+            u64::from(u32::from_le_bytes(w))
+        }
+        8 => {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(bytes);
+            u64::from_le_bytes(w)
+        }
+        _ => bytes
+            .iter()
+            .rev()
+            .fold(0u64, |acc, &b| (acc << 8) | u64::from(b)),
+    }
 }
 
-/// Writes the low `bytes.len()` bytes of `bits`, little-endian.
+/// Writes the low `bytes.len()` bytes of `bits`, little-endian (as one word for 1, 2, 4 and
+/// 8 bytes).
+#[inline]
 pub fn write_le(bytes: &mut [u8], bits: u64) {
-    for (i, b) in bytes.iter_mut().enumerate() {
-        *b = (bits >> (8 * i)) as u8;
+    match bytes.len() {
+        1 => bytes[0] = bits as u8,
+        2 => bytes.copy_from_slice(&(bits as u16).to_le_bytes()),
+        4 => bytes.copy_from_slice(&(bits as u32).to_le_bytes()),
+        8 => bytes.copy_from_slice(&bits.to_le_bytes()),
+        _ => {
+            for (i, b) in bytes.iter_mut().enumerate() {
+                *b = (bits >> (8 * i)) as u8;
+            }
+        }
     }
+}
+
+/// Reads the `size`-byte little-endian value at byte `off` of `bytes`, zero-extended.
+#[inline]
+pub fn load_le(bytes: &[u8], off: usize, size: u32) -> u64 {
+    read_le(&bytes[off..off + size as usize])
+}
+
+/// Writes the low `size` bytes of `bits` at byte `off` of `bytes`, little-endian.
+#[inline]
+pub fn store_le(bytes: &mut [u8], off: usize, size: u32, bits: u64) {
+    write_le(&mut bytes[off..off + size as usize], bits);
 }
 
 #[cfg(test)]
@@ -474,6 +512,31 @@ mod tests {
         assert_eq!(m.read(0x1000_0205, 2), Ok(0xadbe));
         let e = m.find(0x1000_0010, 4).unwrap_err();
         assert_eq!(e.to_string(), "buffer x ends at 0x10000010");
+    }
+
+    #[test]
+    fn word_wide_access_is_little_endian() {
+        let mut b = vec![0u8; 16];
+        for size in [1u32, 2, 3, 4, 8] {
+            let v = 0x0807_0605_0403_0201u64;
+            b.fill(0);
+            store_le(&mut b, 4, size, v);
+            let bits = 8 * size;
+            let mask = if bits == 64 {
+                u64::MAX
+            } else {
+                (1 << bits) - 1
+            };
+            assert_eq!(load_le(&b, 4, size), v & mask);
+            for (i, &x) in b.iter().enumerate() {
+                let want = if (4..4 + size as usize).contains(&i) {
+                    i as u8 - 3
+                } else {
+                    0
+                };
+                assert_eq!(x, want, "size {size} byte {i}");
+            }
+        }
     }
 
     #[test]

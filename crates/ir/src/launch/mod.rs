@@ -42,6 +42,7 @@ pub mod file;
 pub mod literal;
 pub mod memory;
 pub mod readback;
+pub mod results;
 pub mod spec;
 
 pub use self::builder::{Dims, LaunchBuilder};

@@ -1,0 +1,315 @@
+//! Global memory as the warps see it: one interface, two stores.
+//!
+//! A timed run owns the launch's [`GlobalMemory`] and reads and writes its bytes directly,
+//! a word at a time. A functional run spreads thread blocks over threads, which then share
+//! global memory: [`SharedGlobal`] holds every buffer as 64-bit atomic words, so that
+//! blocks on different threads access it without locks and without `unsafe`. Accesses are
+//! naturally aligned (a misaligned one faults before), so each lies inside one word: a
+//! load is one atomic load, an 8-byte store one atomic store, a smaller store replaces its
+//! bytes by a compare-and-swap of the word (other bytes of the word, which other threads
+//! may be writing in a race-free kernel, are untouched), and an atomic
+//! read-modify-write is a compare-and-swap loop on the word. Relaxed ordering suffices:
+//! the IR's memory model orders nothing across thread blocks but atomics on one location,
+//! and each location's updates are totally ordered by its word.
+
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use warplift_ir::launch::memory::{load_le, store_le, MemFault};
+use warplift_ir::launch::GlobalMemory;
+
+/// What the warps need of global memory: finding a buffer, and sized accesses inside it.
+pub(crate) trait Global {
+    /// The buffer holding the `size` bytes at `addr` and the offset in it.
+    fn find(&self, addr: u64, size: u32) -> Result<(usize, usize), MemFault>;
+    /// The address range `[base, end)` of buffer `b`.
+    fn span(&self, b: usize) -> (u64, u64);
+    /// The `size`-byte value at offset `off` of buffer `b`, zero-extended.
+    fn load(&self, b: usize, off: usize, size: u32) -> u64;
+    /// Writes the low `size` bytes of `v` at offset `off` of buffer `b`.
+    fn store(&mut self, b: usize, off: usize, size: u32, v: u64);
+    /// Atomically replaces the value `old` at offset `off` of buffer `b` by `f(old)` (when
+    /// it is `Some`); returns `old`.
+    fn update(&mut self, b: usize, off: usize, size: u32, f: impl Fn(u64) -> Option<u64>) -> u64;
+}
+
+impl Global for GlobalMemory {
+    #[inline]
+    fn find(&self, addr: u64, size: u32) -> Result<(usize, usize), MemFault> {
+        GlobalMemory::find(self, addr, size)
+    }
+
+    #[inline]
+    fn span(&self, b: usize) -> (u64, u64) {
+        let buf = &self.buffers[b];
+        (buf.base, buf.end())
+    }
+
+    #[inline]
+    fn load(&self, b: usize, off: usize, size: u32) -> u64 {
+        load_le(&self.buffers[b].bytes, off, size)
+    }
+
+    #[inline]
+    fn store(&mut self, b: usize, off: usize, size: u32, v: u64) {
+        store_le(&mut self.buffers[b].bytes, off, size, v);
+    }
+
+    #[inline]
+    fn update(&mut self, b: usize, off: usize, size: u32, f: impl Fn(u64) -> Option<u64>) -> u64 {
+        let bytes = &mut self.buffers[b].bytes;
+        let old = load_le(bytes, off, size);
+        if let Some(new) = f(old) {
+            store_le(bytes, off, size, new);
+        }
+        old
+    }
+}
+
+/// Bytes converted between a buffer and its words before the memory they held is freed.
+const STEP: usize = 1 << 22;
+
+/// One buffer as atomic little-endian 64-bit words.
+struct AtomicBuffer {
+    base: u64,
+    len: usize,
+    words: Vec<AtomicU64>,
+}
+
+/// Global memory shared by the threads of a functional run.
+pub(crate) struct SharedGlobal {
+    /// The buffers' names, for faults.
+    names: Vec<String>,
+    buffers: Vec<AtomicBuffer>,
+}
+
+impl SharedGlobal {
+    /// Moves the buffers' contents of `memory` into atomic words. The bytes are consumed
+    /// from the end in steps of [`STEP`], the words built in reverse and turned around in
+    /// place, so that a buffer is never held twice: the peak is its size plus a step.
+    pub(crate) fn take(memory: &mut GlobalMemory) -> SharedGlobal {
+        let mut buffers = Vec::with_capacity(memory.buffers.len());
+        for buf in &mut memory.buffers {
+            let mut bytes = std::mem::take(&mut buf.bytes);
+            let len = bytes.len();
+            let mut words = Vec::with_capacity(len.div_ceil(8));
+            let mut end = len;
+            while end > 0 {
+                let start = end.saturating_sub(STEP) / 8 * 8;
+                for c in bytes[start..end].chunks(8).rev() {
+                    let mut w = [0u8; 8];
+                    w[..c.len()].copy_from_slice(c);
+                    words.push(AtomicU64::new(u64::from_le_bytes(w)));
+                }
+                bytes.truncate(start);
+                bytes.shrink_to_fit();
+                end = start;
+            }
+            words.reverse();
+            buffers.push(AtomicBuffer {
+                base: buf.base,
+                len,
+                words,
+            });
+        }
+        let names = memory.buffers.iter().map(|b| b.name.clone()).collect();
+        SharedGlobal { names, buffers }
+    }
+
+    /// Moves the contents back into `memory`'s buffers, as [`SharedGlobal::take`] moved
+    /// them out: from the end, a step at a time.
+    pub(crate) fn give_back(self, memory: &mut GlobalMemory) {
+        for (buf, a) in memory.buffers.iter_mut().zip(self.buffers) {
+            let mut words = a.words;
+            let mut bytes = Vec::with_capacity(a.len);
+            // The last word holds `a.len - 8 * (words - 1)` bytes of the buffer.
+            let mut keep = a.len - 8 * words.len().saturating_sub(1);
+            while !words.is_empty() {
+                let start = words.len().saturating_sub(STEP / 8);
+                for w in words.drain(start..).rev() {
+                    let le = w.into_inner().to_le_bytes();
+                    bytes.extend(le[..keep].iter().rev());
+                    keep = 8;
+                }
+                words.shrink_to_fit();
+            }
+            bytes.reverse();
+            buf.bytes = bytes;
+        }
+    }
+
+    /// The word holding byte `off` of buffer `b`, and the bit shift and mask of `size`
+    /// bytes at `off` in it.
+    #[inline]
+    fn word(&self, b: usize, off: usize, size: u32) -> (&AtomicU64, u32, u64) {
+        let shift = (off % 8) as u32 * 8;
+        let mask = if size >= 8 {
+            u64::MAX
+        } else {
+            ((1u64 << (size * 8)) - 1) << shift
+        };
+        (&self.buffers[b].words[off / 8], shift, mask)
+    }
+}
+
+/// A thread's handle on a [`SharedGlobal`].
+#[derive(Copy, Clone)]
+pub(crate) struct SharedRef<'a>(pub &'a SharedGlobal);
+
+impl Global for SharedRef<'_> {
+    #[inline]
+    fn find(&self, addr: u64, size: u32) -> Result<(usize, usize), MemFault> {
+        let bufs = &self.0.buffers;
+        let idx = bufs.partition_point(|b| b.base <= addr);
+        let fault = |nearest: Option<usize>| MemFault::OutOfBounds {
+            addr,
+            size,
+            nearest: nearest.map(|i| {
+                let b = &bufs[i];
+                (self.0.names[i].clone(), b.base, b.base + b.len as u64)
+            }),
+        };
+        if idx == 0 {
+            return Err(fault(None));
+        }
+        let buf = &bufs[idx - 1];
+        let off = addr - buf.base;
+        match off.checked_add(u64::from(size)) {
+            Some(end) if end <= buf.len as u64 => Ok((idx - 1, off as usize)),
+            _ => Err(fault(Some(idx - 1))),
+        }
+    }
+
+    #[inline]
+    fn span(&self, b: usize) -> (u64, u64) {
+        let buf = &self.0.buffers[b];
+        (buf.base, buf.base + buf.len as u64)
+    }
+
+    #[inline]
+    fn load(&self, b: usize, off: usize, size: u32) -> u64 {
+        let (w, shift, mask) = self.0.word(b, off, size);
+        (w.load(Relaxed) & mask) >> shift
+    }
+
+    #[inline]
+    fn store(&mut self, b: usize, off: usize, size: u32, v: u64) {
+        let (w, shift, mask) = self.0.word(b, off, size);
+        if mask == u64::MAX {
+            w.store(v, Relaxed);
+        } else {
+            // One compare-and-swap (rarely retried) rather than two atomic bit operations.
+            let bits = (v << shift) & mask;
+            let mut cur = w.load(Relaxed);
+            while let Err(seen) =
+                w.compare_exchange_weak(cur, (cur & !mask) | bits, Relaxed, Relaxed)
+            {
+                cur = seen;
+            }
+        }
+    }
+
+    #[inline]
+    fn update(&mut self, b: usize, off: usize, size: u32, f: impl Fn(u64) -> Option<u64>) -> u64 {
+        let (w, shift, mask) = self.0.word(b, off, size);
+        let mut cur = w.load(Relaxed);
+        loop {
+            let old = (cur & mask) >> shift;
+            let Some(new) = f(old) else { return old };
+            let next = (cur & !mask) | ((new << shift) & mask);
+            match w.compare_exchange_weak(cur, next, Relaxed, Relaxed) {
+                Ok(_) => return old,
+                Err(seen) => cur = seen,
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use warplift_ir::launch::memory::{Buffer, ElemType};
+
+    fn memory() -> GlobalMemory {
+        GlobalMemory {
+            buffers: vec![
+                Buffer {
+                    name: "a".into(),
+                    elem: ElemType::U8,
+                    base: 0x1000_0000,
+                    bytes: (0..13).collect(),
+                    print: true,
+                    save: None,
+                    expect: None,
+                },
+                Buffer {
+                    name: "b".into(),
+                    elem: ElemType::U32,
+                    base: 0x1000_0200,
+                    bytes: vec![0; 8],
+                    print: true,
+                    save: None,
+                    expect: None,
+                },
+            ],
+        }
+    }
+
+    /// Buffers of every length round-trip through the words, steps and partial words
+    /// included.
+    #[test]
+    fn buffers_round_trip() {
+        for len in [0usize, 1, 7, 8, 9, STEP - 3, STEP, STEP + 13, 3 * STEP + 5] {
+            let bytes: Vec<u8> = (0..len).map(|i| (i * 7 + i / 251) as u8).collect();
+            let mut m = memory();
+            m.buffers[0].bytes = bytes.clone();
+            let shared = SharedGlobal::take(&mut m);
+            assert!(m.buffers[0].bytes.is_empty());
+            if len >= 8 {
+                let s = SharedRef(&shared);
+                assert_eq!(
+                    s.load(0, 0, 8),
+                    u64::from_le_bytes(bytes[..8].try_into().unwrap())
+                );
+            }
+            shared.give_back(&mut m);
+            assert!(m.buffers[0].bytes == bytes, "length {len}");
+            assert_eq!(m.buffers[1].bytes, vec![0; 8]);
+        }
+    }
+
+    /// The same accesses on both stores give the same values and the same bytes.
+    #[test]
+    fn shared_words_behave_as_bytes() {
+        let mut plain = memory();
+        let mut m = memory();
+        let shared = SharedGlobal::take(&mut m);
+        let mut s = SharedRef(&shared);
+        for (addr, size) in [
+            (0x1000_0000, 1),
+            (0x1000_0002, 2),
+            (0x1000_0008, 4),
+            (0x1000_0204, 4),
+        ] {
+            assert_eq!(Global::find(&plain, addr, size), s.find(addr, size));
+            let (b, off) = s.find(addr, size).unwrap();
+            assert_eq!(Global::load(&plain, b, off, size), s.load(b, off, size));
+            Global::store(&mut plain, b, off, size, 0xa1b2_c3d4_e5f6);
+            s.store(b, off, size, 0xa1b2_c3d4_e5f6);
+            let add = |old: u64| Some(old.wrapping_add(3));
+            assert_eq!(plain.update(b, off, size, add), s.update(b, off, size, add));
+            assert_eq!(
+                plain.update(b, off, size, |_| None),
+                s.update(b, off, size, |_| None)
+            );
+        }
+        assert_eq!(s.span(0), (0x1000_0000, 0x1000_000d));
+        assert_eq!(
+            Global::find(&plain, 0x1000_000c, 2).unwrap_err(),
+            s.find(0x1000_000c, 2).unwrap_err()
+        );
+        assert!(s.find(0x0fff_ffff, 1).is_err());
+        shared.give_back(&mut m);
+        for (x, y) in plain.buffers.iter().zip(&m.buffers) {
+            assert_eq!(x.bytes, y.bytes);
+        }
+    }
+}
