@@ -64,8 +64,14 @@ pub fn run(args: &CompileArgs) -> Result<ExitCode> {
         for k in &module.kernels {
             let s = &k.stats;
             eprintln!(
-                "%{}: {} IR instructions -> {} lowered -> {} final in {} blocks; {}",
-                k.mir.name, s.ir_insts, s.lowered_insts, s.final_insts, s.final_blocks, s.regalloc
+                "%{}: {} IR instructions -> {} lowered -> {} final in {} blocks; {}; {} empty edge blocks removed",
+                k.mir.name,
+                s.ir_insts,
+                s.lowered_insts,
+                s.final_insts,
+                s.final_blocks,
+                s.regalloc,
+                s.removed_edge_blocks
             );
         }
     }
