@@ -181,6 +181,13 @@ impl<'f> Lower<'f> {
                 self.mir.new_block(Some(b))
             };
             self.block_map[b] = Some(mb);
+            if b != entry {
+                for &p in func.dfg.block_params(b) {
+                    let r = self.mir.new_vreg(RegClass::of_type(func.dfg.value_type(p)));
+                    self.value_regs[p.index()] = Some(r);
+                    self.mir.blocks[mb].params.push(r);
+                }
+            }
         }
 
         // The kernel parameters, read at the top of the entry block.
@@ -230,21 +237,6 @@ impl<'f> Lower<'f> {
     fn lower_block(&mut self, b: Block) -> Result<(), LowerError> {
         let func = self.func;
         self.ir_block = b;
-        // The block's parameters are numbered here, in reverse post-order with the values
-        // the blocks define, not all up front: virtual registers then grow along the
-        // kernel, and the values that live through all of it (kernel parameters, thread
-        // ids, constants of the entry) get the lowest numbers. The register allocator's
-        // move insertion scans its block-parameter list in register order for every block
-        // a live range covers; a long-lived register numbered above every block parameter
-        // makes that scan run to the end of the list at each block, quadratic in the
-        // kernel's size.
-        if let (Some(mb), false) = (self.block_map[b], func.entry_block() == Some(b)) {
-            for &p in func.dfg.block_params(b) {
-                let r = self.mir.new_vreg(RegClass::of_type(func.dfg.value_type(p)));
-                self.value_regs[p.index()] = Some(r);
-                self.mir.blocks[mb].params.push(r);
-            }
-        }
         for &inst in func.layout.block_insts(b) {
             let Some(mb) = self.block_map[b] else {
                 return Ok(());
