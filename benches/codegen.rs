@@ -5,6 +5,7 @@
 mod common;
 
 use common::generated_kernel;
+use common::shapes::{kernel, SHAPES};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use std::hint::black_box;
 use warplift::codegen::lower::lower;
@@ -67,5 +68,36 @@ fn bench_lower_and_allocate(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench_lower_and_allocate);
+/// The shapes of `scripts/compile-time.sh` (straight and branchy kernels, the latter a
+/// chain of diamonds and short-circuit regions on thread-dependent conditions), compiled
+/// to PTX plainly and with each linearization pass, whose cost must stay a small multiple
+/// of the plain compile at every size.
+fn bench_shapes(c: &mut Criterion) {
+    let mut group = c.benchmark_group("shapes");
+    group.sample_size(10);
+    for shape in SHAPES {
+        for size in [1_000, 10_000, 100_000] {
+            let func = parse_function(&kernel(shape, size).wir).unwrap();
+            let n = func.num_placed_insts() as u64;
+            group.throughput(Throughput::Elements(n));
+            for passes in ["", "linearize", "linearize_ssa"] {
+                let mut settings = Settings::builder();
+                settings.set("verify", "false").unwrap();
+                settings.set("passes", passes).unwrap();
+                let isa = lookup_by_name("ptx", settings.finish()).unwrap();
+                let name = match passes {
+                    "" => format!("{shape}/ptx"),
+                    p => format!("{shape}/ptx+{p}"),
+                };
+                group.bench_with_input(BenchmarkId::new(name, n), &func, |b, func| {
+                    let mut ctx = Context::new();
+                    b.iter(|| ctx.compile(black_box(func), isa.as_ref()).unwrap())
+                });
+            }
+        }
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench_lower_and_allocate, bench_shapes);
 criterion_main!(benches);

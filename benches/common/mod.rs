@@ -2,6 +2,9 @@
 
 use std::fmt::Write;
 
+#[allow(dead_code)]
+pub mod shapes;
+
 /// A kernel of about `insts` instructions: a chain of diamonds, each arm doing integer
 /// and float arithmetic on the values carried through block parameters.
 pub fn generated_kernel(insts: usize) -> String {

@@ -1,13 +1,23 @@
-//! PTX fuzzing: every generated kernel's PTX must be accepted by `ptxas` (skipped, with a
-//! message, when no `ptxas` is installed: see `scripts/install-ptxas.sh`).
+//! PTX fuzzing: every generated kernel compiles to PTX, and `ptxas` accepts that PTX.
+//!
+//! Each input is compiled in-process (the emitter must not fail on a valid kernel); the
+//! kernels are then assembled by `ptxas` in batches of [`BATCH`], as one module, because
+//! starting `ptxas` costs far more than compiling a kernel. A rejected batch is checked
+//! kernel by kernel and the failing kernel printed, so the report names the culprit even
+//! though the crash is raised on the input that completed the batch (the last partial
+//! batch of a run is not assembled). Without `ptxas` (see `scripts/install-ptxas.sh`) the
+//! PTX is generated but not assembled, and a message says so.
 #![no_main]
 
 use arbitrary::Unstructured;
 use libfuzzer_sys::fuzz_target;
 use std::path::PathBuf;
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 use warplift_codegen::isa::ptx::ptxas::find_ptxas;
-use warplift_fuzzgen::{check_ptx, generate};
+use warplift_fuzzgen::{check_ptx_batch, generate, GeneratedCase};
+
+/// Kernels assembled per `ptxas` run.
+const BATCH: usize = 64;
 
 fn ptxas() -> Option<&'static PathBuf> {
     static PTXAS: OnceLock<Option<PathBuf>> = OnceLock::new();
@@ -25,23 +35,29 @@ fn ptxas() -> Option<&'static PathBuf> {
         .as_ref()
 }
 
+static PENDING: Mutex<Vec<GeneratedCase>> = Mutex::new(Vec::new());
+
 fuzz_target!(|data: &[u8]| {
     let mut u = Unstructured::new(data);
     let Ok(case) = generate(&mut u) else {
         return;
     };
-    match ptxas() {
-        Some(p) => {
-            if let Err(m) = check_ptx(&case, p) {
-                panic!("{m}");
-            }
+    let isa = warplift_codegen::lookup_by_name("ptx", Default::default()).unwrap();
+    if let Err(e) = warplift_codegen::Context::new().compile(&case.func, isa.as_ref()) {
+        panic!("PTX compilation failed: {e}\n{}", case.text);
+    }
+    let Some(p) = ptxas() else {
+        return;
+    };
+    let batch = {
+        let mut pending = PENDING.lock().unwrap_or_else(|e| e.into_inner());
+        pending.push(case);
+        if pending.len() < BATCH {
+            return;
         }
-        None => {
-            // Still compile to PTX: the emitter must not fail on a valid kernel.
-            let isa = warplift_codegen::lookup_by_name("ptx", Default::default()).unwrap();
-            if let Err(e) = warplift_codegen::Context::new().compile(&case.func, isa.as_ref()) {
-                panic!("PTX compilation failed: {e}\n{}", case.text);
-            }
-        }
+        std::mem::take(&mut *pending)
+    };
+    if let Err(m) = check_ptx_batch(&batch, p) {
+        panic!("{m}");
     }
 });

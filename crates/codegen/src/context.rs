@@ -2,7 +2,8 @@
 //!
 //! ```text
 //! verify IR ─▶ IR passes ─▶ lower (ISLE) ─▶ verify MIR ─▶ allocate (regalloc2, leaving out
-//! the registers the machine passes reserve) ─▶ machine passes ─▶ verify MIR ─▶ emit
+//! the registers the machine passes reserve) ─▶ machine passes ─▶ verify MIR ─▶ remove
+//! empty edge blocks (cleanup) ─▶ emit
 //! ```
 //!
 //! The optional passes are the `passes` setting, looked up in the [pass
@@ -12,6 +13,7 @@
 //! into one PTX module or one object. Every failure is a [`CodegenError`]; nothing the
 //! caller passes in makes it panic.
 
+use crate::cleanup::remove_empty_edge_blocks;
 use crate::isa::{EmitError, TargetIsa};
 use crate::lower::{lower_for, LowerError};
 use crate::mir::verify::{verify_mir, verify_mir_with_limits, MirVerifyError};
@@ -78,6 +80,8 @@ pub struct CompileStats {
     pub final_blocks: usize,
     /// Register allocation: registers per class, spill slots, spills, reloads, moves.
     pub regalloc: RegallocStats,
+    /// Edge blocks left empty by register allocation and removed at the end.
+    pub removed_edge_blocks: usize,
     /// What each optional pass reported, in pipeline order.
     pub passes: Vec<(&'static str, PassReport)>,
 }
@@ -291,12 +295,18 @@ impl Context {
                 verify_mir_with_limits(&allocated.func, limits)?;
             }
         }
+        // Last, once nothing relies on every edge having a block of its own any more.
+        let cleanup = remove_empty_edge_blocks(&mut allocated.func);
+        if settings.verify && cleanup.removed_blocks > 0 {
+            verify_mir_with_limits(&allocated.func, limits)?;
+        }
         let stats = CompileStats {
             ir_insts: func.num_placed_insts(),
             lowered_insts: lowered.num_insts(),
             final_insts: allocated.func.num_insts(),
             final_blocks: allocated.func.order.len(),
             regalloc: allocated.stats,
+            removed_edge_blocks: cleanup.removed_blocks,
             passes: reports,
         };
         Ok(CompiledKernel {

@@ -3,7 +3,8 @@
 //! ```text
 //!  ir::Function ──lower (isle/*.isle)──▶ MIR, virtual registers (mir)
 //!               ──regalloc2───────────▶ MIR, physical registers, spills explicit
-//!               ──linearize───────────▶ MIR for the emitters
+//!               ──linearize───────────▶ MIR, linearized
+//!               ──cleanup─────────────▶ MIR for the emitters (no empty edge blocks)
 //!               ──emit────────────────▶ PTX text | SIMT bytecode in an ELF object
 //! ```
 //!
@@ -11,6 +12,7 @@
 
 extern crate alloc;
 
+pub mod cleanup;
 mod context;
 pub mod isa;
 pub mod linearize;

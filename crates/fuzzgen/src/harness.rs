@@ -11,6 +11,7 @@
 //! way: [`pipelines`] builds them from the pass registry.
 
 use crate::gen::GeneratedCase;
+use arbitrary::Unstructured;
 use std::fmt;
 use std::path::Path;
 use warplift_codegen::isa::ptx::ptxas::check_assembles;
@@ -107,7 +108,7 @@ impl Default for CheckConfig {
     fn default() -> Self {
         CheckConfig {
             pipelines: pipelines(),
-            warp_widths: vec![1, 7, 32, 64],
+            warp_widths: CheckConfig::WIDTHS.to_vec(),
             register_files: vec![
                 RegisterFile::MAX,
                 RegisterFile {
@@ -118,6 +119,70 @@ impl Default for CheckConfig {
             ],
             max_steps: 20_000_000,
         }
+    }
+}
+
+impl CheckConfig {
+    /// The warp widths a run covers.
+    pub const WIDTHS: [u32; 4] = [1, 7, 32, 64];
+
+    /// One check out of [`CheckConfig::default`]'s, chosen by `u`: one pipeline, one warp
+    /// width and one register file. A fuzzing run that takes its inputs' first bytes for
+    /// this covers every pipeline (every registered pass in every variant), every width
+    /// and both register files, at the cost of one compilation, one interpreter run and
+    /// one emulator run per input instead of all of them.
+    pub fn sample(u: &mut Unstructured) -> arbitrary::Result<CheckConfig> {
+        let all = CheckConfig::default();
+        let pipeline = all.pipelines[u.choose_index(all.pipelines.len())?].clone();
+        let width = Self::WIDTHS[u.choose_index(Self::WIDTHS.len())?];
+        let regs = all.register_files[u.choose_index(all.register_files.len())?];
+        Ok(CheckConfig {
+            pipelines: vec![pipeline],
+            warp_widths: vec![width],
+            register_files: vec![regs],
+            ..all
+        })
+    }
+
+    /// The `i`-th check of [`CheckConfig::default`]'s, in the order pipeline, then
+    /// register file, then width: `i` from 0 to [`CheckConfig::num_single_checks`]
+    /// enumerates them all, so a test over consecutive seeds using seed `i` for check `i`
+    /// covers every one.
+    pub fn single(i: usize) -> CheckConfig {
+        let all = CheckConfig::default();
+        let n = all.pipelines.len() * all.register_files.len() * Self::WIDTHS.len();
+        let i = i % n;
+        let width = Self::WIDTHS[i % Self::WIDTHS.len()];
+        let rest = i / Self::WIDTHS.len();
+        let regs = all.register_files[rest % all.register_files.len()];
+        let pipeline = all.pipelines[rest / all.register_files.len()].clone();
+        CheckConfig {
+            pipelines: vec![pipeline],
+            warp_widths: vec![width],
+            register_files: vec![regs],
+            ..all
+        }
+    }
+
+    /// Every pipeline at one warp width and one register file, taking turns with `i`:
+    /// over 8 consecutive values of `i` every pipeline runs at every width with both
+    /// register files. A test over many seeds thus checks every combination on many
+    /// kernels at an eighth of the cost of [`CheckConfig::default`] per seed.
+    pub fn rotating(i: usize) -> CheckConfig {
+        let all = CheckConfig::default();
+        let width = Self::WIDTHS[i % Self::WIDTHS.len()];
+        let regs = all.register_files[(i / Self::WIDTHS.len()) % all.register_files.len()];
+        CheckConfig {
+            warp_widths: vec![width],
+            register_files: vec![regs],
+            ..all
+        }
+    }
+
+    /// How many single checks [`CheckConfig::single`] enumerates.
+    pub fn num_single_checks() -> usize {
+        let all = CheckConfig::default();
+        all.pipelines.len() * all.register_files.len() * Self::WIDTHS.len()
     }
 }
 
@@ -284,6 +349,45 @@ pub fn check_ptx(case: &GeneratedCase, ptxas: &Path) -> Result<(), Mismatch> {
         .map_err(|e| r.err(format!("PTX compilation failed: {e}")))?;
     let ptx = String::from_utf8(code.code).map_err(|e| r.err(format!("PTX is not UTF-8: {e}")))?;
     check_assembles(ptxas, &ptx).map_err(|e| r.err(format!("ptxas rejects the PTX: {e}")))
+}
+
+/// Compiles every case to PTX with the plain pipeline, as the kernels of one module, and
+/// assembles the module with `ptxas` once, for every checked architecture: starting
+/// `ptxas` dominates the cost of [`check_ptx`], so a batch of 64 kernels costs about what
+/// one does. When the batch fails, each case is checked on its own, and the first one
+/// that fails is reported (a batch whose kernels are accepted one by one is reported as
+/// such, with the first case).
+pub fn check_ptx_batch(cases: &[GeneratedCase], ptxas: &Path) -> Result<(), Mismatch> {
+    let Some(first) = cases.first() else {
+        return Ok(());
+    };
+    let isa = lookup_by_name("ptx", Settings::default())
+        .map_err(|e| Reporter { case: first }.err(format!("no PTX target: {e}")))?;
+    // Distinct entry names: generated kernels may share theirs.
+    let funcs: Vec<Function> = cases
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let mut f = c.func.clone();
+            f.name = format!("{}_{i}", f.name);
+            f
+        })
+        .collect();
+    let batch = Context::new()
+        .compile_module(&funcs, isa.as_ref(), None)
+        .map_err(|e| e.to_string())
+        .and_then(|m| String::from_utf8(m.code).map_err(|e| e.to_string()))
+        .and_then(|ptx| check_assembles(ptxas, &ptx));
+    let Err(batch_error) = batch else {
+        return Ok(());
+    };
+    for case in cases {
+        check_ptx(case, ptxas)?;
+    }
+    Err(Reporter { case: first }.err(format!(
+        "a batch of {} kernels fails although each passes alone: {batch_error}",
+        cases.len()
+    )))
 }
 
 /// The text format's round trip: when `text` parses, printing the kernels and parsing the

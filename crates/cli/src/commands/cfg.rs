@@ -22,7 +22,8 @@ pub struct CfgArgs {
     #[command(flatten)]
     codegen: CodegenArgs,
     /// Show the CFG after this pass of the pipeline (default: before every optional pass,
-    /// right after register allocation).
+    /// right after register allocation). Either way the edge blocks that register
+    /// allocation left empty are removed, as in the final code.
     #[arg(long, value_name = "PASS")]
     after: Option<String>,
     /// Print Graphviz `dot` (render with `dot -Tsvg`).

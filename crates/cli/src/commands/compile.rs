@@ -65,13 +65,14 @@ pub fn run(args: &CompileArgs) -> Result<ExitCode> {
         for k in &module.kernels {
             let s = &k.stats;
             eprintln!(
-                "%{}: {} -> {} lowered -> {} final in {}; {}",
+                "%{}: {} -> {} lowered -> {} final in {}; {}; {} removed",
                 k.mir.name,
                 count(s.ir_insts, "IR instruction"),
                 s.lowered_insts,
                 s.final_insts,
                 count(s.final_blocks, "block"),
-                s.regalloc
+                s.regalloc,
+                count(s.removed_edge_blocks, "empty edge block")
             );
         }
     }

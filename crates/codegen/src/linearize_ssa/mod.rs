@@ -93,10 +93,27 @@ impl IrPass for LinearizeSsa {
 }
 
 /// Linearizes the regions of `func` that `mode` selects; returns what it did.
+///
+/// The kernel-wide work is done once, however many regions there are: the dominator
+/// tree and the values used outside their block are computed before any region is
+/// restructured, every region's restructuring is then recorded in one [`Repair`], the new
+/// block order is set once, and SSA form is rebuilt once, over the whole restructured
+/// kernel. This is exact because the regions are disjoint single-entry, single-exit
+/// subgraphs, none holding another's entry: restructuring one changes neither which of
+/// another region's blocks dominates which (every path keeps its blocks outside the
+/// region, in order) nor where another region's values are used, and each repair variable
+/// belongs to one region, with its zero in that region's entry.
 pub fn linearize(func: &mut Function, mode: RegionMode) -> Result<Stats, String> {
     let regions = find_regions(func, mode);
-    let divergence = Divergence::compute(func);
     let mut stats = Stats::default();
+    if regions.is_empty() {
+        return Ok(stats);
+    }
+    let divergence = Divergence::compute(func);
+    let domtree = DominatorTree::compute(&ControlFlowGraph::compute(&*func));
+    let used_elsewhere = values_used_elsewhere(func);
+    let mut repair = Repair::new();
+    let mut sequences: Vec<(HashSet<Block>, Vec<Block>)> = Vec::new();
     for region in &regions {
         let blocks = || region.blocks.iter().copied();
         let terminators = || {
@@ -122,10 +139,78 @@ pub fn linearize(func: &mut Function, mode: RegionMode) -> Result<Stats, String>
             stats.skipped_barrier_regions += 1;
             continue;
         }
-        let s = linearize_region(func, region)?;
+        let kernel = Kernel {
+            domtree: &domtree,
+            used_elsewhere: &used_elsewhere,
+        };
+        let s = linearize_region(func, region, &kernel, &mut repair, &mut sequences)?;
         stats.add(&s);
     }
+    if sequences.is_empty() {
+        return Ok(stats);
+    }
+    place_sequences(func, &sequences);
+    let r = repair.run(func)?;
+    stats.block_params_added = r.params_added;
+    stats.trivial_params_removed = r.trivial_params;
+    stats.zero_constants = r.zeros;
+    debug_assert_eq!(r.params_removed, stats.param_variables);
     Ok(stats)
+}
+
+/// What every region's restructuring reads of the kernel as it was before any.
+struct Kernel<'a> {
+    /// Dominance before restructuring (see `assign_params`).
+    domtree: &'a DominatorTree<Block>,
+    /// The values used in a block other than their definition's.
+    used_elsewhere: &'a HashSet<Value>,
+}
+
+/// The values of `func` used in a block other than the one defining them.
+fn values_used_elsewhere(func: &Function) -> HashSet<Value> {
+    let mut used_elsewhere: HashSet<Value> = HashSet::new();
+    for &b in func.layout.blocks() {
+        for &i in func.layout.block_insts(b) {
+            for v in func.dfg.insts[i].all_values() {
+                if let ValueDef::Result(d) = func.dfg.value_def(v) {
+                    if func.layout.inst_block(d) != Some(b) {
+                        used_elsewhere.insert(v);
+                    }
+                }
+            }
+        }
+    }
+    used_elsewhere
+}
+
+/// Sets the block order once for all linearized regions: each region's sequence (its
+/// guard chain and blocks) where its first block was, every other block in its place,
+/// the blocks the regions made (appended at the end of the layout) moved into their
+/// sequences.
+fn place_sequences(func: &mut Function, sequences: &[(HashSet<Block>, Vec<Block>)]) {
+    let made: HashSet<Block> = sequences
+        .iter()
+        .flat_map(|(_, s)| s.iter().copied())
+        .collect();
+    let mut region_of: HashMap<Block, usize> = HashMap::new();
+    for (r, (members, _)) in sequences.iter().enumerate() {
+        for &b in members {
+            region_of.insert(b, r);
+        }
+    }
+    let mut placed = vec![false; sequences.len()];
+    let mut new_order: Vec<Block> = Vec::with_capacity(func.layout.blocks().len());
+    for &b in func.layout.blocks() {
+        if let Some(&r) = region_of.get(&b) {
+            if !placed[r] {
+                placed[r] = true;
+                new_order.extend(sequences[r].1.iter().copied());
+            }
+        } else if !made.contains(&b) {
+            new_order.push(b);
+        }
+    }
+    func.layout.set_block_order(new_order);
 }
 
 /// A single-entry, single-exit region of a kernel to linearize.
@@ -471,8 +556,15 @@ fn assign_params(
     }
 }
 
-/// Linearizes one region and repairs SSA form.
-fn linearize_region(func: &mut Function, region: &SsaRegion) -> Result<Stats, String> {
+/// Linearizes one region, recording its variables in `repair` (SSA form is rebuilt once
+/// all regions are done) and its new block sequence in `sequences`.
+fn linearize_region(
+    func: &mut Function,
+    region: &SsaRegion,
+    kernel: &Kernel,
+    repair: &mut Repair,
+    sequences: &mut Vec<(HashSet<Block>, Vec<Block>)>,
+) -> Result<Stats, String> {
     let members: HashSet<Block> = region.blocks.iter().copied().collect();
     let succs = |f: &Function, b: Block| f.successors(b).collect::<Vec<_>>();
     let order = region_rpo_by(region.entry, &members, |b| succs(func, b));
@@ -489,8 +581,7 @@ fn linearize_region(func: &mut Function, region: &SsaRegion) -> Result<Stats, St
     let id = |i: usize| (i + 1) as u32;
     let exit_id = id(n);
     let (targets, retreating) = back_edge_targets(&order, &pos, |b| succs(func, b));
-    // Dominance before restructuring (see `assign_params`).
-    let domtree = DominatorTree::compute(&ControlFlowGraph::compute(&*func));
+    let domtree = kernel.domtree;
     let mut stats = Stats {
         regions: 1,
         region_blocks: n as u64,
@@ -499,19 +590,9 @@ fn linearize_region(func: &mut Function, region: &SsaRegion) -> Result<Stats, St
     };
 
     // Variables, from the function as it is.
-    let mut repair = Repair::new(region.entry);
-    let mut used_elsewhere: HashSet<Value> = HashSet::new();
-    for &b in func.layout.blocks() {
-        for &i in func.layout.block_insts(b) {
-            for v in func.dfg.insts[i].all_values() {
-                if let ValueDef::Result(d) = func.dfg.value_def(v) {
-                    if func.layout.inst_block(d) != Some(b) {
-                        used_elsewhere.insert(v);
-                    }
-                }
-            }
-        }
-    }
+    repair.set_zero_block(region.entry);
+    let first_var = repair.num_vars();
+    let used_elsewhere = kernel.used_elsewhere;
     let mut param_vars: ParamVars = HashMap::new();
     for &b in &order {
         for &i in func.layout.block_insts(b) {
@@ -547,7 +628,7 @@ fn linearize_region(func: &mut Function, region: &SsaRegion) -> Result<Stats, St
         stats.exit_param_variables += vars.len() as u64;
         param_vars.insert(p, vars);
     }
-    for var in 0..repair.num_vars() {
+    for var in first_var..repair.num_vars() {
         repair.def_at_end(region.entry, var, Src::Zero);
     }
     let g = repair.add_var(Type::I32, VarKind::Slot);
@@ -605,7 +686,7 @@ fn linearize_region(func: &mut Function, region: &SsaRegion) -> Result<Stats, St
     let in_region = |b: Block| members.contains(&b);
     assign_params(
         func,
-        &mut repair,
+        repair,
         &param_vars,
         region.entry,
         &branch,
@@ -694,7 +775,7 @@ fn linearize_region(func: &mut Function, region: &SsaRegion) -> Result<Stats, St
         let dominated_by = |h: Block| members.contains(&h) && domtree.dominates(h, b);
         assign_params(
             func,
-            &mut repair,
+            repair,
             &param_vars,
             b,
             &branch,
@@ -713,7 +794,7 @@ fn linearize_region(func: &mut Function, region: &SsaRegion) -> Result<Stats, St
             None,
             branch.loc,
         );
-        note_exit_args(&mut repair, jump, 0, next);
+        note_exit_args(repair, jump, 0, next);
         stats.guard_assignments += 1;
     }
 
@@ -755,15 +836,7 @@ fn linearize_region(func: &mut Function, region: &SsaRegion) -> Result<Stats, St
     };
     for i in 0..n {
         let next = be_guards[i].unwrap_or_else(|| after(i));
-        guard(
-            func,
-            &mut repair,
-            guards[i],
-            IntCC::Equal,
-            i,
-            order[i],
-            next,
-        );
+        guard(func, repair, guards[i], IntCC::Equal, i, order[i], next);
         stats.guard_blocks += 1;
         stats.guard_tests += 1;
         if let (Some(be), Some(t)) = (be_guards[i], targets[i]) {
@@ -771,7 +844,7 @@ fn linearize_region(func: &mut Function, region: &SsaRegion) -> Result<Stats, St
             // guard is the first one such a lane may need.
             guard(
                 func,
-                &mut repair,
+                repair,
                 be,
                 IntCC::UnsignedLessThanOrEqual,
                 i,
@@ -790,32 +863,6 @@ fn linearize_region(func: &mut Function, region: &SsaRegion) -> Result<Stats, St
         sequence.push(order[i]);
         sequence.extend(be_guards[i]);
     }
-    let made: HashSet<Block> = sequence.iter().copied().collect();
-    let old: Vec<Block> = func
-        .layout
-        .blocks()
-        .iter()
-        .copied()
-        .filter(|b| !made.contains(b))
-        .collect();
-    let first = old
-        .iter()
-        .position(|b| members.contains(b))
-        .unwrap_or(old.len());
-    let mut new_order: Vec<Block> = old[..first].to_vec();
-    new_order.extend(sequence);
-    new_order.extend(
-        old[first..]
-            .iter()
-            .copied()
-            .filter(|b| !members.contains(b)),
-    );
-    func.layout.set_block_order(new_order);
-
-    let r = repair.run(func)?;
-    stats.block_params_added = r.params_added;
-    stats.trivial_params_removed = r.trivial_params;
-    stats.zero_constants = r.zeros;
-    debug_assert_eq!(r.params_removed, stats.param_variables);
+    sequences.push((members, sequence));
     Ok(stats)
 }

@@ -90,10 +90,12 @@ pub(crate) struct RepairStats {
 struct VarData {
     ty: Type,
     kind: VarKind,
+    /// Where the variable's zero is defined: its region's entry.
+    zero_block: Block,
 }
 
-/// The variables of one linearized region and their definitions and uses (see the
-/// [module documentation](self)).
+/// The variables of the linearized regions of a kernel and their definitions and uses
+/// (see the [module documentation](self)); each variable belongs to one region.
 pub(crate) struct Repair {
     vars: Vec<VarData>,
     /// The variable each old value stands for (value and parameter variables).
@@ -102,26 +104,39 @@ pub(crate) struct Repair {
     end_defs: HashMap<Block, Vec<(Var, Src)>>,
     /// Operands that read a slot variable at the end of their block.
     slot_uses: Vec<(Inst, Slot, Var)>,
-    /// Where zeros are defined: the region's entry.
-    zero_block: Block,
+    /// Where the zeros of the variables added next are defined: their region's entry.
+    zero_block: Option<Block>,
 }
 
 impl Repair {
-    /// A repair whose zeros live in `zero_block`, the region's entry.
-    pub(crate) fn new(zero_block: Block) -> Self {
+    /// A repair with no variables yet.
+    pub(crate) fn new() -> Self {
         Repair {
             vars: Vec::new(),
             var_of: HashMap::new(),
             end_defs: HashMap::new(),
             slot_uses: Vec::new(),
-            zero_block,
+            zero_block: None,
         }
     }
 
-    /// A new variable of type `ty`.
+    /// The variables added from now on belong to the region entered at `block`, where
+    /// their zeros are defined.
+    pub(crate) fn set_zero_block(&mut self, block: Block) {
+        self.zero_block = Some(block);
+    }
+
+    /// A new variable of type `ty` (after [`Repair::set_zero_block`]).
     pub(crate) fn add_var(&mut self, ty: Type, kind: VarKind) -> Var {
         let v = self.vars.len();
-        self.vars.push(VarData { ty, kind });
+        let zero_block = self
+            .zero_block
+            .expect("set_zero_block comes before the first variable");
+        self.vars.push(VarData {
+            ty,
+            kind,
+            zero_block,
+        });
         match kind {
             VarKind::Value { value, .. } | VarKind::Param(value) => {
                 self.var_of.insert(value, v);
@@ -488,7 +503,7 @@ impl<'f> Builder<'f> {
         }
     }
 
-    /// The zero of `var`'s type, placed in the region's entry before its terminator.
+    /// The zero of `var`'s type, placed in its region's entry before its terminator.
     fn zero(&mut self, var: Var) -> Value {
         if let Some(&z) = self.zeros.get(&var) {
             return z;
@@ -496,7 +511,7 @@ impl<'f> Builder<'f> {
         let ty = self.r.vars[var].ty;
         let data = InstructionData::zero(ty);
         let inst = self.func.dfg.make_inst(data, Some(ty));
-        let block = self.r.zero_block;
+        let block = self.r.vars[var].zero_block;
         let at = self.func.layout.block_insts(block).len().saturating_sub(1);
         self.func.layout.insert_inst(inst, block, at);
         let z = self
