@@ -17,8 +17,8 @@ fn pipeline(name: &str, settings: &[(&'static str, &'static str)]) -> Pipeline {
     }
 }
 
-/// Redundant executions of the kernel's IR blocks (`blockN`; machine-made `codeN` left
-/// out), summed.
+/// Redundant executions of the kernel's own IR blocks (machine-made `codeN` blocks and
+/// the guard blocks `linearize_ssa` adds left out), summed.
 fn redundant(case: &GeneratedCase, p: &Pipeline, width: u32) -> u64 {
     let mir = p
         .compile(&case.func, Settings::default())
@@ -36,11 +36,18 @@ fn redundant(case: &GeneratedCase, p: &Pipeline, width: u32) -> u64 {
     };
     let stats = run_with(&program, &mut memory, &machine, options)
         .unwrap_or_else(|e| panic!("{}: {e}\n{}", p.name, case.text));
+    let own: Vec<String> = case
+        .func
+        .layout
+        .blocks()
+        .iter()
+        .map(|b| b.to_string())
+        .collect();
     stats
         .redundant_block_executions
         .expect("counted")
         .iter()
-        .filter(|(b, _)| b.starts_with("block"))
+        .filter(|(b, _)| own.contains(b))
         .map(|(_, n)| n)
         .sum()
 }

@@ -148,7 +148,8 @@ pub struct Conditions {
     /// out of a loop).
     pub exits_loop: Option<Loop>,
     /// Beyond Definition 1: the edge enters a block that two successors of one branch
-    /// reach before the branch's immediate post-dominator (without a back edge), from a
+    /// outside every loop reach before the branch's immediate post-dominator (without a
+    /// back edge), from a
     /// block only one of them reaches (or from the branch itself). Lanes split at that
     /// branch meet there only at the post-dominator, so the block runs once per group:
     /// in `B0 -> {B1, B4}, B1 -> {B2, B5}, B2 -> {B3, B4}, B3 -> B4, B4 -> B5`, `B4` is
@@ -207,7 +208,7 @@ impl<N: EntityRef + Copy + Eq + Hash + Debug> UnstructuredEdges<N> {
                 .count()
         };
 
-        let early_joins = early_join_edges(cfg, domtree, postdom);
+        let early_joins = early_join_edges(cfg, domtree, postdom, loops);
         let mut edges = Vec::new();
         for &u in domtree.rpo() {
             let succs = cfg.succs(u);
@@ -313,14 +314,21 @@ impl<N: EntityRef + Copy + Eq + Hash + Debug> UnstructuredEdges<N> {
 /// of its successors reach before `ipdom(b)` (forward edges only, not through `b`), and
 /// the edges entering that set (from `b`, or from a block one successor alone reaches).
 /// Each search stops at the branch's post-dominator, so it covers the branch's own
-/// region only.
+/// region only. Only branches outside every loop are searched.
 fn early_join_edges<N: EntityRef + Copy + Eq + Hash + Debug>(
     cfg: &ControlFlowGraph<N>,
     domtree: &DominatorTree<N>,
     postdom: &PostDominatorTree<N>,
+    loops: &LoopForest<N>,
 ) -> HashSet<(N, N)> {
     let mut out = HashSet::new();
     for &b in domtree.rpo() {
+        // Branches in cycles are left to Definition 1's loop conditions: a region grown
+        // from an early join inside a loop can hold the loop's exits, and linearizing
+        // those was seen to run blocks more often, not less.
+        if loops.innermost_loop(b).is_some() {
+            continue;
+        }
         let mut succs: Vec<N> = cfg.succs(b).to_vec();
         succs.dedup();
         if succs.len() < 2 {
