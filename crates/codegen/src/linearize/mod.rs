@@ -112,7 +112,15 @@
 //! Any order in which the region's forward edges go forward serves Algorithm 1; the pass
 //! takes a pre-order of the dominator tree whose siblings keep their reverse post-order
 //! (`dominance_order`), which keeps every block's dominator subtree contiguous so that O2
-//! can nest guards. Two settings bend it:
+//! can nest guards — as long as it keeps every cycle of the region whole. Where it does
+//! not (a block that runs after a loop would sit inside the loop's back-edge interval and
+//! run once per pass in which lanes leave: Figure 5's `S3`), and in every region with an
+//! irreducible cycle (whose first block the reverse post-order picks by the order of a
+//! branch's successors: Figure 6), the loop-aware order of the `order` module is used
+//! instead.
+//! Regions whose cycles nest are linearized in `kernel` mode only: there a cycle-keeping
+//! order holds back lanes that leave an inner cycle early, where the IPDOM machine lets
+//! them run on, and can run blocks more often than before. Two settings bend the order:
 //! - `linearize_merge_loops` (on by default): in a loop nest, the rest of the outer
 //!   iteration comes before the inner loop's body, so the inner back edge's interval
 //!   overlaps the outer one and is moved up to the outer header — one back edge serves

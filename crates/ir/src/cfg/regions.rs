@@ -109,6 +109,15 @@
 //!   entry, its destination is in the region or is its exit, and one of them is in it:
 //!   linearization rewrites the terminators of the region's blocks and of its entry, so
 //!   it removes all such edges.
+//! - *Early joins (beyond Definition 1).* The three conditions miss some blocks that an
+//!   IPDOM stack runs twice: in `B0 -> {B1, B4}, B1 -> {B2, B5}, B2 -> {B3, B4}, B3 -> B4,
+//!   B4 -> B5`, `B4` is reached from both arms of `B0` before `B5`, yet `B0` dominates it,
+//!   it post-dominates `B2`, and `B3 -> B4` leaves no branch. For every branch outside the
+//!   loops, the blocks two of its successors reach before its immediate post-dominator
+//!   (forward edges only) are joins its lanes meet only at the post-dominator; the edges
+//!   entering them are unstructured ([`Conditions::joins_before_ipdom`]) where no edge of
+//!   Definition 1 enters the join already. With them every minimal unstructured acyclic
+//!   CFG of up to 7 nodes gets the regions that leave no block running twice.
 //! - *Disjoint regions.* The paper observes that two regions are disjoint or nested. So
 //!   that each can be linearized on its own, regions are merged (and closed again) when
 //!   one holds a block or the entry of another, or both share an entry: the regions
