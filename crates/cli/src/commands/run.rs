@@ -230,9 +230,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
     prepared.memory.save_buffers()?;
     let memory = &prepared.memory;
     let stats_json = stats.to_json();
-    let json = args
-        .json
-        .then_some((program.name.as_str(), &stats_json));
+    let json = args.json.then_some((program.name.as_str(), &stats_json));
     let tail = if args.stats {
         summary(&stats)
     } else {

@@ -112,7 +112,15 @@
 //! Any order in which the region's forward edges go forward serves Algorithm 1; the pass
 //! takes a pre-order of the dominator tree whose siblings keep their reverse post-order
 //! (`dominance_order`), which keeps every block's dominator subtree contiguous so that O2
-//! can nest guards. Two settings bend it:
+//! can nest guards — as long as it keeps every cycle of the region whole. Where it does
+//! not (a block that runs after a loop would sit inside the loop's back-edge interval and
+//! run once per pass in which lanes leave: Figure 5's `S3`), and in every region with an
+//! irreducible cycle (whose first block the reverse post-order picks by the order of a
+//! branch's successors: Figure 6), the loop-aware order of the `order` module is used
+//! instead.
+//! Regions whose cycles nest are linearized in `kernel` mode only: there a cycle-keeping
+//! order holds back lanes that leave an inner cycle early, where the IPDOM machine lets
+//! them run on, and can run blocks more often than before. Two settings bend the order:
 //! - `linearize_merge_loops` (on by default): in a loop nest, the rest of the outer
 //!   iteration comes before the inner loop's body, so the inner back edge's interval
 //!   overlaps the outer one and is moved up to the outer header — one back edge serves
@@ -136,6 +144,7 @@
 pub mod check;
 pub mod interleave;
 pub mod opt;
+pub(crate) mod order;
 pub mod regions;
 
 use crate::mir::{
@@ -261,6 +270,12 @@ fn selected_regions(func: &MirFunction, mode: RegionMode) -> (Vec<Region>, u64) 
                 .iter()
                 .any(|&b| func.blocks[b].kind != BlockKind::EdgeSplit)
         })
+        // Nested cycles: the order that keeps each cycle whole makes lanes that leave an
+        // inner cycle early wait for the others before the rest of their outer iteration,
+        // where the IPDOM machine lets them run on; on such regions linearization can run
+        // blocks more often than the hardware does, so only kernel mode (which asks for
+        // the whole kernel) linearizes them.
+        .filter(|region| mode == RegionMode::Kernel || !has_nested_cycles(func, region))
         .filter(|region| {
             let insts = || {
                 region
@@ -283,6 +298,36 @@ fn selected_regions(func: &MirFunction, mode: RegionMode) -> (Vec<Region>, u64) 
         })
         .collect();
     (kept, skipped)
+}
+
+/// Whether a cycle of `region`'s graph encloses another.
+fn has_nested_cycles(func: &MirFunction, region: &Region) -> bool {
+    let index: HashMap<MBlock, usize> = region
+        .blocks
+        .iter()
+        .enumerate()
+        .map(|(i, &b)| (b, i))
+        .collect();
+    let succs: Vec<Vec<usize>> = region
+        .blocks
+        .iter()
+        .map(|&b| {
+            func.successors(b)
+                .iter()
+                .filter_map(|s| index.get(s).copied())
+                .collect()
+        })
+        .collect();
+    let entered: Vec<usize> = func
+        .successors(region.entry)
+        .iter()
+        .filter_map(|s| index.get(s).copied())
+        .collect();
+    let rank: Vec<usize> = (0..succs.len()).collect();
+    order::loop_order(&succs, &entered, &rank, &vec![false; succs.len()])
+        .cycles
+        .iter()
+        .any(|c| c.parent.is_some())
 }
 
 /// What `linearize_regions` selects.
@@ -758,6 +803,33 @@ fn dominance_order(
         if !forward_kept {
             order = rpo_order;
         }
+    }
+    // Cycles kept whole, blocks after a loop placed after it, irreducible cycles entered
+    // at a header that does not depend on the successors' order: see [`order`]. The
+    // dominance order is kept where it already does all that (loop merging's overlap
+    // allowed), so that O2 can nest guards.
+    let succs: Vec<Vec<usize>> = parts
+        .iter()
+        .map(|p| {
+            func.successors(p.tail)
+                .iter()
+                .filter_map(|s| index.get(s).copied())
+                .collect()
+        })
+        .collect();
+    let mut rank = vec![0; parts.len()];
+    for (i, &k) in order.iter().enumerate() {
+        rank[k] = i;
+    }
+    // Parts entered from outside the region have no dominating part (an over-estimate
+    // that only matters to an irreducible cycle's choice of header, as "entered first").
+    let transparent: Vec<bool> = parts
+        .iter()
+        .map(|p| p.blocks.len() == 1 && func.blocks[p.head].kind == BlockKind::EdgeSplit)
+        .collect();
+    let nest = order::loop_order(&succs, &roots, &rank, &transparent);
+    if nest.irreducible() || !nest.keeps_cycles_together(&order, merge_loops) {
+        order = nest.order;
     }
     let mut slots: Vec<Option<Part>> = parts.into_iter().map(Some).collect();
     order.into_iter().filter_map(|k| slots[k].take()).collect()

@@ -11,7 +11,7 @@
 //!   lie in each region or sub-region.
 
 use super::{Region, RegionMode, SubRegion};
-use crate::mir::{MBlock, MInstKind, MirFunction};
+use crate::mir::{BlockKind, MBlock, MInstKind, MirFunction};
 use std::collections::HashSet;
 use warplift_ir::cfg::{
     find_unstructured_regions, select_regions, Cfg, ControlFlowGraph, DominatorTree, LoopForest,
@@ -71,9 +71,11 @@ pub fn kernel_region(func: &MirFunction) -> Option<Region> {
     })
 }
 
-/// The control-flow graph of a machine function without its *forwarding* blocks: blocks
-/// other than the entry with a single predecessor that end with a jump, as the edge
-/// blocks that critical-edge splitting makes and register allocation fills with moves.
+/// The control-flow graph of a machine function without its *forwarding* blocks: the edge
+/// blocks that critical-edge splitting makes and register allocation fills with moves
+/// (a single predecessor, a jump). Only those: a kernel's own jump-only block (Figure
+/// 1's `S1` with one predecessor, say) is a node of the graph the paper's definitions
+/// speak of, and folding it away can hide an unstructured edge.
 /// An edge through them stands for the IR edge they implement, so the analysis sees the
 /// kernel's branch structure: Definition 1 would otherwise find no unstructured edge at
 /// all once every critical edge is split (a split edge's source no longer reaches a join
@@ -93,6 +95,7 @@ impl<'a> Contracted<'a> {
             .copied()
             .filter(|&b| {
                 Some(b) != entry
+                    && func.blocks[b].kind == BlockKind::EdgeSplit
                     && real.preds(b).len() == 1
                     && matches!(
                         func.terminator(b).map(|t| &t.kind),

@@ -41,6 +41,7 @@
 
 mod ssa;
 
+use crate::linearize::order::loop_order_by;
 use crate::linearize::{back_edge_targets, region_rpo_by, RegionMode};
 use crate::passes::{IrPass, PassError, PassReport};
 use crate::settings::Settings;
@@ -567,7 +568,9 @@ fn linearize_region(
 ) -> Result<Stats, String> {
     let members: HashSet<Block> = region.blocks.iter().copied().collect();
     let succs = |f: &Function, b: Block| f.successors(b).collect::<Vec<_>>();
-    let order = region_rpo_by(region.entry, &members, |b| succs(func, b));
+    let rpo = region_rpo_by(region.entry, &members, |b| succs(func, b));
+    // Loops kept whole and blocks after a loop after it, as the machine pass orders them.
+    let order = loop_order_by(region.entry, &rpo, |b| succs(func, b));
     if order.len() != members.len() {
         return Err(format!(
             "region entered at {} reaches {} of its {} blocks",

@@ -109,6 +109,15 @@
 //!   entry, its destination is in the region or is its exit, and one of them is in it:
 //!   linearization rewrites the terminators of the region's blocks and of its entry, so
 //!   it removes all such edges.
+//! - *Early joins (beyond Definition 1).* The three conditions miss some blocks that an
+//!   IPDOM stack runs twice: in `B0 -> {B1, B4}, B1 -> {B2, B5}, B2 -> {B3, B4}, B3 -> B4,
+//!   B4 -> B5`, `B4` is reached from both arms of `B0` before `B5`, yet `B0` dominates it,
+//!   it post-dominates `B2`, and `B3 -> B4` leaves no branch. For every branch outside the
+//!   loops, the blocks two of its successors reach before its immediate post-dominator
+//!   (forward edges only) are joins its lanes meet only at the post-dominator; the edges
+//!   entering them are unstructured ([`Conditions::joins_before_ipdom`]) where no edge of
+//!   Definition 1 enters the join already. With them every minimal unstructured acyclic
+//!   CFG of up to 7 nodes gets the regions that leave no block running twice.
 //! - *Disjoint regions.* The paper observes that two regions are disjoint or nested. So
 //!   that each can be linearized on its own, regions are merged (and closed again) when
 //!   one holds a block or the entry of another, or both share an entry: the regions
@@ -147,6 +156,15 @@ pub struct Conditions {
     /// destination, and not all of whose other blocks the source post-dominates (a jump
     /// out of a loop).
     pub exits_loop: Option<Loop>,
+    /// Beyond Definition 1: the edge enters a block that two successors of one branch
+    /// outside every loop reach before the branch's immediate post-dominator (without a
+    /// back edge), from a
+    /// block only one of them reaches (or from the branch itself). Lanes split at that
+    /// branch meet there only at the post-dominator, so the block runs once per group:
+    /// in `B0 -> {B1, B4}, B1 -> {B2, B5}, B2 -> {B3, B4}, B3 -> B4, B4 -> B5`, `B4` is
+    /// reached from both arms of `B0`, yet no edge meets the three conditions: `B3 -> B4`
+    /// leaves no branch, `B0` dominates `B4`, and `B4` post-dominates `B2`.
+    pub joins_before_ipdom: bool,
 }
 
 /// An unstructured edge (Definition 1) and why it is one.
@@ -199,6 +217,7 @@ impl<N: EntityRef + Copy + Eq + Hash + Debug> UnstructuredEdges<N> {
                 .count()
         };
 
+        let early_joins = early_join_edges(cfg, domtree, postdom, loops);
         let mut edges = Vec::new();
         for &u in domtree.rpo() {
             let succs = cfg.succs(u);
@@ -235,6 +254,7 @@ impl<N: EntityRef + Copy + Eq + Hash + Debug> UnstructuredEdges<N> {
                     branch_to_join,
                     enters_loop,
                     exits_loop,
+                    joins_before_ipdom: false,
                 };
                 if conditions != Conditions::default() {
                     edges.push(UnstructuredEdge {
@@ -245,6 +265,28 @@ impl<N: EntityRef + Copy + Eq + Hash + Debug> UnstructuredEdges<N> {
                     });
                 }
             }
+        }
+        // The joins no edge of Definition 1 enters: the regions of those edges hold the
+        // others.
+        let entered: HashSet<N> = edges.iter().map(|e| e.to).collect();
+        let mut extra: Vec<(N, N)> = early_joins
+            .into_iter()
+            .filter(|(_, j)| !entered.contains(j))
+            .collect();
+        if !extra.is_empty() {
+            extra.sort_by_key(|&(u, v)| (domtree.rpo_number(u), domtree.rpo_number(v)));
+            for (u, v) in extra {
+                edges.push(UnstructuredEdge {
+                    from: u,
+                    to: v,
+                    conditions: Conditions {
+                        joins_before_ipdom: true,
+                        ..Conditions::default()
+                    },
+                    retreating: false,
+                });
+            }
+            edges.sort_by_key(|e| domtree.rpo_number(e.from));
         }
         let set = edges.iter().map(|e| (e.from, e.to)).collect();
         UnstructuredEdges { edges, set }
@@ -275,6 +317,68 @@ impl<N: EntityRef + Copy + Eq + Hash + Debug> UnstructuredEdges<N> {
     pub fn len(&self) -> usize {
         self.edges.len()
     }
+}
+
+/// The edges of [`Conditions::joins_before_ipdom`]: for every branch `b`, the blocks two
+/// of its successors reach before `ipdom(b)` (forward edges only, not through `b`), and
+/// the edges entering that set (from `b`, or from a block one successor alone reaches).
+/// Each search stops at the branch's post-dominator, so it covers the branch's own
+/// region only. Only branches outside every loop are searched.
+fn early_join_edges<N: EntityRef + Copy + Eq + Hash + Debug>(
+    cfg: &ControlFlowGraph<N>,
+    domtree: &DominatorTree<N>,
+    postdom: &PostDominatorTree<N>,
+    loops: &LoopForest<N>,
+) -> HashSet<(N, N)> {
+    let mut out = HashSet::new();
+    for &b in domtree.rpo() {
+        // Branches in cycles are left to Definition 1's loop conditions: a region grown
+        // from an early join inside a loop can hold the loop's exits, and linearizing
+        // those was seen to run blocks more often, not less.
+        if loops.innermost_loop(b).is_some() {
+            continue;
+        }
+        let mut succs: Vec<N> = cfg.succs(b).to_vec();
+        succs.dedup();
+        if succs.len() < 2 {
+            continue;
+        }
+        let stop = postdom.ipdom(b);
+        // The first successor (index) each block was reached from, and the joins.
+        let mut first: std::collections::HashMap<N, usize> = std::collections::HashMap::new();
+        let mut joins: HashSet<N> = HashSet::new();
+        for (i, &s) in succs.iter().enumerate() {
+            let mut seen: HashSet<N> = HashSet::new();
+            let mut stack = vec![s];
+            while let Some(n) = stack.pop() {
+                if Some(n) == stop || n == b || !seen.insert(n) {
+                    continue;
+                }
+                match first.get(&n) {
+                    Some(&j) if j != i => {
+                        joins.insert(n);
+                    }
+                    Some(_) => {}
+                    None => {
+                        first.insert(n, i);
+                    }
+                }
+                for &v in cfg.succs(n) {
+                    if !domtree.dominates(v, n) {
+                        stack.push(v);
+                    }
+                }
+            }
+        }
+        for &j in &joins {
+            for &p in cfg.preds(j) {
+                if p == b || (first.contains_key(&p) && !joins.contains(&p)) {
+                    out.insert((p, j));
+                }
+            }
+        }
+    }
+    out
 }
 
 /// The nearest block that dominates every block of `set` (Definition 2 applied to a set

@@ -236,7 +236,8 @@ impl Report<'_> {
                 "\nTable 2: emulator runs, memory checked against the reference interpreter\n  \
                  warp-insts: one per warp per issue; thread-insts: lanes that did the work;\n  \
                  SIMT eff = thread-insts / (warp-insts x {}); stack: the deepest reconvergence \
-                 stack;\n  redundant: per warp and IR block, executions beyond the busiest \
+                 stack\n  on the machine CFG the emulator runs (edge-split and guard blocks \
+                 included);\n  redundant: per warp and IR block, executions beyond the busiest \
                  lane's, summed",
                 self.config.warp_width
             );

@@ -59,6 +59,30 @@ fn sorted<T: Ord>(mut v: Vec<T>) -> Vec<T> {
 }
 
 /// The unstructured edges of a test graph as sorted number pairs.
+/// The example, beyond Definition 1: `B0 -> {B1, B4}, B1 -> {B2, B5}, B2 -> {B3,
+/// B4}, B3 -> B4, B4 -> B5`. No edge meets Definition 1, yet `B4` is reached from both arms
+/// of `B0` before its post-dominator `B5`: the edges entering it from `B0` and from the
+/// `B1` arm (`B2 -> B4`, `B3 -> B4`) are the early-join edges, and one region `{B1, B2,
+/// B3, B4}` between `B0` and `B5` holds them.
+#[test]
+fn a_join_no_edge_of_definition_1_enters_gets_a_region() {
+    let g = Graph {
+        edges: vec![vec![1, 4], vec![2, 5], vec![3, 4], vec![4], vec![5], vec![]],
+    };
+    let a = analyze_cfg(ControlFlowGraph::compute(&g));
+    assert_eq!(edge_numbers(&a.ue), vec![(0, 4), (2, 4), (3, 4)]);
+    assert!(a
+        .ue
+        .edges()
+        .iter()
+        .all(|e| e.conditions.joins_before_ipdom && !e.conditions.branch_to_join));
+    let regions = a.regions();
+    assert_eq!(regions.len(), 1);
+    assert_eq!(numbers(regions[0].blocks()), vec![1, 2, 3, 4]);
+    assert_eq!(regions[0].entry(), Some(N(0)));
+    assert_eq!(regions[0].exit(), Some(N(5)));
+}
+
 fn edge_numbers(ue: &UnstructuredEdges<N>) -> Vec<(u32, u32)> {
     sorted(ue.edges().iter().map(|e| (e.from.0, e.to.0)).collect())
 }
@@ -97,7 +121,8 @@ fn figure_1_edges() {
             Conditions {
                 branch_to_join: true,
                 enters_loop: None,
-                exits_loop: None
+                exits_loop: None,
+                joins_before_ipdom: false,
             }
         );
         assert!(!e.retreating);
@@ -150,7 +175,8 @@ fn figure_5_jump_out_of_a_loop() {
             Conditions {
                 branch_to_join: false,
                 enters_loop: None,
-                exits_loop: Some(l)
+                exits_loop: Some(l),
+                joins_before_ipdom: false,
             }
         );
     }
@@ -182,7 +208,8 @@ fn figure_6_jump_into_a_loop() {
             Conditions {
                 branch_to_join: false,
                 enters_loop: Some(l),
-                exits_loop: None
+                exits_loop: None,
+                joins_before_ipdom: false,
             }
         );
     }
@@ -619,7 +646,18 @@ fn check_graph(edges: &[Vec<u32>]) {
         edges: edges.to_vec(),
     };
     let a = analyze_cfg(ControlFlowGraph::compute(&g));
-    assert_eq!(edge_numbers(&a.ue), brute_force_edges(&a), "{edges:?}");
+    // Definition 1's edges, exactly; the early joins beyond it are checked below.
+    let definition_1: Vec<(u32, u32)> = sorted(
+        a.ue.edges()
+            .iter()
+            .filter(|e| {
+                let c = e.conditions;
+                c.branch_to_join || c.enters_loop.is_some() || c.exits_loop.is_some()
+            })
+            .map(|e| (e.from.0, e.to.0))
+            .collect(),
+    );
+    assert_eq!(definition_1, brute_force_edges(&a), "{edges:?}");
     let regions = a.regions();
     for e in a.ue.edges() {
         let holding: Vec<&Region<N>> = regions

@@ -1,0 +1,89 @@
+//! Warp-instructions and redundant block executions of a pipeline over the synthetic CFG
+//! family (every minimal unstructured acyclic graph of up to 7 nodes, one lane per path,
+//! one warp), against the plain pipeline: the guard overhead of linearization.
+//!
+//! `cargo run --release -p warplift-fuzzgen --example family_overhead -- [SETTING=VALUE ...]`
+//! (default: `passes=linearize linearize_regions=kernel linearize_opt=3`).
+
+use warplift_codegen::Settings;
+use warplift_emu::{run_with, MachineConfig, Program, RunOptions};
+use warplift_fuzzgen::cfg_family::{minimal_unstructured, KernelStyle, SmallCfg};
+use warplift_fuzzgen::Pipeline;
+
+fn measure(cfg: &SmallCfg, p: &Pipeline) -> (u64, u64) {
+    let case = cfg.kernel(KernelStyle { trace: false });
+    let mir = p
+        .compile(&case.func, Settings::default())
+        .unwrap_or_else(|e| panic!("{}: {e}", cfg.name()));
+    let program = Program::from_mir(&mir).expect("loads");
+    let machine = MachineConfig::builder().warp_width(32).build().unwrap();
+    let mut launch = case.launch.prepare(&case.func).expect("a valid launch");
+    let options = RunOptions {
+        redundancy: true,
+        ..RunOptions::default()
+    };
+    let stats = run_with(&program, &mut launch, &machine, options)
+        .unwrap_or_else(|e| panic!("{}: {e}", cfg.name()));
+    let redundant = stats
+        .redundant_block_executions
+        .expect("asked for")
+        .iter()
+        .filter(|(name, _)| name.starts_with("block"))
+        .map(|(_, n)| n)
+        .sum();
+    (redundant, stats.warp_instructions)
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let args: Vec<String> = if args.is_empty() {
+        [
+            "passes=linearize",
+            "linearize_regions=kernel",
+            "linearize_opt=3",
+        ]
+        .map(String::from)
+        .to_vec()
+    } else {
+        args
+    };
+    let settings: Vec<(&'static str, &'static str)> = args
+        .iter()
+        .map(|a| {
+            let (k, v) = a.split_once('=').expect("SETTING=VALUE");
+            let leak = |s: &str| -> &'static str { Box::leak(s.to_string().into_boxed_str()) };
+            (leak(k), leak(v))
+        })
+        .collect();
+    let plain = Pipeline {
+        name: "plain".into(),
+        settings: Vec::new(),
+    };
+    let p = Pipeline {
+        name: args.join(" "),
+        settings,
+    };
+    let cfgs = minimal_unstructured(7);
+    let (mut sum, mut max, mut min) = (0i64, i64::MIN, i64::MAX);
+    let (mut red_before, mut red_after, mut worst) = (0, 0, (0, String::new()));
+    for cfg in &cfgs {
+        let (r0, w0) = measure(cfg, &plain);
+        let (r1, w1) = measure(cfg, &p);
+        let d = w1 as i64 - w0 as i64;
+        sum += d;
+        min = min.min(d);
+        if d > max {
+            max = d;
+            worst = (d, cfg.name());
+        }
+        red_before += r0;
+        red_after += r1;
+    }
+    println!(
+        "{} graphs, {}: warp-instructions over plain: mean {:+.2}, min {min:+}, max {max:+} ({}); redundant executions {red_before} -> {red_after}",
+        cfgs.len(),
+        p.name,
+        sum as f64 / cfgs.len() as f64,
+        worst.1
+    );
+}
