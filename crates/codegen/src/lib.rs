@@ -12,6 +12,7 @@
 extern crate alloc;
 
 mod context;
+pub mod converge;
 pub mod isa;
 pub mod linearize;
 pub mod linearize_ssa;
