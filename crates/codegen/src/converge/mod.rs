@@ -83,12 +83,9 @@ impl IrPass for Converge {
     }
 
     fn variants(&self) -> &'static [&'static [(&'static str, &'static str)]] {
-        &[
-            &[],
-            &[("converge_threshold", "100")],
-            &[("converge_rename", "false")],
-            &[("converge_hoist", "false")],
-        ]
+        // Everything on, and sinking alone (which then sees the expressions a hoist
+        // would have taken); the threshold and renaming only ever remove moves.
+        &[&[], &[("converge_hoist", "false")]]
     }
 
     fn run(&self, func: &mut Function, settings: &Settings) -> Result<PassReport, PassError> {
