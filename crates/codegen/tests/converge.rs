@@ -35,8 +35,7 @@ fn moved(s: &Stats) -> (u64, u64, u64, u64) {
 /// The instructions of `block` in `text` (the kernel's printed form), one per line,
 /// trimmed.
 fn block<'a>(text: &'a str, name: &str) -> Vec<&'a str> {
-    let head = format!("{name}");
-    let mut lines = text.lines().skip_while(|l| !l.starts_with(&head));
+    let mut lines = text.lines().skip_while(|l| !l.starts_with(name));
     lines
         .next()
         .unwrap_or_else(|| panic!("no {name} in\n{text}"));
