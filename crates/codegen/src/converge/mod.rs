@@ -171,7 +171,10 @@ pub fn converge(func: &mut Function, opts: &Options) -> Stats {
         }
         stats.divergent_branches += 1;
         if opts.hoist {
-            if let Some((cond, then_block, else_block)) = hoist_arms(func, &cfg, block) {
+            let arms = postdom
+                .ipdom(block)
+                .and_then(|join| hoist_arms(func, &cfg, block, join));
+            if let Some((cond, then_block, else_block)) = arms {
                 let a = Arm::new(func, then_block);
                 let b = Arm::new(func, else_block);
                 let none_a = vec![false; a.len()];
@@ -238,19 +241,45 @@ pub fn converge(func: &mut Function, opts: &Options) -> Stats {
 }
 
 /// The condition and the two sides of `block`'s `brif`, when each side's entry block has
-/// `block` as its only predecessor and no parameters.
+/// `block` as its only predecessor and no parameters, and every lane at the branch runs
+/// exactly one of them once before reconverging at `join`: neither is `join` itself
+/// (that side is empty) nor leads back to the branch before `join` (a loop's body, whose
+/// exit runs once while the body runs every iteration).
 fn hoist_arms(
     func: &Function,
     cfg: &ControlFlowGraph<Block>,
     block: Block,
+    join: Block,
 ) -> Option<(warplift_ir::Value, Block, Block)> {
     let term = func.terminator(block)?;
     let InstructionData::Brif { arg, dests, .. } = &func.dfg.insts[term] else {
         return None;
     };
     let (t, e) = (dests[0].block, dests[1].block);
-    let alone = |b: Block| cfg.preds(b) == [block] && func.dfg.block_params(b).is_empty();
+    let alone = |b: Block| {
+        b != join
+            && cfg.preds(b) == [block]
+            && func.dfg.block_params(b).is_empty()
+            && !returns_to(cfg, b, block, join)
+    };
     (t != e && alone(t) && alone(e)).then_some((*arg, t, e))
+}
+
+/// Does a path from `from` reach `target` without passing `stop`?
+fn returns_to(cfg: &ControlFlowGraph<Block>, from: Block, target: Block, stop: Block) -> bool {
+    let mut seen = std::collections::HashSet::from([from]);
+    let mut stack = vec![from];
+    while let Some(b) = stack.pop() {
+        for &s in cfg.succs(b) {
+            if s == target {
+                return true;
+            }
+            if s != stop && seen.insert(s) {
+                stack.push(s);
+            }
+        }
+    }
+    false
 }
 
 /// The reconvergence point `join` and its two predecessors, when it has exactly two and
