@@ -338,3 +338,32 @@ fn commutative_operands_match_in_either_order() {
     let (text, stats) = run(diamond(then, els), &Options::default());
     assert_eq!(moved(&stats), (1, 0, 0, 0), "{text}");
 }
+
+#[test]
+fn a_four_way_switch_sinks_what_all_four_arms_share() {
+    let (text, stats) = run(corpus("csc_micro_switch.wir"), &Options::default());
+    // uextend, ishl, iadd (the address), load, iconst 3 and imul: six tuples of four,
+    // the index renamed through one parameter.
+    assert_eq!(moved(&stats), (0, 6, 0, 1), "{text}");
+    assert_eq!(stats.multiway, 1);
+    assert_eq!(block(&text, "block1"), ["jump block5(v6)"]);
+    assert_eq!(
+        block(&text, "block4"),
+        [
+            "v35 = iconst.i32 511",
+            "v36 = isub v35, v6",
+            "jump block5(v36)"
+        ]
+    );
+    assert_eq!(
+        block(&text, "block5(v45: i32)")[..6],
+        [
+            "v46 = uextend.i64 v45",
+            "v47 = ishl v46, v8",
+            "v48 = iadd v0, v47",
+            "v49 = load.i32 global v48",
+            "v50 = iconst.i32 3",
+            "v51 = imul v49, v50"
+        ]
+    );
+}

@@ -94,7 +94,7 @@ fn listings_gain_exactly_the_measured_efficiency() {
 
 /// The microbenchmarks (the paper's Fig. 3, hoist and sink) on 4 blocks of 64 threads:
 /// the hoist removes 64 of 160 global transactions and half the cycles, the sink merges
-/// the two arms' loads into one.
+/// the two arms' loads into one, the four-way switch its four arms' loads.
 #[test]
 fn microbenchmarks_converge_loads() {
     for (file, before, after) in [
@@ -107,6 +107,11 @@ fn microbenchmarks_converge_loads() {
             "csc_micro_sink.wir",
             (232, 136, "0.7414"),
             (192, 130, "0.8958"),
+        ),
+        (
+            "csc_micro_switch.wir",
+            (400, 192, "0.5100"),
+            (280, 152, "0.7286"),
         ),
     ] {
         let (b, a) = measure(file, 32);
@@ -209,6 +214,7 @@ fn print_table() {
         "csc_nested_l1_10.wir",
         "csc_micro_hoist.wir",
         "csc_micro_sink.wir",
+        "csc_micro_switch.wir",
         "csc_bitonic_l1_12.wir",
     ] {
         for w in [8, 32, 64] {

@@ -47,15 +47,19 @@
 //! decrease — the paper's guarantee for all three transformations. Moves are only out of
 //! the arms, never into one.
 //!
+//! 6. **Multi-way** ([`multiway`]): a reconvergence point with three or more predecessors
+//!    ending in jumps to it (a divergent `br_table`) gets the expressions common to all of
+//!    them, matched arm by arm against the first.
+//!
 //! Not done here: the paper's Split (a temporary reconvergence point inside the arms,
-//! Listings 1.5/1.6), the flattening of nested branches (Listings 1.10/1.11) and common
-//! code across more than two arms; a branch whose arms offer nothing legal is left as it
-//! is, and the kernel with it.
+//! Listings 1.5/1.6) and the flattening of nested branches (Listings 1.10/1.11); a branch
+//! whose arms offer nothing legal is left as it is, and the kernel with it.
 
 pub mod cost;
 pub mod dag;
 pub mod hoist;
 pub mod matching;
+pub mod multiway;
 pub mod pdg;
 pub mod sink;
 pub mod uses;
@@ -137,6 +141,8 @@ pub struct Stats {
     pub selects: u64,
     /// Parameters added to reconvergence points by sinks for renamed operands.
     pub join_params: u64,
+    /// Reconvergence points of three or more arms that expressions sank into.
+    pub multiway: u64,
     /// The summed profit of the moved expressions, in cycles.
     pub profit: i64,
 }
@@ -151,6 +157,7 @@ impl Stats {
                 ("sunk", self.sunk),
                 ("selects", self.selects),
                 ("join params", self.join_params),
+                ("multi-way sinks", self.multiway),
                 ("profit", self.profit.max(0) as u64),
             ],
         }
@@ -198,42 +205,28 @@ pub fn converge(func: &mut Function, opts: &Options) -> Stats {
             }
         }
         if opts.sink {
-            if let Some((join, x, y)) = postdom.ipdom(block).and_then(|j| sink_arms(func, &cfg, j))
-            {
-                let a = Arm::new(func, x);
-                let b = Arm::new(func, y);
-                let mut forbid_a = vec![false; a.len()];
-                let mut forbid_b = vec![false; b.len()];
-                // Each round forbids at least one more node, so this ends.
-                loop {
-                    let matcher = Matcher::new(
-                        func,
-                        &a,
-                        &b,
-                        Direction::Sink,
-                        opts.rename,
-                        &forbid_a,
-                        &forbid_b,
-                    );
-                    let m = matcher.choose(sink::roots(func, &a, &b), opts.threshold);
-                    if m.pairs.is_empty() {
-                        break;
-                    }
-                    let (bad_a, bad_b) = sink::illegal_uses(func, &uses, &a, &b, &m);
-                    if bad_a.is_empty() && bad_b.is_empty() {
-                        let done = sink::sink(func, &mut uses, join, &a, &b, &m);
-                        stats.sunk += done.pairs;
-                        stats.join_params += done.params;
-                        stats.profit += m.profit;
-                        break;
-                    }
-                    for n in bad_a {
-                        forbid_a[n] = true;
-                    }
-                    for n in bad_b {
-                        forbid_b[n] = true;
-                    }
+            let join = postdom.ipdom(block);
+            match join.map(|j| (j, sink_arms(func, &cfg, j))) {
+                Some((join, Some(preds))) if preds.len() == 2 => {
+                    let (a, b) = (Arm::new(func, preds[0]), Arm::new(func, preds[1]));
+                    sink_pair(func, &mut uses, join, &a, &b, opts, &mut stats);
                 }
+                Some((join, Some(preds))) => {
+                    let arms: Vec<Arm> = preds.iter().map(|&p| Arm::new(func, p)).collect();
+                    let done = multiway::sink_tuples(
+                        func,
+                        &mut uses,
+                        join,
+                        &arms,
+                        opts.rename,
+                        opts.threshold,
+                    );
+                    stats.sunk += done.tuples;
+                    stats.join_params += done.params;
+                    stats.profit += done.profit;
+                    stats.multiway += u64::from(done.tuples > 0);
+                }
+                _ => {}
             }
         }
     }
@@ -282,15 +275,58 @@ fn returns_to(cfg: &ControlFlowGraph<Block>, from: Block, target: Block, stop: B
     false
 }
 
-/// The reconvergence point `join` and its two predecessors, when it has exactly two and
-/// each ends in a jump to it.
-fn sink_arms(
-    func: &Function,
-    cfg: &ControlFlowGraph<Block>,
+/// Sinks the common expressions of the two arms `a` and `b` into `join`: the matching is
+/// recomputed with the nodes whose results are read where the merged result cannot stand
+/// in forbidden, until what is left is legal.
+fn sink_pair(
+    func: &mut Function,
+    uses: &mut Uses,
     join: Block,
-) -> Option<(Block, Block, Block)> {
+    a: &Arm,
+    b: &Arm,
+    opts: &Options,
+    stats: &mut Stats,
+) {
+    let mut forbid_a = vec![false; a.len()];
+    let mut forbid_b = vec![false; b.len()];
+    // Each round forbids at least one more node, so this ends.
+    loop {
+        let matcher = Matcher::new(
+            func,
+            a,
+            b,
+            Direction::Sink,
+            opts.rename,
+            &forbid_a,
+            &forbid_b,
+        );
+        let m = matcher.choose(sink::roots(func, a, b), opts.threshold);
+        if m.pairs.is_empty() {
+            return;
+        }
+        let (bad_a, bad_b) = sink::illegal_uses(func, uses, a, b, &m);
+        if bad_a.is_empty() && bad_b.is_empty() {
+            let done = sink::sink(func, uses, join, a, b, &m);
+            stats.sunk += done.pairs;
+            stats.join_params += done.params;
+            stats.profit += m.profit;
+            return;
+        }
+        for n in bad_a {
+            forbid_a[n] = true;
+        }
+        for n in bad_b {
+            forbid_b[n] = true;
+        }
+    }
+}
+
+/// The predecessors of the reconvergence point `join`, when it has two or more, all
+/// distinct, and each ends in a jump to it.
+fn sink_arms(func: &Function, cfg: &ControlFlowGraph<Block>, join: Block) -> Option<Vec<Block>> {
     let preds = cfg.preds(join);
-    if preds.len() != 2 || preds[0] == preds[1] {
+    let distinct: std::collections::HashSet<_> = preds.iter().collect();
+    if preds.len() < 2 || distinct.len() != preds.len() {
         return None;
     }
     let jumps_here = |b: Block| {
@@ -299,5 +335,5 @@ fn sink_arms(
             data.opcode() == Opcode::Jump && data.branch_destinations()[0].block == join
         })
     };
-    (jumps_here(preds[0]) && jumps_here(preds[1])).then_some((join, preds[0], preds[1]))
+    preds.iter().all(|&b| jumps_here(b)).then(|| preds.to_vec())
 }

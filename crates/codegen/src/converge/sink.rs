@@ -35,7 +35,8 @@ pub fn roots(func: &Function, a: &Arm, b: &Arm) -> Vec<(usize, usize)> {
         .collect()
 }
 
-fn jump_args(func: &Function, block: Block) -> Vec<Value> {
+/// The arguments of the jump ending `block`.
+pub fn jump_args(func: &Function, block: Block) -> Vec<Value> {
     func.terminator(block)
         .map(|t| func.dfg.insts[t].branch_destinations()[0].args.clone())
         .unwrap_or_default()
