@@ -83,7 +83,7 @@ impl IrPass for Converge {
     }
 
     fn description(&self) -> &'static str {
-        "Common Subexpression Convergence: hoist and sink expressions common to both arms of a divergent branch"
+        "Common Subexpression Convergence: hoist and sink the expressions the arms of a divergent branch share (paper: CSC, Algorithm 1)"
     }
 
     fn variants(&self) -> &'static [&'static [(&'static str, &'static str)]] {
