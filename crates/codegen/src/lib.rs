@@ -14,6 +14,7 @@ extern crate alloc;
 
 pub mod cleanup;
 mod context;
+pub mod converge;
 pub mod isa;
 pub mod linearize;
 pub mod linearize_ssa;

@@ -209,6 +209,20 @@ declare_settings! {
     /// and orders the region so that blocks from the other arm of a divergent branch run
     /// between them, hiding the load's latency (branch interleaving, Section 5.1).
     linearize_interleave: bool = false, check anything;
+    /// `converge`'s threshold: the least profit, in the emulator's latency cycles (an ALU
+    /// operation 4, a global load 400), that a common expression of two divergent arms must
+    /// bring — its matched instructions' latencies minus 4 for every renamed operand —
+    /// to be hoisted or sunk. 0 moves every expression that costs no more than it saves.
+    converge_threshold: u32 = 0, check anything;
+    /// `converge` matches instructions whose operands differ between the arms, renaming
+    /// them with a `select` before the branch or a parameter of the reconvergence point
+    /// (Listings 1.7/1.8 of the paper). Off, only identical operands match.
+    converge_rename: bool = true, check anything;
+    /// `converge` hoists common expressions of a divergent branch's arms to the branch.
+    converge_hoist: bool = true, check anything;
+    /// `converge` sinks common expressions of a divergent branch's arms to its
+    /// reconvergence point.
+    converge_sink: bool = true, check anything;
 }
 
 impl Settings {
@@ -273,7 +287,7 @@ mod tests {
         assert!(Settings::builder().set("verify", "maybe").is_err());
         assert!(Settings::builder().set("ptx_target", "sm_60").is_err());
         assert!(Settings::builder().set_assignment("verify").is_err());
-        assert_eq!(Settings::DESCRIPTIONS.len(), 12);
+        assert_eq!(Settings::DESCRIPTIONS.len(), 16);
         assert!(Settings::builder().set("linearize_stage", "ir").is_err());
         assert!(Settings::builder()
             .set("linearize_regions", "some")

@@ -1,0 +1,97 @@
+//! Hoist: the matched pairs of the two arms' entry blocks move, as one instruction each,
+//! to the end of the block holding the divergent branch (Listings 1.1/1.2).
+//!
+//! Every lane that reaches the branch runs exactly one of the two arms' entry blocks, so
+//! it ran exactly one instruction of each pair; after the hoist it runs the merged
+//! instruction once, with its own operands: where the arms read different values `x` and
+//! `y`, a `select c, x, y` on the branch condition `c` gives each lane the operand of the
+//! arm it takes (operand renaming, Listings 1.7/1.8). Every use of either original result
+//! reads the merged one, which dominates both arms.
+
+use super::dag::Arm;
+use super::matching::Matching;
+use super::uses::Uses;
+use std::collections::HashMap;
+use warplift_ir::{Block, Function, InstructionData, Opcode, Value};
+
+/// What a hoist did.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct Hoisted {
+    /// Pairs merged into one instruction before the branch.
+    pub pairs: u64,
+    /// `select`s inserted for renamed operands.
+    pub selects: u64,
+}
+
+/// Hoists `matching`'s pairs of `then_arm` and `else_arm` into `branch_block`, whose
+/// `brif` tests `cond`.
+pub fn hoist(
+    func: &mut Function,
+    uses: &mut Uses,
+    branch_block: Block,
+    cond: Value,
+    then_arm: &Arm,
+    else_arm: &Arm,
+    matching: &Matching,
+) -> Hoisted {
+    let mut done = Hoisted::default();
+    let mut selects: HashMap<(Value, Value), Value> = HashMap::new();
+    for pair in &matching.pairs {
+        let (ia, ib) = (then_arm.insts[pair.a], else_arm.insts[pair.b]);
+        let xs = func.dfg.insts[ia].args().to_vec();
+        let mut ys = func.dfg.insts[ib].args().to_vec();
+        if pair.swapped {
+            ys.swap(0, 1);
+        }
+        let mut data = func.dfg.insts[ia].clone();
+        let mut args = Vec::with_capacity(xs.len());
+        for (&x, &y) in xs.iter().zip(&ys) {
+            if x == y {
+                args.push(x);
+                continue;
+            }
+            let v = *selects.entry((x, y)).or_insert_with(|| {
+                let ty = func.dfg.value_type(x);
+                let sel = func.dfg.make_inst(
+                    InstructionData::Ternary {
+                        opcode: Opcode::Select,
+                        args: [cond, x, y],
+                    },
+                    Some(ty),
+                );
+                func.srclocs[sel] = func.srclocs[ia];
+                place_before_terminator(func, sel, branch_block);
+                uses.add(func, sel);
+                done.selects += 1;
+                func.dfg.inst_result(sel).expect("select has a result")
+            });
+            args.push(v);
+        }
+        data.args_mut().copy_from_slice(&args);
+        let ra = func
+            .dfg
+            .inst_result(ia)
+            .expect("matched instructions have results");
+        let rb = func
+            .dfg
+            .inst_result(ib)
+            .expect("matched instructions have results");
+        let ty = func.dfg.value_type(ra);
+        let merged = func.dfg.make_inst(data, Some(ty));
+        func.srclocs[merged] = func.srclocs[ia];
+        place_before_terminator(func, merged, branch_block);
+        uses.add(func, merged);
+        let r = func.dfg.inst_result(merged).expect("merged has a result");
+        func.layout.remove_inst(ia);
+        func.layout.remove_inst(ib);
+        uses.replace(func, ra, r);
+        uses.replace(func, rb, r);
+        done.pairs += 1;
+    }
+    done
+}
+
+fn place_before_terminator(func: &mut Function, inst: warplift_ir::Inst, block: Block) {
+    let at = func.layout.block_insts(block).len().saturating_sub(1);
+    func.layout.insert_inst(inst, block, at);
+}

@@ -1,0 +1,339 @@
+//! Common Subexpression Convergence (`--passes converge`): moves the expressions that both
+//! arms of a divergent branch compute out of the arms, to where the warp runs converged.
+//!
+//! The algorithm is that of "Common Subexpression Convergence: A New Code Optimization
+//! for SIMT Processors" (Algorithm 1), made fully automatic. On a SIMT machine the two
+//! arms of a divergent branch run one after the other, each with part of the warp; an
+//! instruction both arms execute is issued twice at half efficiency. Executed once before
+//! the branch (Hoist) or once after the arms reconverge (Sink), it is issued once with
+//! every lane active. Take Listing 1.7 of the paper, in warplift IR:
+//!
+//! ```text
+//! block0:                              block0:
+//!     brif v0, block1, block2              v9 = select v0, v1, v3   ; renamed operand
+//! block1:                                  v10 = imul v9, v2        ; hoisted
+//!     v5 = imul v1, v2     ; b * c         brif v0, block1, block2
+//!     jump block3(v5)                  block1:
+//! block2:                       ==>        jump block3(v10)
+//!     v6 = imul v3, v2     ; d * c     block2:
+//!     jump block3(v6)                      jump block3(v10)
+//! ```
+//!
+//! Each divergent branch (by [`warplift_ir::divergence`]) is visited innermost first
+//! (post-order), as the paper's bottom-up walk of the program structure tree does:
+//!
+//! 1. **Expression DAGs** ([`dag`]): the entry blocks of the two sides, when the branch is
+//!    their only predecessor (every lane of a side runs its entry block exactly once).
+//! 2. **Matching** ([`matching`]): the dynamic-programming table `T(i, j)` of Section 3.1
+//!    with the benefit of a pair weighted by the emulator's latency of its opcode
+//!    ([`cost`]) and a cost of one copy per renamed operand; roots are chosen as in
+//!    Algorithm 1 and kept when their profit reaches the `converge_threshold` setting.
+//! 3. **Legality** ([`pdg`]): data dependences are the DAG's edges (a pair hoists only with
+//!    the operands it depends on in the arm, or none); memory dependences keep a load
+//!    behind the stores, atomics and barriers of its arm that may touch its bytes; stores,
+//!    atomics and barriers never move.
+//! 4. **Hoist** ([`hoist`]) to the end of the branch's block, operands renamed by `select`.
+//! 5. **Sink** ([`sink`]): when the branch's reconvergence point has exactly the two
+//!    blocks that jump to it as predecessors, the same matching over those blocks (rooted
+//!    at the values they pass to it) moves pairs to its start, operands renamed through
+//!    new block parameters. A pair sinks only when nothing but sunk pairs and the jump
+//!    reads it (Listing 1.3 sinks, Listing 1.5 — whose one arm uses the product — does
+//!    not).
+//!
+//! Every transformation keeps each lane's own sequence of operations and values: a lane
+//! runs the merged instruction where it ran its arm's copy, with its arm's operands. So
+//! nothing runs on a lane that would not have run it (no speculation: a load that may
+//! fault, or a division, never reaches another lane), and the SIMT efficiency cannot
+//! decrease — the paper's guarantee for all three transformations. Moves are only out of
+//! the arms, never into one.
+//!
+//! 6. **Multi-way** ([`multiway`]): a reconvergence point with three or more predecessors
+//!    ending in jumps to it (a divergent `br_table`) gets the expressions common to all of
+//!    them, matched arm by arm against the first.
+//!
+//! Not done here: the paper's Split (a temporary reconvergence point inside the arms,
+//! Listings 1.5/1.6) and the flattening of nested branches (Listings 1.10/1.11); a branch
+//! whose arms offer nothing legal is left as it is, and the kernel with it.
+
+pub mod cost;
+pub mod dag;
+pub mod hoist;
+pub mod matching;
+pub mod multiway;
+pub mod pdg;
+pub mod sink;
+pub mod uses;
+
+use crate::passes::{IrPass, PassError, PassReport};
+use crate::settings::Settings;
+use dag::Arm;
+use matching::Matcher;
+use pdg::Direction;
+use uses::Uses;
+use warplift_ir::cfg::{ControlFlowGraph, PostDominatorTree};
+use warplift_ir::divergence::Divergence;
+use warplift_ir::{Block, Function, InstructionData, Opcode};
+
+/// The `converge` IR pass.
+pub struct Converge;
+
+impl IrPass for Converge {
+    fn name(&self) -> &'static str {
+        "converge"
+    }
+
+    fn description(&self) -> &'static str {
+        "Common Subexpression Convergence: hoist and sink the expressions the arms of a divergent branch share (paper: CSC, Algorithm 1)"
+    }
+
+    fn variants(&self) -> &'static [&'static [(&'static str, &'static str)]] {
+        // Everything on, and sinking alone (which then sees the expressions a hoist
+        // would have taken); the threshold and renaming only ever remove moves.
+        &[&[], &[("converge_hoist", "false")]]
+    }
+
+    fn run(&self, func: &mut Function, settings: &Settings) -> Result<PassReport, PassError> {
+        Ok(converge(func, &Options::from_settings(settings)).report())
+    }
+}
+
+/// What the pass may do.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Options {
+    /// The least profit (cycles of benefit minus copies) a matched expression must bring.
+    pub threshold: i64,
+    /// Match instructions whose operands differ, renaming them (`select`, join parameter).
+    pub rename: bool,
+    /// Hoist to the branch.
+    pub hoist: bool,
+    /// Sink to the reconvergence point.
+    pub sink: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options::from_settings(&Settings::default())
+    }
+}
+
+impl Options {
+    /// The options the `converge_*` settings give.
+    pub fn from_settings(s: &Settings) -> Options {
+        Options {
+            threshold: i64::from(s.converge_threshold),
+            rename: s.converge_rename,
+            hoist: s.converge_hoist,
+            sink: s.converge_sink,
+        }
+    }
+}
+
+/// What the pass did to one kernel.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Divergent branches visited.
+    pub divergent_branches: u64,
+    /// Instruction pairs hoisted (each pair became one instruction).
+    pub hoisted: u64,
+    /// Instruction pairs sunk.
+    pub sunk: u64,
+    /// `select`s inserted by hoists for renamed operands.
+    pub selects: u64,
+    /// Parameters added to reconvergence points by sinks for renamed operands.
+    pub join_params: u64,
+    /// Reconvergence points of three or more arms that expressions sank into.
+    pub multiway: u64,
+    /// The summed profit of the moved expressions, in cycles.
+    pub profit: i64,
+}
+
+impl Stats {
+    /// The statistics as a pass report.
+    pub fn report(&self) -> PassReport {
+        PassReport {
+            counts: vec![
+                ("divergent branches", self.divergent_branches),
+                ("hoisted", self.hoisted),
+                ("sunk", self.sunk),
+                ("selects", self.selects),
+                ("join params", self.join_params),
+                ("multi-way sinks", self.multiway),
+                ("profit", self.profit.max(0) as u64),
+            ],
+        }
+    }
+}
+
+/// Runs Common Subexpression Convergence on `func`.
+pub fn converge(func: &mut Function, opts: &Options) -> Stats {
+    let cfg = ControlFlowGraph::compute(func);
+    let postdom = PostDominatorTree::compute(&cfg);
+    let divergence = Divergence::compute(func);
+    let mut uses = Uses::compute(func);
+    let mut stats = Stats::default();
+    let order = cfg.reverse_post_order();
+    for &block in order.iter().rev() {
+        if !divergence.is_divergent_branch(block) {
+            continue;
+        }
+        stats.divergent_branches += 1;
+        if opts.hoist {
+            let arms = postdom
+                .ipdom(block)
+                .and_then(|join| hoist_arms(func, &cfg, block, join));
+            if let Some((cond, then_block, else_block)) = arms {
+                let a = Arm::new(func, then_block);
+                let b = Arm::new(func, else_block);
+                let none_a = vec![false; a.len()];
+                let none_b = vec![false; b.len()];
+                let m = Matcher::new(
+                    func,
+                    &a,
+                    &b,
+                    Direction::Hoist,
+                    opts.rename,
+                    &none_a,
+                    &none_b,
+                )
+                .best(opts.threshold);
+                if !m.pairs.is_empty() {
+                    let done = hoist::hoist(func, &mut uses, block, cond, &a, &b, &m);
+                    stats.hoisted += done.pairs;
+                    stats.selects += done.selects;
+                    stats.profit += m.profit;
+                }
+            }
+        }
+        if opts.sink {
+            let join = postdom.ipdom(block);
+            match join.map(|j| (j, sink_arms(func, &cfg, j))) {
+                Some((join, Some(preds))) if preds.len() == 2 => {
+                    let (a, b) = (Arm::new(func, preds[0]), Arm::new(func, preds[1]));
+                    sink_pair(func, &mut uses, join, &a, &b, opts, &mut stats);
+                }
+                Some((join, Some(preds))) => {
+                    let arms: Vec<Arm> = preds.iter().map(|&p| Arm::new(func, p)).collect();
+                    let done = multiway::sink_tuples(
+                        func,
+                        &mut uses,
+                        join,
+                        &arms,
+                        opts.rename,
+                        opts.threshold,
+                    );
+                    stats.sunk += done.tuples;
+                    stats.join_params += done.params;
+                    stats.profit += done.profit;
+                    stats.multiway += u64::from(done.tuples > 0);
+                }
+                _ => {}
+            }
+        }
+    }
+    stats
+}
+
+/// The condition and the two sides of `block`'s `brif`, when each side's entry block has
+/// `block` as its only predecessor and no parameters, and every lane at the branch runs
+/// exactly one of them once before reconverging at `join`: neither is `join` itself
+/// (that side is empty) nor leads back to the branch before `join` (a loop's body, whose
+/// exit runs once while the body runs every iteration).
+fn hoist_arms(
+    func: &Function,
+    cfg: &ControlFlowGraph<Block>,
+    block: Block,
+    join: Block,
+) -> Option<(warplift_ir::Value, Block, Block)> {
+    let term = func.terminator(block)?;
+    let InstructionData::Brif { arg, dests, .. } = &func.dfg.insts[term] else {
+        return None;
+    };
+    let (t, e) = (dests[0].block, dests[1].block);
+    let alone = |b: Block| {
+        b != join
+            && cfg.preds(b) == [block]
+            && func.dfg.block_params(b).is_empty()
+            && !returns_to(cfg, b, block, join)
+    };
+    (t != e && alone(t) && alone(e)).then_some((*arg, t, e))
+}
+
+/// Does a path from `from` reach `target` without passing `stop`?
+fn returns_to(cfg: &ControlFlowGraph<Block>, from: Block, target: Block, stop: Block) -> bool {
+    let mut seen = std::collections::HashSet::from([from]);
+    let mut stack = vec![from];
+    while let Some(b) = stack.pop() {
+        for &s in cfg.succs(b) {
+            if s == target {
+                return true;
+            }
+            if s != stop && seen.insert(s) {
+                stack.push(s);
+            }
+        }
+    }
+    false
+}
+
+/// Sinks the common expressions of the two arms `a` and `b` into `join`: the matching is
+/// recomputed with the nodes whose results are read where the merged result cannot stand
+/// in forbidden, until what is left is legal.
+fn sink_pair(
+    func: &mut Function,
+    uses: &mut Uses,
+    join: Block,
+    a: &Arm,
+    b: &Arm,
+    opts: &Options,
+    stats: &mut Stats,
+) {
+    let mut forbid_a = vec![false; a.len()];
+    let mut forbid_b = vec![false; b.len()];
+    // Each round forbids at least one more node, so this ends.
+    loop {
+        let matcher = Matcher::new(
+            func,
+            a,
+            b,
+            Direction::Sink,
+            opts.rename,
+            &forbid_a,
+            &forbid_b,
+        );
+        let m = matcher.choose(sink::roots(func, a, b), opts.threshold);
+        if m.pairs.is_empty() {
+            return;
+        }
+        let (bad_a, bad_b) = sink::illegal_uses(func, uses, a, b, &m);
+        if bad_a.is_empty() && bad_b.is_empty() {
+            let done = sink::sink(func, uses, join, a, b, &m);
+            stats.sunk += done.pairs;
+            stats.join_params += done.params;
+            stats.profit += m.profit;
+            return;
+        }
+        for n in bad_a {
+            forbid_a[n] = true;
+        }
+        for n in bad_b {
+            forbid_b[n] = true;
+        }
+    }
+}
+
+/// The predecessors of the reconvergence point `join`, when it has two or more, all
+/// distinct, and each ends in a jump to it.
+fn sink_arms(func: &Function, cfg: &ControlFlowGraph<Block>, join: Block) -> Option<Vec<Block>> {
+    let preds = cfg.preds(join);
+    let distinct: std::collections::HashSet<_> = preds.iter().collect();
+    if preds.len() < 2 || distinct.len() != preds.len() {
+        return None;
+    }
+    let jumps_here = |b: Block| {
+        func.terminator(b).is_some_and(|t| {
+            let data = &func.dfg.insts[t];
+            data.opcode() == Opcode::Jump && data.branch_destinations()[0].block == join
+        })
+    };
+    preds.iter().all(|&b| jumps_here(b)).then(|| preds.to_vec())
+}

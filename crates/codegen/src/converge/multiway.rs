@@ -1,0 +1,273 @@
+//! Sink across more than two arms: the multi-way case (a divergent `br_table`, or a
+//! reconvergence point several divergent paths reach), which the paper's microbenchmark
+//! "multi-way switch" exercises.
+//!
+//! The reconvergence point `J` has `N ≥ 3` predecessors, each ending in a jump to it; every
+//! lane arriving at `J` ran exactly one of them. The first arm is matched against each
+//! other arm with the two-arm table ([`super::matching`], rooted at the values passed to
+//! `J`); a node of the first arm sinks when every table matches it, as one *tuple* of `N`
+//! instructions. An operand slot of a tuple reads the merged result of another tuple when
+//! every arm's operand is that tuple's member, the common value when all arms read the
+//! same one, and otherwise a new parameter of `J` to which each arm passes its own
+//! operand. A tuple sinks only when its members' results are read by nothing but tuples
+//! (through merged slots) and by the jumps at positions where every arm passes the same
+//! tuple; tuples failing that are dropped until the rest is legal.
+
+use super::dag::Arm;
+use super::matching::{Matcher, Matching, Pair};
+use super::pdg::Direction;
+use super::sink::{jump_args, roots};
+use super::uses::Uses;
+use std::collections::HashMap;
+use warplift_ir::{Block, Function, Value};
+
+/// What a multi-way sink did.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct SunkTuples {
+    /// Tuples (one instruction per arm) merged into one instruction at `J`.
+    pub tuples: u64,
+    /// Parameters added to `J` for renamed operands.
+    pub params: u64,
+    /// The summed profit of the matchings kept.
+    pub profit: i64,
+}
+
+/// One arm's member of each tuple, by first-arm node; `None` for an arm where the node
+/// has no partner.
+struct Tuples {
+    /// `members[k][i]`: the node of arm `k` matched with node `i` of arm 0.
+    members: Vec<HashMap<usize, Pair>>,
+    /// The first arm's nodes that form tuples, in order.
+    nodes: Vec<usize>,
+}
+
+/// Sinks the expressions common to every arm of `arms` into `join`.
+pub fn sink_tuples(
+    func: &mut Function,
+    uses: &mut Uses,
+    join: Block,
+    arms: &[Arm],
+    rename: bool,
+    threshold: i64,
+) -> SunkTuples {
+    let first = &arms[0];
+    let mut profit = 0;
+    let mut members: Vec<HashMap<usize, Pair>> = vec![HashMap::new()];
+    let none0 = vec![false; first.len()];
+    for other in &arms[1..] {
+        let none = vec![false; other.len()];
+        let matcher = Matcher::new(func, first, other, Direction::Sink, rename, &none0, &none);
+        let m: Matching = matcher.choose(roots(func, first, other), threshold);
+        if m.pairs.is_empty() {
+            return SunkTuples::default();
+        }
+        profit += m.profit;
+        members.push(m.pairs.iter().map(|p| (p.a, *p)).collect());
+    }
+    let mut nodes: Vec<usize> = (0..first.len())
+        .filter(|i| members[1..].iter().all(|m| m.contains_key(i)))
+        .collect();
+    // Drop tuples whose results are read where the merged result cannot stand in.
+    loop {
+        let tuples = Tuples {
+            members: members.clone(),
+            nodes: nodes.clone(),
+        };
+        let bad = illegal(func, uses, arms, &tuples);
+        if bad.is_empty() {
+            break;
+        }
+        nodes.retain(|n| !bad.contains(n));
+    }
+    if nodes.is_empty() {
+        return SunkTuples::default();
+    }
+    let tuples = Tuples { members, nodes };
+    let mut done = apply(func, uses, join, arms, &tuples);
+    done.profit = profit;
+    done
+}
+
+/// The member of tuple `i` in arm `k`, and whether its operands are swapped.
+fn member(arms: &[Arm], t: &Tuples, k: usize, i: usize) -> (warplift_ir::Inst, bool) {
+    if k == 0 {
+        return (arms[0].insts[i], false);
+    }
+    let p = t.members[k][&i];
+    (arms[k].insts[p.b], p.swapped)
+}
+
+fn operands(func: &Function, inst: warplift_ir::Inst, swapped: bool) -> Vec<Value> {
+    let mut args = func.dfg.insts[inst].args().to_vec();
+    if swapped {
+        args.swap(0, 1);
+    }
+    args
+}
+
+/// The tuple whose member in arm `k` defines `v`, if any.
+fn tuple_of(func: &Function, arms: &[Arm], t: &Tuples, k: usize, v: Value) -> Option<usize> {
+    let node = arms[k].node_of(func, v)?;
+    if k == 0 {
+        return t.nodes.contains(&node).then_some(node);
+    }
+    t.nodes
+        .iter()
+        .copied()
+        .find(|&i| t.members[k][&i].b == node)
+}
+
+/// Slot `s` of tuple `i` reads tuple `c` in every arm.
+fn merged_slot(func: &Function, arms: &[Arm], t: &Tuples, i: usize, s: usize) -> Option<usize> {
+    let mut common = None;
+    for k in 0..arms.len() {
+        let (inst, swapped) = member(arms, t, k, i);
+        let v = operands(func, inst, swapped)[s];
+        let c = tuple_of(func, arms, t, k, v)?;
+        if common.is_some_and(|x| x != c) {
+            return None;
+        }
+        common = Some(c);
+    }
+    common
+}
+
+/// The first-arm nodes of tuples some member of which is read where the merged result
+/// cannot stand in for it.
+fn illegal(func: &Function, uses: &Uses, arms: &[Arm], t: &Tuples) -> Vec<usize> {
+    let jumps: Vec<Vec<Value>> = arms.iter().map(|a| jump_args(func, a.block)).collect();
+    let mut bad = Vec::new();
+    for &i in &t.nodes {
+        let ok = (0..arms.len()).all(|k| {
+            let (inst, _) = member(arms, t, k, i);
+            let Some(r) = func.dfg.inst_result(inst) else {
+                return false;
+            };
+            uses.of(func, r).all(|user| {
+                if Some(user) == func.terminator(arms[k].block) {
+                    // Every position passing `r` passes tuple `i` in every arm.
+                    return jumps[k].iter().enumerate().all(|(pos, &v)| {
+                        v != r
+                            || (0..arms.len())
+                                .all(|q| tuple_of(func, arms, t, q, jumps[q][pos]) == Some(i))
+                    });
+                }
+                let Some(u) = t
+                    .nodes
+                    .iter()
+                    .copied()
+                    .find(|&u| member(arms, t, k, u).0 == user)
+                else {
+                    return false;
+                };
+                let (uinst, swapped) = member(arms, t, k, u);
+                operands(func, uinst, swapped)
+                    .iter()
+                    .enumerate()
+                    .all(|(s, &v)| v != r || merged_slot(func, arms, t, u, s) == Some(i))
+            })
+        });
+        if !ok {
+            bad.push(i);
+        }
+    }
+    bad
+}
+
+fn apply(
+    func: &mut Function,
+    uses: &mut Uses,
+    join: Block,
+    arms: &[Arm],
+    t: &Tuples,
+) -> SunkTuples {
+    let mut done = SunkTuples::default();
+    let terms: Vec<_> = arms
+        .iter()
+        .map(|a| func.terminator(a.block).expect("arm ends in a jump"))
+        .collect();
+    let original_params = func.dfg.block_params(join).len();
+    let mut params: HashMap<Vec<Value>, Value> = HashMap::new();
+    let mut merged: HashMap<usize, Value> = HashMap::new();
+    let mut at = 0;
+    for &i in &t.nodes {
+        let insts: Vec<_> = (0..arms.len()).map(|k| member(arms, t, k, i)).collect();
+        let slots = func.dfg.insts[insts[0].0].args().len();
+        let mut args = Vec::with_capacity(slots);
+        for s in 0..slots {
+            if let Some(c) = merged_slot(func, arms, t, i, s) {
+                args.push(merged[&c]);
+                continue;
+            }
+            let vs: Vec<Value> = insts
+                .iter()
+                .map(|&(inst, sw)| operands(func, inst, sw)[s])
+                .collect();
+            if vs.iter().all(|&v| v == vs[0]) {
+                args.push(vs[0]);
+                continue;
+            }
+            let p = match params.get(&vs) {
+                Some(&p) => p,
+                None => {
+                    let p = func
+                        .dfg
+                        .append_block_param(join, func.dfg.value_type(vs[0]));
+                    for (k, &v) in vs.iter().enumerate() {
+                        func.dfg.insts[terms[k]].branch_destinations_mut()[0]
+                            .args
+                            .push(v);
+                    }
+                    done.params += 1;
+                    params.insert(vs, p);
+                    p
+                }
+            };
+            args.push(p);
+        }
+        let mut data = func.dfg.insts[insts[0].0].clone();
+        data.args_mut().copy_from_slice(&args);
+        let ty = func
+            .dfg
+            .value_type(func.dfg.inst_result(insts[0].0).expect("has a result"));
+        let new = func.dfg.make_inst(data, Some(ty));
+        func.srclocs[new] = func.srclocs[insts[0].0];
+        func.layout.insert_inst(new, join, at);
+        at += 1;
+        uses.add(func, new);
+        let r = func.dfg.inst_result(new).expect("has a result");
+        merged.insert(i, r);
+        done.tuples += 1;
+    }
+    // Replace the members' results and the parameters they were passed to.
+    let mut results: HashMap<Value, usize> = HashMap::new();
+    for &i in &t.nodes {
+        for k in 0..arms.len() {
+            if let Some(r) = func.dfg.inst_result(member(arms, t, k, i).0) {
+                results.insert(r, i);
+            }
+        }
+    }
+    for k in (0..original_params).rev() {
+        let v0 = func.dfg.insts[terms[0]].branch_destinations()[0].args[k];
+        if let Some(&i) = results.get(&v0) {
+            let param = func.dfg.block_params(join)[k];
+            uses.replace(func, param, merged[&i]);
+            func.dfg.remove_block_param(join, k);
+            for &term in &terms {
+                func.dfg.insts[term].branch_destinations_mut()[0]
+                    .args
+                    .remove(k);
+            }
+        }
+    }
+    for &i in &t.nodes {
+        for k in 0..arms.len() {
+            let inst = member(arms, t, k, i).0;
+            let r = func.dfg.inst_result(inst).expect("has a result");
+            func.layout.remove_inst(inst);
+            uses.replace(func, r, merged[&i]);
+        }
+    }
+    done
+}

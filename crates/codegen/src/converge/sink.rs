@@ -1,0 +1,181 @@
+//! Sink: the matched pairs of the two blocks that jump to a divergent branch's
+//! reconvergence point move, as one instruction each, to the start of that point
+//! (Listings 1.3/1.4).
+//!
+//! The reconvergence point `J` has exactly the two arm blocks as predecessors, so every
+//! lane arriving at `J` ran exactly one instruction of each pair. A pair sinks only when
+//! its results are read by nothing but sunk pairs (in the same operand slot on both sides)
+//! and the jump to `J` (in the same argument position on both sides): the parameter of `J`
+//! that received them becomes the merged instruction's result. Operands that differ
+//! between the arms become new parameters of `J` (operand renaming: the copies of
+//! Listing 1.8 are the jumps' arguments).
+
+use super::dag::Arm;
+use super::matching::{Matching, Pair};
+use super::uses::Uses;
+use std::collections::HashMap;
+use warplift_ir::{Block, Function, Inst, Value};
+
+/// What a sink did.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct Sunk {
+    /// Pairs merged into one instruction at the reconvergence point.
+    pub pairs: u64,
+    /// Parameters added to the reconvergence point for renamed operands.
+    pub params: u64,
+}
+
+/// The argument positions of the two arms' jumps to `join` where both pass a result of
+/// their own arm: the roots of the matching.
+pub fn roots(func: &Function, a: &Arm, b: &Arm) -> Vec<(usize, usize)> {
+    let (xs, ys) = (jump_args(func, a.block), jump_args(func, b.block));
+    xs.iter()
+        .zip(&ys)
+        .filter_map(|(&x, &y)| Some((a.node_of(func, x)?, b.node_of(func, y)?)))
+        .collect()
+}
+
+/// The arguments of the jump ending `block`.
+pub fn jump_args(func: &Function, block: Block) -> Vec<Value> {
+    func.terminator(block)
+        .map(|t| func.dfg.insts[t].branch_destinations()[0].args.clone())
+        .unwrap_or_default()
+}
+
+/// The nodes of `matching` whose results are read where the merged result cannot stand
+/// in for them: by an instruction that stays in the arm, by a sunk pair in a slot whose
+/// other side is not the partner, or by the jump at a position whose other side is not
+/// the partner. Empty when the sink is legal. Returns `(side A, side B)` nodes.
+pub fn illegal_uses(
+    func: &Function,
+    uses: &Uses,
+    a: &Arm,
+    b: &Arm,
+    matching: &Matching,
+) -> (Vec<usize>, Vec<usize>) {
+    let by_a: HashMap<usize, Pair> = matching.pairs.iter().map(|p| (p.a, *p)).collect();
+    let by_b: HashMap<usize, Pair> = matching.pairs.iter().map(|p| (p.b, *p)).collect();
+    let (ja, jb) = (jump_args(func, a.block), jump_args(func, b.block));
+    let result = |arm: &Arm, n: usize| func.dfg.inst_result(arm.insts[n]);
+    let mut bad = (Vec::new(), Vec::new());
+    for p in &matching.pairs {
+        let (Some(va), Some(vb)) = (result(a, p.a), result(b, p.b)) else {
+            bad.0.push(p.a);
+            continue;
+        };
+        // Slot `s` of the user pair `q` reads `va` on side A: side B must read `vb` there.
+        let check = |user: Inst, own: &Arm, v: Value, other: Value, side_a: bool| -> bool {
+            if Some(user) == func.terminator(own.block) {
+                let (mine, theirs) = if side_a { (&ja, &jb) } else { (&jb, &ja) };
+                return mine.iter().zip(theirs).all(|(&m, &t)| m != v || t == other);
+            }
+            let Some(node) = own.insts.iter().position(|&i| i == user) else {
+                return false;
+            };
+            let q = if side_a {
+                by_a.get(&node)
+            } else {
+                by_b.get(&node)
+            };
+            let Some(q) = q else { return false };
+            let qa = func.dfg.insts[a.insts[q.a]].args().to_vec();
+            let mut qb = func.dfg.insts[b.insts[q.b]].args().to_vec();
+            if q.swapped {
+                qb.swap(0, 1);
+            }
+            let (mine, theirs) = if side_a { (qa, qb) } else { (qb, qa) };
+            mine.iter()
+                .zip(&theirs)
+                .all(|(&m, &t)| m != v || t == other)
+        };
+        if !uses.of(func, va).all(|u| check(u, a, va, vb, true)) {
+            bad.0.push(p.a);
+        }
+        if !uses.of(func, vb).all(|u| check(u, b, vb, va, false)) {
+            bad.1.push(p.b);
+        }
+    }
+    bad
+}
+
+/// Sinks `matching`'s pairs of arms `a` and `b` (both ending in a jump to `join`, its
+/// only predecessors) into `join`. The matching must have no [`illegal_uses`].
+pub fn sink(
+    func: &mut Function,
+    uses: &mut Uses,
+    join: Block,
+    a: &Arm,
+    b: &Arm,
+    matching: &Matching,
+) -> Sunk {
+    let mut done = Sunk::default();
+    let ta = func.terminator(a.block).expect("arm ends in a jump");
+    let tb = func.terminator(b.block).expect("arm ends in a jump");
+    let original_params = func.dfg.block_params(join).len();
+    let mut params: HashMap<(Value, Value), Value> = HashMap::new();
+    let mut at = 0;
+    let mut merged_results = std::collections::HashSet::new();
+    for pair in &matching.pairs {
+        let (ia, ib) = (a.insts[pair.a], b.insts[pair.b]);
+        let xs = func.dfg.insts[ia].args().to_vec();
+        let mut ys = func.dfg.insts[ib].args().to_vec();
+        if pair.swapped {
+            ys.swap(0, 1);
+        }
+        let mut data = func.dfg.insts[ia].clone();
+        let mut args = Vec::with_capacity(xs.len());
+        for (&x, &y) in xs.iter().zip(&ys) {
+            if x == y {
+                args.push(x);
+                continue;
+            }
+            let v = *params.entry((x, y)).or_insert_with(|| {
+                let p = func.dfg.append_block_param(join, func.dfg.value_type(x));
+                func.dfg.insts[ta].branch_destinations_mut()[0].args.push(x);
+                func.dfg.insts[tb].branch_destinations_mut()[0].args.push(y);
+                done.params += 1;
+                p
+            });
+            args.push(v);
+        }
+        data.args_mut().copy_from_slice(&args);
+        let ra = func
+            .dfg
+            .inst_result(ia)
+            .expect("matched instructions have results");
+        let rb = func
+            .dfg
+            .inst_result(ib)
+            .expect("matched instructions have results");
+        let merged = func.dfg.make_inst(data, Some(func.dfg.value_type(ra)));
+        func.srclocs[merged] = func.srclocs[ia];
+        func.layout.insert_inst(merged, join, at);
+        at += 1;
+        uses.add(func, merged);
+        let r = func.dfg.inst_result(merged).expect("merged has a result");
+        func.layout.remove_inst(ia);
+        func.layout.remove_inst(ib);
+        uses.replace(func, ra, r);
+        uses.replace(func, rb, r);
+        merged_results.insert(r);
+        done.pairs += 1;
+    }
+    // The jumps now pass merged results (defined in `join`) where they passed the pairs'
+    // results: those parameters are the merged results themselves.
+    for k in (0..original_params).rev() {
+        let x = func.dfg.insts[ta].branch_destinations()[0].args[k];
+        let y = func.dfg.insts[tb].branch_destinations()[0].args[k];
+        if x == y && merged_results.contains(&x) {
+            let param = func.dfg.block_params(join)[k];
+            uses.replace(func, param, x);
+            func.dfg.remove_block_param(join, k);
+            func.dfg.insts[ta].branch_destinations_mut()[0]
+                .args
+                .remove(k);
+            func.dfg.insts[tb].branch_destinations_mut()[0]
+                .args
+                .remove(k);
+        }
+    }
+    done
+}

@@ -1,0 +1,369 @@
+//! `converge` (Common Subexpression Convergence) on the paper's listings: exactly which
+//! instructions move where, and what the pass reports.
+
+use std::path::Path;
+use warplift_codegen::converge::{converge, Options, Stats};
+use warplift_ir::parser::parse_functions;
+use warplift_ir::verifier::verify_function;
+use warplift_ir::Function;
+
+fn corpus(file: &str) -> Function {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/corpus")
+        .join(file);
+    let text = std::fs::read_to_string(&path).unwrap();
+    parse_functions(&text).unwrap().remove(0)
+}
+
+fn parse(text: &str) -> Function {
+    parse_functions(text).unwrap().remove(0)
+}
+
+/// Runs the pass with `opts` and returns the kernel's text after it and the statistics;
+/// the result must verify.
+fn run(mut func: Function, opts: &Options) -> (String, Stats) {
+    let stats = converge(&mut func, opts);
+    verify_function(&func).unwrap_or_else(|e| panic!("{e}\n{func}"));
+    (func.to_string(), stats)
+}
+
+/// The statistics as `(hoisted, sunk, selects, join params)`.
+fn moved(s: &Stats) -> (u64, u64, u64, u64) {
+    (s.hoisted, s.sunk, s.selects, s.join_params)
+}
+
+/// The instructions of `block` in `text` (the kernel's printed form), one per line,
+/// trimmed.
+fn block<'a>(text: &'a str, name: &str) -> Vec<&'a str> {
+    let mut lines = text.lines().skip_while(|l| !l.starts_with(name));
+    lines
+        .next()
+        .unwrap_or_else(|| panic!("no {name} in\n{text}"));
+    lines
+        .take_while(|l| l.starts_with("    "))
+        .map(str::trim)
+        .collect()
+}
+
+#[test]
+fn listing_1_1_hoists_the_product_to_the_branch() {
+    let (text, stats) = run(corpus("csc_hoist_l1_1.wir"), &Options::default());
+    assert_eq!(moved(&stats), (1, 0, 0, 0));
+    assert_eq!(stats.profit, 4);
+    assert_eq!(
+        block(&text, "block0")[10..],
+        [
+            "v90 = iconst.i32 0",
+            "v91 = icmp ne v11, v90",
+            "v92 = imul v4, v6",
+            "brif v91, block1, block2"
+        ]
+    );
+    assert_eq!(
+        block(&text, "block1"),
+        [
+            "v13 = iadd v1, v9",
+            "store global v92, v13",
+            "jump block3(v92)"
+        ]
+    );
+    assert_eq!(block(&text, "block2"), ["jump block3(v92)"]);
+}
+
+#[test]
+fn listing_1_3_sinks_the_product_renaming_b_through_a_join_parameter() {
+    let (text, stats) = run(corpus("csc_sink_l1_3.wir"), &Options::default());
+    assert_eq!(moved(&stats), (0, 1, 0, 1));
+    assert_eq!(
+        block(&text, "block1"),
+        ["v10 = iconst.i32 10", "jump block3(v10)"]
+    );
+    assert_eq!(block(&text, "block2"), ["jump block3(v4)"]);
+    assert_eq!(
+        block(&text, "block3(v92: i32)"),
+        [
+            "v93 = imul v92, v3",
+            "v14 = iadd v0, v7",
+            "store global v93, v14",
+            "return"
+        ]
+    );
+    // Without renaming, `10 * c` and `b * c` are different computations.
+    let opts = Options {
+        rename: false,
+        ..Options::default()
+    };
+    let (_, stats) = run(corpus("csc_sink_l1_3.wir"), &opts);
+    assert_eq!(moved(&stats), (0, 0, 0, 0));
+}
+
+#[test]
+fn listing_1_5_needs_split_and_is_left_unchanged() {
+    let func = corpus("csc_split_l1_5.wir");
+    let before = func.to_string();
+    let (text, stats) = run(func, &Options::default());
+    assert_eq!(moved(&stats), (0, 0, 0, 0));
+    assert_eq!(text, before);
+}
+
+#[test]
+fn listing_1_7_renames_the_differing_operand_with_a_select() {
+    let (text, stats) = run(corpus("csc_rename_l1_7.wir"), &Options::default());
+    assert_eq!(moved(&stats), (1, 0, 1, 0));
+    assert_eq!(stats.profit, 0);
+    assert_eq!(
+        block(&text, "block0")[12..],
+        [
+            "v92 = select v91, v3, v6",
+            "v93 = imul v92, v5",
+            "brif v91, block1, block2"
+        ]
+    );
+    assert_eq!(block(&text, "block1"), ["jump block3(v93)"]);
+    assert_eq!(block(&text, "block2"), ["jump block3(v93)"]);
+    // The multiplication saves 4 cycles and the select costs 4: a threshold of 1 keeps it.
+    let opts = Options {
+        threshold: 1,
+        ..Options::default()
+    };
+    assert_eq!(
+        moved(&run(corpus("csc_rename_l1_7.wir"), &opts).1),
+        (0, 0, 0, 0)
+    );
+}
+
+#[test]
+fn listing_1_9_hoists_a_and_sinks_e_as_the_matching_of_figure_1_says() {
+    let (text, stats) = run(corpus("csc_dp_l1_9.wir"), &Options::default());
+    // a = b*c rises (4 cycles, no copy); e = x*x sinks with x = d or f renamed once
+    // (4 - 4); d = a+c and f = a/c differ in operator and stay.
+    assert_eq!(moved(&stats), (1, 1, 0, 1));
+    assert_eq!(stats.profit, 4);
+    assert_eq!(
+        block(&text, "block0").last(),
+        Some(&"brif v91, block1, block2")
+    );
+    assert!(block(&text, "block0").contains(&"v92 = imul v3, v5"));
+    assert_eq!(
+        block(&text, "block1"),
+        ["v11 = iadd v92, v5", "jump block3(v11)"]
+    );
+    assert_eq!(
+        block(&text, "block2"),
+        ["v14 = sdiv v92, v5", "jump block3(v14)"]
+    );
+    assert_eq!(
+        block(&text, "block3(v93: i32)"),
+        [
+            "v94 = imul v93, v93",
+            "v17 = iadd v0, v8",
+            "store global v94, v17",
+            "return"
+        ]
+    );
+}
+
+#[test]
+fn listing_1_10_nested_common_code_is_left_unchanged() {
+    let func = corpus("csc_nested_l1_10.wir");
+    let before = func.to_string();
+    let (text, stats) = run(func, &Options::default());
+    assert_eq!(stats.divergent_branches, 2);
+    assert_eq!(moved(&stats), (0, 0, 0, 0));
+    assert_eq!(text, before);
+}
+
+#[test]
+fn bitonic_step_hoists_both_loads_but_not_the_compares_or_the_swaps() {
+    let (text, stats) = run(corpus("csc_bitonic_l1_12.wir"), &Options::default());
+    assert_eq!(moved(&stats), (2, 0, 0, 0));
+    assert_eq!(stats.profit, 800);
+    let b5 = block(&text, "block5");
+    assert_eq!(
+        b5[b5.len() - 3..],
+        [
+            "v30 = load.i32 global v18",
+            "v31 = load.i32 global v21",
+            "brif v15, block6, block8"
+        ]
+    );
+    assert_eq!(
+        block(&text, "block6"),
+        ["v24 = icmp sgt v30, v31", "brif v24, block7, block10"]
+    );
+    assert_eq!(
+        block(&text, "block8"),
+        ["v27 = icmp slt v30, v31", "brif v27, block9, block10"]
+    );
+    assert_eq!(
+        block(&text, "block7")[..2],
+        ["store global v31, v18", "store global v30, v21"]
+    );
+}
+
+#[test]
+fn microbenchmarks_hoist_loads_and_sink_a_load_with_a_renamed_address() {
+    let (text, stats) = run(corpus("csc_micro_hoist.wir"), &Options::default());
+    // Two loads, the constant 3 and the scaling rise; iadd and isub stay.
+    assert_eq!(moved(&stats), (4, 0, 0, 0));
+    assert_eq!(block(&text, "block1").len(), 2, "{text}");
+    assert_eq!(block(&text, "block2").len(), 2, "{text}");
+    let (text, stats) = run(corpus("csc_micro_sink.wir"), &Options::default());
+    // The constant 5 rises; the address chain (extend, shift, add), the load and the
+    // scaling sink, with the index renamed once.
+    assert_eq!(moved(&stats), (1, 5, 0, 1), "{text}");
+    assert_eq!(
+        block(&text, "block3(v34: i32)")[..5],
+        [
+            "v35 = uextend.i64 v34",
+            "v36 = ishl v35, v8",
+            "v37 = iadd v0, v36",
+            "v38 = load.i32 global v37",
+            "v39 = imul v38, v33"
+        ]
+    );
+    // A threshold above a load's 400 cycles keeps everything in place.
+    let opts = Options {
+        threshold: 1000,
+        ..Options::default()
+    };
+    assert_eq!(
+        moved(&run(corpus("csc_micro_sink.wir"), &opts).1),
+        (0, 0, 0, 0)
+    );
+}
+
+const DIAMOND: &str = "kernel %k(p: i64, q: i64) {
+block0(v0: i64, v1: i64):
+    v2 = thread_id x
+    v3 = iconst.i32 1
+    v4 = band v2, v3
+    v5 = iconst.i32 0
+    v6 = icmp ne v4, v5
+    brif v6, block1, block2
+block1:
+THEN
+block2:
+ELSE
+block3(v50: i32):
+    store global v50, v1
+    return
+}";
+
+fn diamond(then: &str, els: &str) -> Function {
+    parse(&DIAMOND.replace("THEN", then).replace("ELSE", els))
+}
+
+#[test]
+fn a_load_after_a_store_it_may_alias_does_not_rise_but_may_sink() {
+    let then = "    store global v2, v0\n    v10 = load.i32 global v0\n    jump block3(v10)";
+    let els = "    v11 = load.i32 global v0\n    jump block3(v11)";
+    let no_sink = Options {
+        sink: false,
+        ..Options::default()
+    };
+    let (text, stats) = run(diamond(then, els), &no_sink);
+    assert_eq!(moved(&stats), (0, 0, 0, 0), "{text}");
+    // Nothing follows the load in its arm: it may sink, and does.
+    let (text, stats) = run(diamond(then, els), &Options::default());
+    assert_eq!(moved(&stats), (0, 1, 0, 0), "{text}");
+    assert_eq!(
+        block(&text, "block1"),
+        ["store global v2, v0", "jump block3"]
+    );
+    // Same address, disjoint bytes: no alias, the load rises.
+    let disjoint = then.replace("store global v2, v0", "store global v2, v0+4");
+    let (text, stats) = run(diamond(&disjoint, els), &no_sink);
+    assert_eq!(moved(&stats), (1, 0, 0, 0), "{text}");
+}
+
+#[test]
+fn a_load_ordered_by_a_barrier_does_not_cross_it() {
+    let then = "    barrier\n    v10 = load.i32 global v0\n    jump block3(v10)";
+    let els = "    v11 = load.i32 global v0\n    jump block3(v11)";
+    let no_sink = Options {
+        sink: false,
+        ..Options::default()
+    };
+    let (text, stats) = run(diamond(then, els), &no_sink);
+    assert_eq!(moved(&stats), (0, 0, 0, 0), "{text}");
+    // Sinking keeps it after the barrier: legal, and done.
+    let (text, stats) = run(diamond(then, els), &Options::default());
+    assert_eq!(moved(&stats), (0, 1, 0, 0), "{text}");
+    assert_eq!(block(&text, "block1"), ["barrier", "jump block3"]);
+    let then = "    v10 = load.i32 global v0\n    barrier\n    jump block3(v10)";
+    let (text, stats) = run(diamond(then, els), &Options::default());
+    // It may rise (nothing precedes it) but not sink past the barrier.
+    assert_eq!(moved(&stats), (1, 0, 0, 0), "{text}");
+    assert_eq!(block(&text, "block1"), ["barrier", "jump block3(v51)"]);
+}
+
+#[test]
+fn atomics_and_stores_never_move() {
+    let then =
+        "    v10 = atomic_rmw add global v0, v3\n    store global v10, v1\n    jump block3(v10)";
+    let els =
+        "    v11 = atomic_rmw add global v0, v3\n    store global v11, v1\n    jump block3(v11)";
+    let (text, stats) = run(diamond(then, els), &Options::default());
+    assert_eq!(moved(&stats), (0, 0, 0, 0), "{text}");
+}
+
+#[test]
+fn work_of_one_arm_is_never_speculated_onto_the_other() {
+    // A division by a thread-varying divisor and a load the branch guards, in one arm
+    // only: nothing to match, nothing moves.
+    let then = "    v10 = sdiv v3, v2\n    v11 = load.i32 global v0\n    v12 = iadd v10, v11\n    jump block3(v12)";
+    let els = "    v13 = iconst.i32 7\n    jump block3(v13)";
+    let func = diamond(then, els);
+    let before = func.to_string();
+    let (text, stats) = run(func, &Options::default());
+    assert_eq!(moved(&stats), (0, 0, 0, 0));
+    assert_eq!(text, before);
+}
+
+#[test]
+fn a_result_the_arm_keeps_using_does_not_sink() {
+    // Both arms compute x * x; the first also stores it, so it cannot sink, and its
+    // operand is computed in the arm, so it cannot rise.
+    let then = "    v10 = iadd v2, v3\n    v11 = imul v10, v10\n    store global v11, v0\n    jump block3(v11)";
+    let els = "    v12 = isub v2, v3\n    v13 = imul v12, v12\n    jump block3(v13)";
+    let (text, stats) = run(diamond(then, els), &Options::default());
+    assert_eq!(moved(&stats), (0, 0, 0, 0), "{text}");
+}
+
+#[test]
+fn commutative_operands_match_in_either_order() {
+    let then = "    v10 = imul v2, v3\n    jump block3(v10)";
+    let els = "    v11 = imul v3, v2\n    jump block3(v11)";
+    let (text, stats) = run(diamond(then, els), &Options::default());
+    assert_eq!(moved(&stats), (1, 0, 0, 0), "{text}");
+}
+
+#[test]
+fn a_four_way_switch_sinks_what_all_four_arms_share() {
+    let (text, stats) = run(corpus("csc_micro_switch.wir"), &Options::default());
+    // uextend, ishl, iadd (the address), load, iconst 3 and imul: six tuples of four,
+    // the index renamed through one parameter.
+    assert_eq!(moved(&stats), (0, 6, 0, 1), "{text}");
+    assert_eq!(stats.multiway, 1);
+    assert_eq!(block(&text, "block1"), ["jump block5(v6)"]);
+    assert_eq!(
+        block(&text, "block4"),
+        [
+            "v35 = iconst.i32 511",
+            "v36 = isub v35, v6",
+            "jump block5(v36)"
+        ]
+    );
+    assert_eq!(
+        block(&text, "block5(v45: i32)")[..6],
+        [
+            "v46 = uextend.i64 v45",
+            "v47 = ishl v46, v8",
+            "v48 = iadd v0, v47",
+            "v49 = load.i32 global v48",
+            "v50 = iconst.i32 3",
+            "v51 = imul v49, v50"
+        ]
+    );
+}
