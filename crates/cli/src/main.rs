@@ -44,6 +44,9 @@ enum Command {
     /// The linearization report: static and dynamic numbers of kernels before and after
     /// each optimisation level (the paper's Tables 1, 2 and 4).
     Report(Box<commands::report::ReportArgs>),
+    /// The structural class of each kernel (linear, tail-structured, SESE, reducible,
+    /// irreducible) and its unstructured subgraphs.
+    Classify(commands::classify::ClassifyArgs),
 }
 
 fn main() -> ExitCode {
@@ -59,6 +62,7 @@ fn main() -> ExitCode {
         Command::Passes => print_passes(),
         Command::Cfg(args) => commands::cfg::run(&args),
         Command::Report(args) => commands::report::run(&args),
+        Command::Classify(args) => commands::classify::run(&args),
     };
     match result {
         Ok(code) => code,

@@ -1,6 +1,7 @@
 //! The subcommands of `warplift`, one module each.
 
 pub mod cfg;
+pub mod classify;
 pub mod compile;
 pub mod fmt;
 pub mod interp;
