@@ -142,6 +142,7 @@ impl core::fmt::Debug for Pass {
 pub static REGISTRY: &[Pass] = &[
     Pass::Machine(&crate::linearize::Linearize),
     Pass::Ir(&crate::linearize_ssa::LinearizeSsa),
+    Pass::Ir(&crate::restructure::Restructure),
 ];
 
 /// The registered pass called `name`.

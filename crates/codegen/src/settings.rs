@@ -155,6 +155,21 @@ fn linearize_stage(s: &String) -> Result<(), String> {
     }
 }
 
+#[allow(clippy::ptr_arg)]
+fn restructure_regions(s: &String) -> Result<(), String> {
+    crate::restructure::parse_regions(s).map(|_| ())
+}
+
+#[allow(clippy::ptr_arg)]
+fn restructure_loops(s: &String) -> Result<(), String> {
+    crate::restructure::parse_loops(s).map(|_| ())
+}
+
+#[allow(clippy::ptr_arg)]
+fn restructure_cascade(s: &String) -> Result<(), String> {
+    crate::restructure::parse_cascade(s).map(|_| ())
+}
+
 fn linearize_opt(n: &u32) -> Result<(), String> {
     if *n <= 3 {
         Ok(())
@@ -209,6 +224,24 @@ declare_settings! {
     /// and orders the region so that blocks from the other arm of a divergent branch run
     /// between them, hiding the load's latency (branch interleaving, Section 5.1).
     linearize_interleave: bool = false, check anything;
+    /// What `restructure` restructures: `divergent` (unstructured regions holding a
+    /// divergent branch; structured code keeps its bytes), `all` (every unstructured
+    /// region) or `kernel` (the whole kernel, as the paper does).
+    restructure_regions: String = "divergent".to_string(), check restructure_regions;
+    /// `restructure`'s loop restructuring: `none`; `predicate` (every loop becomes
+    /// tail-controlled with entry, exit and repetition predicates, Section IV-A); `copy`
+    /// (head-controlled loops are inverted by copying their condition instead, Section
+    /// IV-C).
+    restructure_loops: String = "copy".to_string(), check restructure_loops;
+    /// `restructure` nests branches properly with a predicate where a branch's subgraphs
+    /// continue at several points (Section IV-B).
+    restructure_branches: bool = true, check anything;
+    /// How `restructure` resolves a dispatch among more than two continuations:
+    /// `depth` (a chain of equality tests, the paper's choice), `breadth` (a balanced
+    /// tree of range tests) or `table` (one `br_table`).
+    restructure_cascade: String = "depth".to_string(), check restructure_cascade;
+    /// `restructure` leaves regions of more blocks than this as they are.
+    restructure_max_blocks: u32 = 100_000, check anything;
 }
 
 impl Settings {
@@ -273,7 +306,7 @@ mod tests {
         assert!(Settings::builder().set("verify", "maybe").is_err());
         assert!(Settings::builder().set("ptx_target", "sm_60").is_err());
         assert!(Settings::builder().set_assignment("verify").is_err());
-        assert_eq!(Settings::DESCRIPTIONS.len(), 12);
+        assert_eq!(Settings::DESCRIPTIONS.len(), 17);
         assert!(Settings::builder().set("linearize_stage", "ir").is_err());
         assert!(Settings::builder()
             .set("linearize_regions", "some")

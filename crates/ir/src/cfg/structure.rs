@@ -295,8 +295,14 @@ impl Reducer {
             if !self.alive[n as usize] {
                 continue;
             }
-            let touched = self.apply(n, rules);
-            if !touched.is_empty() {
+            if let Some(mut touched) = self.apply(n, rules) {
+                // Every neighbour of the changed node may match a rule now, and so may
+                // the branches two steps up, for which it is the join of rule 2.
+                touched.extend(self.succs[n as usize].iter().copied());
+                for &p in &self.preds[n as usize] {
+                    touched.push(p);
+                    touched.extend(self.preds[p as usize].iter().copied());
+                }
                 for t in touched.into_iter().chain([n]) {
                     if self.alive[t as usize] && !queued[t as usize] {
                         queued[t as usize] = true;
@@ -309,13 +315,13 @@ impl Reducer {
     }
 
     /// Applies the first rule that matches at `n`; returns the nodes whose
-    /// neighbourhood changed (empty when none matched).
-    fn apply(&mut self, n: u32, rules: Rules) -> Vec<u32> {
+    /// neighbourhood changed, or `None` when no rule matched.
+    fn apply(&mut self, n: u32, rules: Rules) -> Option<Vec<u32>> {
         let ni = n as usize;
         // Rule 3: a self-edge beside exactly one other successor.
         if self.succs[ni].contains(&n) && self.succs[ni].len() == 2 {
             self.remove_edge(n, n);
-            return self.succs[ni].clone();
+            return Some(self.succs[ni].clone());
         }
         // Rule 1: a chain link.
         if let [m] = self.succs[ni][..] {
@@ -324,7 +330,7 @@ impl Reducer {
                 self.remove_edge(n, m);
                 self.absorb(n, m);
                 touched.extend(self.preds[ni].iter().copied());
-                return touched;
+                return Some(touched);
             }
         }
         // Rule 2: a branch whose arms all meet at one node.
@@ -341,7 +347,7 @@ impl Reducer {
                 }
                 self.absorb(n, join);
                 touched.extend(self.preds[ni].iter().copied());
-                return touched;
+                return Some(touched);
             }
         }
         // Rule 4: a head-controlled loop's body.
@@ -355,10 +361,10 @@ impl Reducer {
                 self.kill(m);
                 let mut touched = self.succs[ni].clone();
                 touched.extend(self.preds[ni].iter().copied());
-                return touched;
+                return Some(touched);
             }
         }
-        Vec::new()
+        None
     }
 
     /// The arms and join of rule 2 at `n`, if it applies.
@@ -483,6 +489,39 @@ mod tests {
         assert!(classify(&graph(&[&[1], &[1, 2], &[]])).cyclic);
     }
 
+    /// The worklist reduction ends where applying the rules to every node until none
+    /// matches ends.
+    #[test]
+    fn the_worklist_reaches_the_fixpoint() {
+        for edges in random_graphs(3, 600, 10) {
+            let g = Graph {
+                edges: edges.clone(),
+            };
+            let cfg = ControlFlowGraph::compute(&g);
+            let domtree = DominatorTree::compute(&cfg);
+            for rules in [Rules::TailStructured, Rules::Sese] {
+                let fast = Reducer::new(&cfg, &domtree).run(rules);
+                let mut slow = Reducer::new(&cfg, &domtree);
+                let naive = if slow.has_exit {
+                    loop {
+                        let mut changed = false;
+                        for n in 0..slow.succs.len() as u32 {
+                            if slow.alive[n as usize] && slow.apply(n, rules).is_some() {
+                                changed = true;
+                            }
+                        }
+                        if !changed {
+                            break slow.live <= 1;
+                        }
+                    }
+                } else {
+                    false
+                };
+                assert_eq!(fast, naive, "{edges:?} {rules:?}");
+            }
+        }
+    }
+
     /// The classes nest: a graph rules 1–3 contract is contracted by all four, every
     /// SESE graph is reducible, and a graph with an unstructured edge is neither
     /// tail-structured nor SESE.
@@ -505,5 +544,59 @@ mod tests {
             }
             assert_eq!(c.cyclic, !loops.is_empty());
         }
+    }
+}
+#[cfg(test)]
+mod regression_tests {
+    use super::super::testgraph::graph;
+    use super::*;
+
+    /// An irreducible loop after restructuring: the reduction must revisit the entry
+    /// when a rule fires at a node without predecessors.
+    #[test]
+    fn a_restructured_irreducible_loop_is_tail_structured() {
+        let mut e: Vec<Vec<u32>> = vec![vec![]; 26];
+        let edges = [
+            (0, 6),
+            (0, 7),
+            (6, 14),
+            (7, 15),
+            (14, 13),
+            (15, 13),
+            (13, 1),
+            (13, 3),
+            (1, 21),
+            (1, 9),
+            (9, 2),
+            (2, 10),
+            (2, 11),
+            (10, 17),
+            (11, 18),
+            (17, 25),
+            (18, 25),
+            (25, 24),
+            (21, 24),
+            (24, 22),
+            (3, 20),
+            (3, 4),
+            (4, 16),
+            (16, 23),
+            (20, 23),
+            (23, 22),
+            (22, 13),
+            (22, 19),
+            (19, 8),
+            (19, 12),
+            (8, 5),
+            (12, 5),
+        ];
+        for (a, b) in edges {
+            e[a].push(b);
+        }
+        let refs: Vec<&[u32]> = e.iter().map(|v| v.as_slice()).collect();
+        assert_eq!(
+            classify(&graph(&refs)).class,
+            StructureClass::TailStructured
+        );
     }
 }
