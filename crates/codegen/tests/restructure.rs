@@ -163,3 +163,86 @@ fn structured_kernels_are_byte_identical_in_selective_mode() {
     }
     assert!(structured >= 25, "{structured}");
 }
+
+/// Code growth: instructions after over before, on the kernels restructured as a whole
+/// (the paper's Figure 8 reports 5.2% on average for SESE and reducible graphs). The
+/// bound is loose; the ratio is printed with `--nocapture`.
+#[test]
+fn code_growth_is_bounded() {
+    let options = Options::paper_configuration("loop-copy+branch").unwrap();
+    let (mut before, mut after) = (0u64, 0u64);
+    for (name, func, _) in corpus() {
+        let (_, outcome) = restructured(&func, &options);
+        if outcome.restructured == 0 {
+            continue;
+        }
+        let ratio = outcome.insts_after as f64 / outcome.insts_before as f64;
+        assert!(ratio <= 2.5, "{name}: {outcome:?}");
+        before += outcome.insts_before;
+        after += outcome.insts_after;
+    }
+    let ratio = after as f64 / before as f64;
+    eprintln!("restructured kernels: {before} -> {after} instructions ({ratio:.3}x)");
+    assert!(ratio <= 1.6, "{ratio}");
+}
+
+#[test]
+fn restructured_ptx_assembles() {
+    use warplift_codegen::isa::ptx::ptxas;
+    use warplift_codegen::{lookup_by_name, Context, Settings};
+    let ptxas = ptxas::ptxas_for_tests();
+    for (name, func, _) in corpus() {
+        for mode in ["kernel", "divergent"] {
+            let mut b = Settings::builder();
+            b.set("passes", "restructure").unwrap();
+            b.set("restructure_regions", mode).unwrap();
+            let isa = lookup_by_name("ptx", b.finish()).unwrap();
+            let code = Context::new()
+                .compile(&func, &*isa)
+                .unwrap_or_else(|e| panic!("{name}, {mode}: {e}"));
+            let ptx = String::from_utf8(code.code).unwrap();
+            if let Some(ptxas) = &ptxas {
+                ptxas::check_assembles(ptxas, &ptx)
+                    .unwrap_or_else(|e| panic!("{name}, {mode}: {e}"));
+            }
+        }
+    }
+}
+
+#[test]
+fn bad_settings_are_refused_and_the_pass_is_registered() {
+    use warplift_codegen::passes::lookup;
+    use warplift_codegen::Settings;
+    assert!(Settings::builder()
+        .set("restructure_regions", "some")
+        .is_err());
+    assert!(Settings::builder()
+        .set("restructure_loops", "unroll")
+        .is_err());
+    assert!(Settings::builder()
+        .set("restructure_cascade", "wide")
+        .is_err());
+    let pass = lookup("restructure").expect("registered");
+    assert!(pass.variants().len() >= 2);
+}
+
+#[test]
+fn a_region_over_the_block_limit_is_left_as_it_is_with_a_message() {
+    let (_, func, _) = corpus()
+        .into_iter()
+        .find(|(n, _, _)| n == "short_circuit_fig1.wir")
+        .unwrap();
+    let options = Options {
+        max_blocks: 2,
+        ..Options::default()
+    };
+    let (after, outcome) = restructured(&func, &options);
+    assert!(after.structurally_eq(&func));
+    assert_eq!(outcome.restructured, 0);
+    assert_eq!(outcome.skipped.len(), 1);
+    assert!(
+        outcome.skipped[0].contains("more than restructure_max_blocks = 2"),
+        "{:?}",
+        outcome.skipped
+    );
+}

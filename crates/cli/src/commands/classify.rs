@@ -110,7 +110,6 @@ pub fn run(args: &ClassifyArgs) -> Result<ExitCode> {
                         "entry": block_name(u.entry, "entry"),
                         "exit": block_name(u.exit, "exit"),
                         "blocks": u.blocks.iter().map(|b| b.to_string()).collect::<Vec<_>>(),
-                        "edges": u.edges.iter().map(|(a, b)| [a.to_string(), b.to_string()]).collect::<Vec<_>>(),
                         "divergent": d,
                     })).collect::<Vec<_>>(),
                 })
@@ -140,13 +139,11 @@ pub fn run(args: &ClassifyArgs) -> Result<ExitCode> {
         )?;
         for (u, &d) in r.result.unstructured.iter().zip(&r.divergent) {
             let blocks: Vec<String> = u.blocks.iter().map(|b| b.to_string()).collect();
-            let edges: Vec<String> = u.edges.iter().map(|(a, b)| format!("{a}->{b}")).collect();
             outln!(
-                "  unstructured subgraph {} .. {}: blocks {}; edges {}; {}",
+                "  unstructured subgraph {} .. {}: blocks {}; {}",
                 block_name(u.entry, "entry"),
                 block_name(u.exit, "exit"),
                 blocks.join(" "),
-                edges.join(" "),
                 if d {
                     "holds a divergent branch"
                 } else {

@@ -64,9 +64,9 @@
 //! The paper restructures every kernel and pays 2.1% on structured ones; its conclusion
 //! asks for the transformation to be applied only to unstructured subgraphs holding a
 //! divergent branch. That is the default here (`restructure_regions=divergent`): the
-//! regions are the minimal single-entry, single-exit unstructured regions of
-//! [`warplift_ir::cfg::regions`] that hold a branch the divergence analysis cannot prove
-//! uniform; everything else keeps its bytes. `all` takes every unstructured region,
+//! regions are the minimal single-entry, single-exit regions around a branch the
+//! divergence analysis cannot prove uniform that the paper's reduction rules do not
+//! contract ([`find_regions`]); everything else keeps its bytes. `all` takes every unstructured region,
 //! `kernel` the whole kernel (the paper's setting). A region whose restructuring would
 //! change nothing is not touched either.
 //!
@@ -91,15 +91,18 @@
 
 pub mod check;
 pub mod graph;
+mod merge;
 
 use crate::linearize::RegionMode;
 use crate::linearize_ssa::ssa::{Repair, Slot, Src, Var, VarKind};
-use crate::linearize_ssa::{find_regions, SsaRegion};
+use crate::linearize_ssa::SsaRegion;
 use crate::passes::{IrPass, PassError, PassReport};
 use crate::settings::Settings;
 use cranelift_entity::SecondaryMap;
 use graph::{Cascade, Graph, GraphStats, Kind, Node, PredVar};
 use std::collections::{HashMap, HashSet};
+use warplift_ir::cfg::structure::unstructured_subgraphs;
+use warplift_ir::cfg::ControlFlowGraph;
 use warplift_ir::divergence::Divergence;
 use warplift_ir::{
     Block, BlockCall, Function, Inst, InstructionData, IntCC, Opcode, Type, Value, ValueDef,
@@ -216,6 +219,44 @@ impl Options {
     }
 }
 
+/// The regions `mode` selects in `func`: the whole kernel (every reachable block but the
+/// entry and the single return block, if there is one), or the unstructured subgraphs
+/// ([`warplift_ir::cfg::structure::unstructured_subgraphs`]: minimal single-entry,
+/// single-exit regions around a branch that the paper's rules 1–4 do not contract)
+/// around a divergent branch (`divergent`) or any branch (`all`). Disjoint.
+pub fn find_regions(func: &Function, mode: RegionMode) -> Vec<SsaRegion> {
+    if mode == RegionMode::Kernel {
+        return crate::linearize_ssa::find_regions(func, mode);
+    }
+    let Some(kernel_entry) = func.entry_block() else {
+        return Vec::new();
+    };
+    let cfg = ControlFlowGraph::compute(func);
+    let divergence = (mode == RegionMode::Divergent).then(|| Divergence::compute(func));
+    let found = unstructured_subgraphs(&cfg, |b| {
+        divergence.as_ref().is_none_or(|d| d.is_divergent_branch(b))
+    });
+    let mut out = Vec::with_capacity(found.len());
+    for r in found {
+        let entry = match r.entry {
+            Some(d) => d,
+            // The virtual entry: the kernel's entry block, which no branch may target,
+            // stands outside the region instead.
+            None if cfg.preds(kernel_entry).is_empty() => kernel_entry,
+            None => continue,
+        };
+        let blocks: Vec<Block> = r.blocks.iter().copied().filter(|&b| b != entry).collect();
+        if !blocks.is_empty() {
+            out.push(SsaRegion {
+                entry,
+                blocks,
+                exit: r.exit,
+            });
+        }
+    }
+    out
+}
+
 /// Parses `restructure_regions`.
 pub fn parse_regions(s: &str) -> Result<RegionMode, String> {
     match s {
@@ -263,8 +304,10 @@ pub struct Outcome {
     pub split_edges: u64,
     /// Return blocks made for regions that returned from several blocks.
     pub exit_blocks: u64,
-    /// Blocks added in all.
+    /// Blocks added in all (after merging).
     pub blocks_added: u64,
+    /// Blocks merged into their only predecessor after restructuring.
+    pub merged_blocks: u64,
     /// Instructions before and after.
     pub insts_before: u64,
     /// Instructions after.
@@ -297,6 +340,7 @@ impl Outcome {
                 ("split edges", self.split_edges),
                 ("exit blocks", self.exit_blocks),
                 ("blocks added", self.blocks_added),
+                ("blocks merged", self.merged_blocks),
                 ("instructions before", self.insts_before),
                 ("instructions after", self.insts_after),
             ],
@@ -330,6 +374,7 @@ pub fn restructure(func: &mut Function, options: &Options) -> Outcome {
         ..Outcome::default()
     };
     let blocks_before = func.layout.num_blocks() as u64;
+    let first_new = func.dfg.num_blocks();
     let regions = find_regions(func, options.regions);
     if regions.is_empty() {
         out.insts_after = out.insts_before;
@@ -361,7 +406,10 @@ pub fn restructure(func: &mut Function, options: &Options) -> Outcome {
             }
         }
     }
-    out.blocks_added = func.layout.num_blocks() as u64 - blocks_before;
+    if out.restructured > 0 {
+        out.merged_blocks = merge::merge_chains(func, first_new);
+    }
+    out.blocks_added = (func.layout.num_blocks() as u64).saturating_sub(blocks_before);
     out.insts_after = func.num_placed_insts() as u64;
     out
 }

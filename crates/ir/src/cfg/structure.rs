@@ -47,17 +47,20 @@
 //!
 //! Reducible and irreducible graphs are told apart by the [`LoopForest`] (a loop entered
 //! at several blocks is irreducible, the T1/T2 criterion), and a graph is cyclic when it
-//! has a loop. The *unstructured subgraphs* reported are the minimal single-entry,
-//! single-exit regions around unstructured edges (see [`super::regions`]): the places a
-//! restructuring must change.
+//! has a loop. The *unstructured subgraphs* reported ([`unstructured_subgraphs`]) are
+//! the minimal single-entry, single-exit regions around branches (grown and closed as
+//! [`super::regions`] grows them) that rules 1–4 do not contract: the places a
+//! restructuring must change. (Anantpur's unstructured edges miss some: in
+//! `1 -> 2, 4; 2 -> 3, 5; 3 -> 4; 4 -> 5` no edge is unstructured by their Definition 1,
+//! yet threads that reach block 4 from 1 and from 3 run it twice.)
 //!
 //! The reduction keeps a worklist of nodes whose neighbourhood changed, so it costs a
 //! constant amount of work per rule application on graphs of bounded degree, and a rule
 //! application removes a node or an edge: linear in the size of the graph.
 
 use super::{
-    find_unstructured_regions, Cfg, ControlFlowGraph, DominatorTree, LoopForest, PostDominatorTree,
-    UnstructuredEdges,
+    minimal_region, Cfg, ControlFlowGraph, DominatorTree, LoopForest, PostDominatorTree,
+    UnstructuredEdge,
 };
 use core::fmt;
 use core::fmt::Debug;
@@ -114,8 +117,8 @@ impl fmt::Display for StructureClass {
     }
 }
 
-/// An unstructured subgraph: a minimal single-entry, single-exit region holding
-/// unstructured edges.
+/// An unstructured subgraph: a minimal single-entry, single-exit region around a branch
+/// that rules 1–4 do not contract.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct UnstructuredSubgraph<N> {
     /// Every edge into the region comes from here; `None`: the kernel's entry.
@@ -124,8 +127,6 @@ pub struct UnstructuredSubgraph<N> {
     pub exit: Option<N>,
     /// The region's blocks, in reverse post-order.
     pub blocks: Vec<N>,
-    /// The unstructured edges that lie in it.
-    pub edges: Vec<(N, N)>,
 }
 
 /// What [`classify`] found.
@@ -164,24 +165,10 @@ pub fn classify_cfg<N: EntityRef + Copy + Eq + Hash + Debug>(
     } else {
         StructureClass::Reducible
     };
-    let postdom = PostDominatorTree::compute(cfg);
-    let edges = UnstructuredEdges::compute(cfg, &domtree, &postdom, &loops);
-    let unstructured = if edges.is_empty() {
+    let unstructured = if class <= StructureClass::Sese {
         Vec::new()
     } else {
-        find_unstructured_regions(cfg, &domtree, &postdom, &edges)
-            .iter()
-            .map(|r| UnstructuredSubgraph {
-                entry: r.entry(),
-                exit: r.exit(),
-                blocks: r.blocks().to_vec(),
-                edges: r
-                    .unstructured_edges()
-                    .iter()
-                    .map(|e| (e.from, e.to))
-                    .collect(),
-            })
-            .collect()
+        unstructured_subgraphs(cfg, |_| true)
     };
     Classification {
         class,
@@ -189,6 +176,105 @@ pub fn classify_cfg<N: EntityRef + Copy + Eq + Hash + Debug>(
         reachable_blocks: domtree.rpo().len(),
         unstructured,
     }
+}
+
+/// The unstructured subgraphs of `cfg` around the branches `is_candidate` accepts (the
+/// divergent ones, say): for each such branch `b`, the minimal single-entry, single-exit
+/// region holding `b` and its successors (entered from `b`'s dominator side, left to its
+/// post-dominator side, closed as [`super::regions`] closes regions), kept when rules 1–4
+/// do not contract it (so it is neither SESE nor tail-structured). Regions inside a region
+/// already found are not searched again, a region holding another replaces it, and the
+/// result is pairwise disjoint, in reverse post-order of the branches. A graph that is SESE
+/// as a whole has none.
+pub fn unstructured_subgraphs<N: EntityRef + Copy + Eq + Hash + Debug>(
+    cfg: &ControlFlowGraph<N>,
+    is_candidate: impl Fn(N) -> bool,
+) -> Vec<UnstructuredSubgraph<N>> {
+    let domtree = DominatorTree::compute(cfg);
+    if reduces(cfg, &domtree, Rules::Sese) {
+        return Vec::new();
+    }
+    let postdom = PostDominatorTree::compute(cfg);
+    let mut found: Vec<UnstructuredSubgraph<N>> = Vec::new();
+    let mut owner: SecondaryMap<N, u32> = SecondaryMap::with_default(u32::MAX);
+    for &b in domtree.rpo() {
+        let succs = cfg.succs(b);
+        if succs.len() < 2 || owner[b] != u32::MAX || !is_candidate(b) {
+            continue;
+        }
+        let seed = UnstructuredEdge {
+            from: b,
+            to: succs[0],
+            conditions: Default::default(),
+            retreating: false,
+        };
+        let r = minimal_region(cfg, &domtree, &postdom, &seed);
+        if region_reduces(cfg, r.entry(), r.blocks(), r.exit()) {
+            continue;
+        }
+        let region = UnstructuredSubgraph {
+            entry: r.entry(),
+            exit: r.exit(),
+            blocks: r.blocks().to_vec(),
+        };
+        // Regions this one holds (by their entry or a block) give way to it.
+        let idx = found.len() as u32;
+        let mut swallowed: Vec<u32> = region
+            .blocks
+            .iter()
+            .filter_map(|&n| (owner[n] != u32::MAX).then_some(owner[n]))
+            .collect();
+        swallowed.sort_unstable();
+        swallowed.dedup();
+        for &n in &region.blocks {
+            owner[n] = idx;
+        }
+        for s in swallowed {
+            found[s as usize].blocks.clear();
+        }
+        found.push(region);
+    }
+    found.retain(|r| !r.blocks.is_empty());
+    found
+}
+
+/// Do rules 1–4 contract the subgraph of `blocks` between `entry` and `exit` (`None`:
+/// the kernel's entry is among the blocks; the blocks' exits)?
+fn region_reduces<N: EntityRef + Copy + Eq + Hash + Debug>(
+    cfg: &ControlFlowGraph<N>,
+    entry: Option<N>,
+    blocks: &[N],
+    exit: Option<N>,
+) -> bool {
+    let mut nodes: Vec<N> = Vec::with_capacity(blocks.len() + 2);
+    if let Some(d) = entry {
+        nodes.push(d);
+    } else if let Some(e) = cfg.entry() {
+        nodes.push(e);
+    }
+    let first = nodes.first().copied();
+    nodes.extend(blocks.iter().copied().filter(|&b| Some(b) != first));
+    if let Some(p) = exit {
+        nodes.push(p);
+    }
+    let index: std::collections::HashMap<N, u32> = nodes
+        .iter()
+        .enumerate()
+        .map(|(i, &n)| (n, i as u32))
+        .collect();
+    let succs: Vec<Vec<u32>> = nodes
+        .iter()
+        .map(|&n| {
+            if Some(n) == exit {
+                return Vec::new();
+            }
+            cfg.succs(n)
+                .iter()
+                .filter_map(|s| index.get(s).copied())
+                .collect()
+        })
+        .collect();
+    Reducer::from_succs(succs).run(Rules::Sese)
 }
 
 /// Which reduction rules of Definition 1 to apply.
@@ -245,10 +331,15 @@ impl Reducer {
         for (i, &n) in rpo.iter().enumerate() {
             num[n] = i as u32;
         }
-        let mut succs: Vec<Vec<u32>> = rpo
+        let succs: Vec<Vec<u32>> = rpo
             .iter()
             .map(|&n| cfg.succs(n).iter().map(|&s| num[s]).collect())
             .collect();
+        Self::from_succs(succs)
+    }
+
+    /// The graph with node `i`'s successors `succs[i]` (no duplicates), entered at 0.
+    fn from_succs(mut succs: Vec<Vec<u32>>) -> Self {
         let exits: Vec<u32> = (0..succs.len() as u32)
             .filter(|&i| succs[i as usize].is_empty())
             .collect();
