@@ -12,6 +12,7 @@
 //! the `cargo fuzz` targets in `fuzz/`, which also use [`check_ptx`],
 //! [`check_text_round_trip`], [`corrupt`] and [`check_object_bytes`].
 
+pub mod cfg_family;
 pub mod gen;
 pub mod harness;
 pub mod mutate;
