@@ -47,6 +47,9 @@ enum Command {
     /// The structural class of each kernel (linear, tail-structured, SESE, reducible,
     /// irreducible) and its unstructured subgraphs.
     Classify(commands::classify::ClassifyArgs),
+    /// The synthetic-CFG experiment of Reissmann et al. (Section V-A, Figure 6):
+    /// restructuring and linearization on every minimal unstructured acyclic CFG.
+    RestructureExperiment(commands::restructure_experiment::ExperimentArgs),
 }
 
 fn main() -> ExitCode {
@@ -63,6 +66,7 @@ fn main() -> ExitCode {
         Command::Cfg(args) => commands::cfg::run(&args),
         Command::Report(args) => commands::report::run(&args),
         Command::Classify(args) => commands::classify::run(&args),
+        Command::RestructureExperiment(args) => commands::restructure_experiment::run(&args),
     };
     match result {
         Ok(code) => code,

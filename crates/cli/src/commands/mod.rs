@@ -7,5 +7,6 @@ pub mod fmt;
 pub mod interp;
 pub mod objdump;
 pub mod report;
+pub mod restructure_experiment;
 pub mod run;
 pub mod verify;
