@@ -51,6 +51,12 @@ enum Command {
     /// Sweep kernels x pipelines x machines on the emulator: tables, plots, shards
     /// (`warplift study SPEC.toml`, `warplift study merge DIR...`; docs/studies.md).
     Study(Box<commands::study::StudyArgs>),
+    /// The structural class of each kernel (linear, tail-structured, SESE, reducible,
+    /// irreducible) and its unstructured subgraphs.
+    Classify(commands::classify::ClassifyArgs),
+    /// The synthetic-CFG experiment of Reissmann et al. (Section V-A, Figure 6):
+    /// restructuring and linearization on every minimal unstructured acyclic CFG.
+    RestructureExperiment(commands::restructure_experiment::ExperimentArgs),
 }
 
 fn main() -> ExitCode {
@@ -68,6 +74,8 @@ fn main() -> ExitCode {
         Command::Report(args) => commands::report::run(&args),
         Command::Divergence(args) => commands::divergence::run(&args),
         Command::Study(args) => commands::study::run(&args),
+        Command::Classify(args) => commands::classify::run(&args),
+        Command::RestructureExperiment(args) => commands::restructure_experiment::run(&args),
     };
     match result {
         Ok(code) => code,

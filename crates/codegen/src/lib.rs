@@ -22,6 +22,7 @@ pub mod lower;
 pub mod mir;
 pub mod passes;
 pub mod regalloc;
+pub mod restructure;
 pub mod settings;
 
 pub use context::{

@@ -143,6 +143,7 @@ pub static REGISTRY: &[Pass] = &[
     Pass::Machine(&crate::linearize::Linearize),
     Pass::Ir(&crate::linearize_ssa::LinearizeSsa),
     Pass::Ir(&crate::converge::Converge),
+    Pass::Ir(&crate::restructure::Restructure),
 ];
 
 /// The registered pass called `name`.

@@ -155,6 +155,21 @@ fn linearize_stage(s: &String) -> Result<(), String> {
     }
 }
 
+#[allow(clippy::ptr_arg)]
+fn restructure_regions(s: &String) -> Result<(), String> {
+    crate::restructure::parse_regions(s).map(|_| ())
+}
+
+#[allow(clippy::ptr_arg)]
+fn restructure_loops(s: &String) -> Result<(), String> {
+    crate::restructure::parse_loops(s).map(|_| ())
+}
+
+#[allow(clippy::ptr_arg)]
+fn restructure_cascade(s: &String) -> Result<(), String> {
+    crate::restructure::parse_cascade(s).map(|_| ())
+}
+
 fn linearize_opt(n: &u32) -> Result<(), String> {
     if *n <= 3 {
         Ok(())
@@ -223,6 +238,24 @@ declare_settings! {
     /// `converge` sinks common expressions of a divergent branch's arms to its
     /// reconvergence point.
     converge_sink: bool = true, check anything;
+    /// What `restructure` restructures: `divergent` (unstructured regions holding a
+    /// divergent branch; structured code keeps its bytes), `all` (every unstructured
+    /// region) or `kernel` (the whole kernel, as the paper does).
+    restructure_regions: String = "divergent".to_string(), check restructure_regions;
+    /// `restructure`'s loop restructuring: `none`; `predicate` (every loop becomes
+    /// tail-controlled with entry, exit and repetition predicates, Section IV-A); `copy`
+    /// (head-controlled loops are inverted by copying their condition instead, Section
+    /// IV-C).
+    restructure_loops: String = "copy".to_string(), check restructure_loops;
+    /// `restructure` nests branches properly with a predicate where a branch's subgraphs
+    /// continue at several points (Section IV-B).
+    restructure_branches: bool = true, check anything;
+    /// How `restructure` resolves a dispatch among more than two continuations:
+    /// `depth` (a chain of equality tests, the paper's choice), `breadth` (a balanced
+    /// tree of range tests) or `table` (one `br_table`).
+    restructure_cascade: String = "depth".to_string(), check restructure_cascade;
+    /// `restructure` leaves regions of more blocks than this as they are.
+    restructure_max_blocks: u32 = 100_000, check anything;
 }
 
 impl Settings {
@@ -287,7 +320,7 @@ mod tests {
         assert!(Settings::builder().set("verify", "maybe").is_err());
         assert!(Settings::builder().set("ptx_target", "sm_60").is_err());
         assert!(Settings::builder().set_assignment("verify").is_err());
-        assert_eq!(Settings::DESCRIPTIONS.len(), 16);
+        assert_eq!(Settings::DESCRIPTIONS.len(), 21);
         assert!(Settings::builder().set("linearize_stage", "ir").is_err());
         assert!(Settings::builder()
             .set("linearize_regions", "some")

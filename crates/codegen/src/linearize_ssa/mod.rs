@@ -39,7 +39,7 @@
 //! That is the growth the paper reports (Table 1, `mum`: 22 → 32 registers) and the reason
 //! warplift linearizes after allocation by default.
 
-mod ssa;
+pub(crate) mod ssa;
 
 use crate::linearize::order::loop_order_by;
 use crate::linearize::{back_edge_targets, region_rpo_by, RegionMode};

@@ -30,6 +30,7 @@ pub mod domtree;
 pub mod loops;
 pub mod postdom;
 pub mod regions;
+pub mod structure;
 
 #[cfg(test)]
 mod testgraph;
@@ -41,6 +42,7 @@ pub use regions::{
     find_unstructured_regions, minimal_region, select_regions, Conditions, Region, RegionSelection,
     StructuredRegion, UnstructuredEdge, UnstructuredEdges,
 };
+pub use structure::{classify, Classification, StructureClass, UnstructuredSubgraph};
 
 use crate::entities::Block;
 use crate::function::Function;
