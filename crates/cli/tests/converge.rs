@@ -62,9 +62,13 @@ fn run_with_converge_keeps_the_results_and_raises_efficiency() {
     );
     assert_eq!(plain["buffers"], converged["buffers"]);
     let eff = |v: &serde_json::Value| v["stats"]["simt_efficiency"].as_f64().unwrap();
-    assert!((eff(&plain) - 0.51).abs() < 1e-9, "{}", eff(&plain));
     assert!(
-        (eff(&converged) - 0.728_571_428_571_428_6).abs() < 1e-9,
+        (eff(&plain) - 101.0 / 196.0).abs() < 1e-9,
+        "{}",
+        eff(&plain)
+    );
+    assert!(
+        (eff(&converged) - 101.0 / 136.0).abs() < 1e-9,
         "{}",
         eff(&converged)
     );

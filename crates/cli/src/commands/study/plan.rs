@@ -622,12 +622,29 @@ fn setting_value(
 
 /// The machine parameters a spec may set or sweep (`latency.global` for nested keys).
 pub fn machine_params() -> Vec<String> {
-    let default = toml::Value::try_from(MachineConfig::default())
-        .unwrap_or(toml::Value::Table(toml::Table::new()));
-    match default {
-        toml::Value::Table(t) => spec::flatten(&t).into_keys().collect(),
-        _ => Vec::new(),
+    // Through JSON rather than TOML: the default limits are `u64::MAX`, which TOML's
+    // 64-bit signed integers cannot hold, and only the keys matter here.
+    fn keys(prefix: &str, value: &serde_json::Value, out: &mut Vec<String>) {
+        match value {
+            serde_json::Value::Object(map) => {
+                for (k, v) in map {
+                    let name = if prefix.is_empty() {
+                        k.clone()
+                    } else {
+                        format!("{prefix}.{k}")
+                    };
+                    keys(&name, v, out);
+                }
+            }
+            _ => out.push(prefix.to_string()),
+        }
     }
+    let mut out = Vec::new();
+    if let Ok(default) = serde_json::to_value(MachineConfig::default()) {
+        keys("", &default, &mut out);
+    }
+    out.sort();
+    out
 }
 
 /// Nests dotted keys back into tables.
