@@ -13,9 +13,9 @@
 //! into one PTX module or one object. Every failure is a [`CodegenError`]; nothing the
 //! caller passes in makes it panic.
 
-use crate::cleanup::remove_empty_edge_blocks;
 use crate::isa::{EmitError, TargetIsa};
 use crate::lower::{lower_for, LowerError};
+use crate::machine_passes::cleanup::remove_empty_edge_blocks;
 use crate::mir::verify::{verify_mir, verify_mir_with_limits, MirVerifyError};
 use crate::mir::MirFunction;
 use crate::passes::{PassError, PassReport, Pipeline, PipelineError};

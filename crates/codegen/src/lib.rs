@@ -9,21 +9,38 @@
 //! ```
 //!
 //! [`Context`] runs the pipeline; [`lookup`] picks a [`TargetIsa`] by triple.
+//!
+//! Where things live:
+//!
+//! ```text
+//!  passes/          the pass registry, the IrPass and MachinePass traits, pipelines
+//!  ir_passes/       one folder per IR pass (converge, restructure, linearize_ssa)
+//!  machine_passes/  one folder or file per machine pass (linearize, cleanup)
+//!  pass_util/       helpers more than one pass uses (region orders, SSA repair)
+//!  settings.rs      every setting, declared once, typed
+//!  context.rs       the pipeline, in order
+//!  lower/ regalloc/ mir/ isa/   lowering, allocation, machine IR, targets
+//! ```
 
 extern crate alloc;
 
-pub mod cleanup;
 mod context;
-pub mod converge;
+pub mod ir_passes;
 pub mod isa;
-pub mod linearize;
-pub mod linearize_ssa;
 pub mod lower;
+pub mod machine_passes;
 pub mod mir;
+mod pass_util;
 pub mod passes;
 pub mod regalloc;
-pub mod restructure;
 pub mod settings;
+
+// Every pass also answers at the crate root, by its name alone
+// (`warplift_codegen::linearize`), as before the passes had folders of their own.
+#[doc(no_inline)]
+pub use ir_passes::{converge, linearize_ssa, restructure};
+#[doc(no_inline)]
+pub use machine_passes::{cleanup, linearize};
 
 pub use context::{
     CodeKind, CodegenError, CompileStats, CompiledCode, CompiledKernel, CompiledModule, Context,

@@ -140,10 +140,10 @@ impl core::fmt::Debug for Pass {
 
 /// Every pass, in the order `warplift passes` lists them.
 pub static REGISTRY: &[Pass] = &[
-    Pass::Machine(&crate::linearize::Linearize),
-    Pass::Ir(&crate::linearize_ssa::LinearizeSsa),
-    Pass::Ir(&crate::converge::Converge),
-    Pass::Ir(&crate::restructure::Restructure),
+    Pass::Machine(&crate::machine_passes::linearize::Linearize),
+    Pass::Ir(&crate::ir_passes::linearize_ssa::LinearizeSsa),
+    Pass::Ir(&crate::ir_passes::converge::Converge),
+    Pass::Ir(&crate::ir_passes::restructure::Restructure),
 ];
 
 /// The registered pass called `name`.
@@ -209,10 +209,12 @@ impl Pipeline {
         let mut pipeline = Self::parse(&settings.passes)?;
         if settings.linearize_stage == "ssa" {
             let before = pipeline.machine.len();
-            let linearize = crate::linearize::Linearize;
+            let linearize = crate::machine_passes::linearize::Linearize;
             pipeline.machine.retain(|p| p.name() != linearize.name());
             if pipeline.machine.len() != before {
-                pipeline.ir.push(&crate::linearize_ssa::LinearizeSsa);
+                pipeline
+                    .ir
+                    .push(&crate::ir_passes::linearize_ssa::LinearizeSsa);
             }
         }
         Ok(pipeline)

@@ -39,13 +39,11 @@
 //! That is the growth the paper reports (Table 1, `mum`: 22 → 32 registers) and the reason
 //! warplift linearizes after allocation by default.
 
-pub(crate) mod ssa;
-
-use crate::linearize::order::loop_order_by;
-use crate::linearize::{back_edge_targets, region_rpo_by, RegionMode};
+use crate::machine_passes::linearize::{back_edge_targets, region_rpo_by, RegionMode};
+use crate::pass_util::loop_order::loop_order_by;
+use crate::pass_util::ssa_repair::{Repair, Slot, Src, Var, VarKind};
 use crate::passes::{IrPass, PassError, PassReport};
 use crate::settings::Settings;
-use ssa::{Repair, Slot, Src, Var, VarKind};
 use std::collections::{HashMap, HashSet};
 use warplift_ir::cfg::{
     find_unstructured_regions, select_regions, ControlFlowGraph, DominatorTree, LoopForest,

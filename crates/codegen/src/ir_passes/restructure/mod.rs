@@ -93,9 +93,9 @@ pub mod check;
 pub mod graph;
 mod merge;
 
-use crate::linearize::RegionMode;
-use crate::linearize_ssa::ssa::{Repair, Slot, Src, Var, VarKind};
-use crate::linearize_ssa::SsaRegion;
+use crate::ir_passes::linearize_ssa::SsaRegion;
+use crate::machine_passes::linearize::RegionMode;
+use crate::pass_util::ssa_repair::{Repair, Slot, Src, Var, VarKind};
 use crate::passes::{IrPass, PassError, PassReport};
 use crate::settings::Settings;
 use cranelift_entity::SecondaryMap;

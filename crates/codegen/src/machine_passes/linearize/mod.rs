@@ -144,13 +144,13 @@
 pub mod check;
 pub mod interleave;
 pub mod opt;
-pub(crate) mod order;
 pub mod regions;
 
 use crate::mir::{
     BlockKind, BlockTarget, Cond, MBlock, MInst, MInstKind, MType, MirFunction, Operand, Reg,
     RegClass,
 };
+use crate::pass_util::loop_order as order;
 use crate::passes::{MachinePass, PassError, PassReport};
 use crate::regalloc::{ReservationRequest, ReservedRegs};
 use crate::settings::Settings;

@@ -1,0 +1,10 @@
+//! Helpers that more than one pass uses, kept out of the passes themselves so that no
+//! pass imports from inside another (and no IR pass from inside a machine pass).
+//!
+//! - `loop_order`: the loop-aware block order of a region (cycles kept whole), shared
+//!   by the two linearizations;
+//! - `ssa_repair`: rebuilds SSA form for the variables a restructuring of the IR made
+//!   (`linearize_ssa`, `restructure`).
+
+pub(crate) mod loop_order;
+pub(crate) mod ssa_repair;
