@@ -39,16 +39,15 @@
 //! That is the growth the paper reports (Table 1, `mum`: 22 → 32 registers) and the reason
 //! warplift linearizes after allocation by default.
 
-use crate::machine_passes::linearize::{back_edge_targets, region_rpo_by, RegionMode};
+use crate::machine_passes::linearize::RegionMode;
 use crate::pass_util::loop_order::loop_order_by;
+use crate::pass_util::region_order::{back_edge_targets, region_rpo_by};
+pub use crate::pass_util::ssa_regions::{find_regions, SsaRegion};
 use crate::pass_util::ssa_repair::{Repair, Slot, Src, Var, VarKind};
 use crate::passes::{IrPass, PassError, PassReport};
 use crate::settings::Settings;
 use std::collections::{HashMap, HashSet};
-use warplift_ir::cfg::{
-    find_unstructured_regions, select_regions, ControlFlowGraph, DominatorTree, LoopForest,
-    PostDominatorTree, RegionSelection, UnstructuredEdges,
-};
+use warplift_ir::cfg::{ControlFlowGraph, DominatorTree};
 use warplift_ir::divergence::Divergence;
 use warplift_ir::{
     Block, BlockCall, Function, Inst, InstructionData, IntCC, Opcode, SourceLoc, Type, Value,
@@ -210,94 +209,6 @@ fn place_sequences(func: &mut Function, sequences: &[(HashSet<Block>, Vec<Block>
         }
     }
     func.layout.set_block_order(new_order);
-}
-
-/// A single-entry, single-exit region of a kernel to linearize.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SsaRegion {
-    /// Outside the region, every edge into it comes from here (its CIDOM).
-    pub entry: Block,
-    /// The region's blocks, in any order.
-    pub blocks: Vec<Block>,
-    /// Every edge leaving the region goes here (its CIPDOM); `None`: the region returns
-    /// (from one block or several), and linearization makes it a return block.
-    pub exit: Option<Block>,
-}
-
-/// The regions `mode` selects in `func`: the whole kernel (every reachable block but the
-/// entry and the single return block, if there is one), or its unstructured regions
-/// (Definition 4, Algorithm 2) holding a divergent branch (`divergent`) or not (`all`).
-/// Disjoint, none holding another's entry.
-pub fn find_regions(func: &Function, mode: RegionMode) -> Vec<SsaRegion> {
-    let Some(kernel_entry) = func.entry_block() else {
-        return Vec::new();
-    };
-    let cfg = ControlFlowGraph::compute(func);
-    let domtree = DominatorTree::compute(&cfg);
-    if mode == RegionMode::Kernel {
-        let returns: Vec<Block> = domtree
-            .rpo()
-            .iter()
-            .copied()
-            .filter(|&b| {
-                func.terminator(b)
-                    .is_some_and(|t| func.dfg.insts[t].opcode() == Opcode::Return)
-            })
-            .collect();
-        let exit = match returns[..] {
-            [r] if r != kernel_entry => Some(r),
-            _ => None,
-        };
-        let blocks: Vec<Block> = domtree
-            .rpo()
-            .iter()
-            .copied()
-            .filter(|&b| b != kernel_entry && Some(b) != exit)
-            .collect();
-        if blocks.is_empty() || !cfg.preds(kernel_entry).is_empty() {
-            return Vec::new();
-        }
-        return vec![SsaRegion {
-            entry: kernel_entry,
-            blocks,
-            exit,
-        }];
-    }
-    let selection = match mode {
-        RegionMode::All => RegionSelection::AllUnstructured,
-        _ => RegionSelection::DivergentUnstructured,
-    };
-    let postdom = PostDominatorTree::compute(&cfg);
-    let loops = LoopForest::compute(&cfg);
-    let edges = UnstructuredEdges::compute(&cfg, &domtree, &postdom, &loops);
-    if edges.is_empty() {
-        return Vec::new();
-    }
-    let found = find_unstructured_regions(&cfg, &domtree, &postdom, &edges);
-    let divergence = Divergence::compute(func);
-    let selected = select_regions(&domtree, &edges, &found, selection, |b| {
-        divergence.is_divergent_branch(b)
-    });
-    let mut out = Vec::with_capacity(selected.len());
-    for r in &selected {
-        let entry = match r.entry() {
-            Some(d) => d,
-            // The virtual entry: the kernel's entry block, which no branch may target,
-            // stands outside the region instead.
-            None if cfg.preds(kernel_entry).is_empty() => kernel_entry,
-            None => continue,
-        };
-        let blocks: Vec<Block> = r.blocks().iter().copied().filter(|&b| b != entry).collect();
-        if blocks.is_empty() {
-            continue;
-        }
-        out.push(SsaRegion {
-            entry,
-            blocks,
-            exit: r.exit(),
-        });
-    }
-    out
 }
 
 /// Counts of one run, for [`PassReport`].

@@ -93,8 +93,8 @@ pub mod check;
 pub mod graph;
 mod merge;
 
-use crate::ir_passes::linearize_ssa::SsaRegion;
 use crate::machine_passes::linearize::RegionMode;
+use crate::pass_util::ssa_regions::SsaRegion;
 use crate::pass_util::ssa_repair::{Repair, Slot, Src, Var, VarKind};
 use crate::passes::{IrPass, PassError, PassReport};
 use crate::settings::Settings;
