@@ -7,12 +7,16 @@
 //! ```
 //!
 //! The optional passes are the `passes` setting, looked up in the [pass
-//! registry](crate::passes).
+//! registry](crate::passes). The IR passes share the kernel's analyses through the
+//! context's [`AnalysisCache`]: each analysis is computed when a pass first asks for it and
+//! kept for the next pass unless the pass [did not preserve](crate::passes::IrPass::preserved)
+//! it. The context keeps the cache's allocations from one kernel to the next.
 //!
 //! [`Context::compile`] compiles one kernel; [`Context::compile_module`] several kernels
 //! into one PTX module or one object. Every failure is a [`CodegenError`]; nothing the
 //! caller passes in makes it panic.
 
+use crate::analysis::{AnalysisCache, Computations};
 use crate::isa::{EmitError, TargetIsa};
 use crate::lower::{lower_for, LowerError};
 use crate::machine_passes::cleanup::remove_empty_edge_blocks;
@@ -84,6 +88,8 @@ pub struct CompileStats {
     pub removed_edge_blocks: usize,
     /// What each optional pass reported, in pipeline order.
     pub passes: Vec<(&'static str, PassReport)>,
+    /// How many times the IR passes had each analysis of the kernel computed.
+    pub analyses: Computations,
 }
 
 /// One compiled kernel: its final machine IR and what it took.
@@ -177,13 +183,19 @@ fn code_kind(isa: &dyn TargetIsa) -> CodeKind {
 /// A reusable compilation context.
 #[derive(Default)]
 pub struct Context {
-    _private: (),
+    /// The analyses of the kernel being compiled, shared by its IR passes.
+    analyses: AnalysisCache,
 }
 
 impl Context {
     /// A new context.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// The analysis cache, as the last kernel's IR passes left it.
+    pub fn analyses(&self) -> &AnalysisCache {
+        &self.analyses
     }
 
     /// Compiles and emits one kernel for `isa`.
@@ -251,6 +263,7 @@ impl Context {
         })?;
         let pipeline = Pipeline::for_settings(settings)?;
         let mut reports = Vec::new();
+        self.analyses.reset();
 
         // IR passes work on a copy: the caller's function is left as it was.
         let mut transformed;
@@ -258,7 +271,9 @@ impl Context {
         if !pipeline.ir.is_empty() {
             transformed = func.clone();
             for pass in &pipeline.ir {
-                reports.push((pass.name(), pass.run(&mut transformed, settings)?));
+                let report = pass.run(&mut transformed, &mut self.analyses, settings)?;
+                self.analyses.invalidate(pass.preserved(&report));
+                reports.push((pass.name(), report));
                 if settings.verify {
                     verify_function(&transformed).map_err(|errors| CodegenError::PassBrokeIr {
                         pass: pass.name(),
@@ -308,6 +323,7 @@ impl Context {
             regalloc: allocated.stats,
             removed_edge_blocks: cleanup.removed_blocks,
             passes: reports,
+            analyses: self.analyses.computations(),
         };
         Ok(CompiledKernel {
             mir: allocated.func,

@@ -14,6 +14,7 @@
 //!
 //! ```text
 //!  passes/          the pass registry, the IrPass and MachinePass traits, pipelines
+//!  analysis.rs      the cache of a kernel's analyses the IR passes share
 //!  ir_passes/       one folder per IR pass (converge, restructure, linearize_ssa)
 //!  machine_passes/  one folder or file per machine pass (linearize, cleanup)
 //!  pass_util/       helpers more than one pass uses (region orders, SSA repair)
@@ -24,6 +25,7 @@
 
 extern crate alloc;
 
+pub mod analysis;
 mod context;
 pub mod ir_passes;
 pub mod isa;

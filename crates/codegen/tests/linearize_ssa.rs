@@ -457,7 +457,8 @@ fn the_pass_is_registered_reports_its_counts_and_checks_its_setting() {
         linearize_regions: "some".to_string(),
         ..Settings::default()
     };
-    let err = LinearizeSsa.run(&mut f, &bad).unwrap_err();
+    let mut analyses = warplift_codegen::analysis::AnalysisCache::new();
+    let err = LinearizeSsa.run(&mut f, &mut analyses, &bad).unwrap_err();
     assert!(err.to_string().contains("linearize_regions"), "{err}");
     // Machine passes may follow it in a pipeline, not precede it.
     let isa = lookup_by_name("simt", settings(&["passes=linearize_ssa,linearize"])).unwrap();

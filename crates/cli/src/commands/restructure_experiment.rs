@@ -89,7 +89,8 @@ fn measure(
         for (k, v) in settings {
             b.set(k, v)?;
         }
-        p.run(&mut ir, &b.finish())?;
+        let mut analyses = warplift_codegen::analysis::AnalysisCache::new();
+        p.run(&mut ir, &mut analyses, &b.finish())?;
     }
     Ok(Run {
         redundant: stats

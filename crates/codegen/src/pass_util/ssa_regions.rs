@@ -5,12 +5,11 @@
 //! [`warplift_ir::cfg::find_unstructured_regions`]), those holding a divergent branch or
 //! all of them.
 
+use crate::analysis::AnalysisCache;
 use crate::machine_passes::linearize::RegionMode;
 use warplift_ir::cfg::{
-    find_unstructured_regions, select_regions, ControlFlowGraph, DominatorTree, LoopForest,
-    PostDominatorTree, RegionSelection, UnstructuredEdges,
+    find_unstructured_regions, select_regions, RegionSelection, UnstructuredEdges,
 };
-use warplift_ir::divergence::Divergence;
 use warplift_ir::{Block, Function, Opcode};
 
 /// A single-entry, single-exit region of a kernel to linearize.
@@ -30,11 +29,20 @@ pub struct SsaRegion {
 /// (Definition 4, Algorithm 2) holding a divergent branch (`divergent`) or not (`all`).
 /// Disjoint, none holding another's entry.
 pub fn find_regions(func: &Function, mode: RegionMode) -> Vec<SsaRegion> {
+    find_regions_in(func, mode, &mut AnalysisCache::new())
+}
+
+/// [`find_regions`], with the analyses taken from (and left in) `analyses`.
+pub fn find_regions_in(
+    func: &Function,
+    mode: RegionMode,
+    analyses: &mut AnalysisCache,
+) -> Vec<SsaRegion> {
     let Some(kernel_entry) = func.entry_block() else {
         return Vec::new();
     };
-    let cfg = ControlFlowGraph::compute(func);
-    let domtree = DominatorTree::compute(&cfg);
+    let cfg = analyses.cfg(func);
+    let domtree = analyses.domtree(func);
     if mode == RegionMode::Kernel {
         let returns: Vec<Block> = domtree
             .rpo()
@@ -68,14 +76,14 @@ pub fn find_regions(func: &Function, mode: RegionMode) -> Vec<SsaRegion> {
         RegionMode::All => RegionSelection::AllUnstructured,
         _ => RegionSelection::DivergentUnstructured,
     };
-    let postdom = PostDominatorTree::compute(&cfg);
-    let loops = LoopForest::compute(&cfg);
+    let postdom = analyses.postdom(func);
+    let loops = analyses.loops(func);
     let edges = UnstructuredEdges::compute(&cfg, &domtree, &postdom, &loops);
     if edges.is_empty() {
         return Vec::new();
     }
     let found = find_unstructured_regions(&cfg, &domtree, &postdom, &edges);
-    let divergence = Divergence::compute(func);
+    let divergence = analyses.divergence(func);
     let selected = select_regions(&domtree, &edges, &found, selection, |b| {
         divergence.is_divergent_branch(b)
     });

@@ -13,9 +13,15 @@
 //! machine pass before an IR pass is refused rather than silently reordered. Pass options
 //! are ordinary [`Settings`] (`--set name=value`), declared with the other settings.
 //!
+//! IR passes share the kernel's analyses through an [`AnalysisCache`]: a pass asks the cache
+//! for the control-flow graph, dominators, post-dominators, loops or divergence it needs
+//! (computed on first request), and after it runs the pipeline drops what the pass did not
+//! [preserve](IrPass::preserved).
+//!
 //! Adding a pass means implementing one of the two traits and listing it in [`REGISTRY`];
 //! the CLI (`warplift passes`, `--passes`), the fuzzers and the tests pick it up from there.
 
+use crate::analysis::{AnalysisCache, Preserved};
 use crate::mir::MirFunction;
 use crate::regalloc::{ReservationRequest, ReservedRegs};
 use crate::settings::Settings;
@@ -55,8 +61,20 @@ pub trait IrPass: Sync {
     fn name(&self) -> &'static str;
     /// One line saying what the pass does.
     fn description(&self) -> &'static str;
-    /// Transforms `func`; the result must verify.
-    fn run(&self, func: &mut Function, settings: &Settings) -> Result<PassReport, PassError>;
+    /// Transforms `func`; the result must verify. `analyses` holds the analyses of `func`
+    /// as it is when the pass starts: ask for them before changing the function.
+    fn run(
+        &self,
+        func: &mut Function,
+        analyses: &mut AnalysisCache,
+        settings: &Settings,
+    ) -> Result<PassReport, PassError>;
+    /// What a run that reported `report` left valid of the analyses; the pipeline drops the
+    /// rest. By default nothing, which is always safe; a pass that can tell it changed
+    /// nothing (or no block and no edge) says so, and later passes reuse the analyses.
+    fn preserved(&self, _report: &PassReport) -> Preserved {
+        Preserved::NOTHING
+    }
     /// The settings worth testing the pass under: each variant is a list of `name=value`
     /// assignments of the pass's own options. The differential tests and fuzzers run every
     /// registered pass in every variant, so a new pass is checked as soon as it is listed.
@@ -303,7 +321,12 @@ mod tests {
         fn description(&self) -> &'static str {
             "does nothing"
         }
-        fn run(&self, _: &mut Function, _: &Settings) -> Result<PassReport, PassError> {
+        fn run(
+            &self,
+            _: &mut Function,
+            _: &mut AnalysisCache,
+            _: &Settings,
+        ) -> Result<PassReport, PassError> {
             Ok(PassReport::default())
         }
     }

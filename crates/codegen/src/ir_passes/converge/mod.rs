@@ -64,14 +64,14 @@ pub mod pdg;
 pub mod sink;
 pub mod uses;
 
+use crate::analysis::{AnalysisCache, Preserved};
 use crate::passes::{IrPass, PassError, PassReport};
 use crate::settings::Settings;
 use dag::Arm;
 use matching::Matcher;
 use pdg::Direction;
 use uses::Uses;
-use warplift_ir::cfg::{ControlFlowGraph, PostDominatorTree};
-use warplift_ir::divergence::Divergence;
+use warplift_ir::cfg::ControlFlowGraph;
 use warplift_ir::{Block, Function, InstructionData, Opcode};
 
 /// The `converge` IR pass.
@@ -92,8 +92,22 @@ impl IrPass for Converge {
         &[&[], &[("converge_hoist", "false")]]
     }
 
-    fn run(&self, func: &mut Function, settings: &Settings) -> Result<PassReport, PassError> {
-        Ok(converge(func, &Options::from_settings(settings)).report())
+    fn run(
+        &self,
+        func: &mut Function,
+        analyses: &mut AnalysisCache,
+        settings: &Settings,
+    ) -> Result<PassReport, PassError> {
+        Ok(converge_in(func, &Options::from_settings(settings), analyses).report())
+    }
+
+    /// A run that moved nothing left the kernel as it was.
+    fn preserved(&self, report: &PassReport) -> Preserved {
+        if report.get("hoisted") == Some(0) && report.get("sunk") == Some(0) {
+            Preserved::ALL
+        } else {
+            Preserved::NOTHING
+        }
     }
 }
 
@@ -166,9 +180,14 @@ impl Stats {
 
 /// Runs Common Subexpression Convergence on `func`.
 pub fn converge(func: &mut Function, opts: &Options) -> Stats {
-    let cfg = ControlFlowGraph::compute(func);
-    let postdom = PostDominatorTree::compute(&cfg);
-    let divergence = Divergence::compute(func);
+    converge_in(func, opts, &mut AnalysisCache::new())
+}
+
+/// [`converge`], with the kernel's analyses taken from `analyses`.
+pub fn converge_in(func: &mut Function, opts: &Options, analyses: &mut AnalysisCache) -> Stats {
+    let cfg = analyses.cfg(func);
+    let postdom = analyses.postdom(func);
+    let divergence = analyses.divergence(func);
     let mut uses = Uses::compute(func);
     let mut stats = Stats::default();
     let order = cfg.reverse_post_order();

@@ -39,16 +39,16 @@
 //! That is the growth the paper reports (Table 1, `mum`: 22 → 32 registers) and the reason
 //! warplift linearizes after allocation by default.
 
+use crate::analysis::{AnalysisCache, Preserved};
 use crate::machine_passes::linearize::RegionMode;
 use crate::pass_util::loop_order::loop_order_by;
 use crate::pass_util::region_order::{back_edge_targets, region_rpo_by};
-pub use crate::pass_util::ssa_regions::{find_regions, SsaRegion};
+pub use crate::pass_util::ssa_regions::{find_regions, find_regions_in, SsaRegion};
 use crate::pass_util::ssa_repair::{Repair, Slot, Src, Var, VarKind};
 use crate::passes::{IrPass, PassError, PassReport};
 use crate::settings::Settings;
 use std::collections::{HashMap, HashSet};
-use warplift_ir::cfg::{ControlFlowGraph, DominatorTree};
-use warplift_ir::divergence::Divergence;
+use warplift_ir::cfg::DominatorTree;
 use warplift_ir::{
     Block, BlockCall, Function, Inst, InstructionData, IntCC, Opcode, SourceLoc, Type, Value,
     ValueDef,
@@ -74,19 +74,33 @@ impl IrPass for LinearizeSsa {
         ]
     }
 
-    fn run(&self, func: &mut Function, settings: &Settings) -> Result<PassReport, PassError> {
+    fn run(
+        &self,
+        func: &mut Function,
+        analyses: &mut AnalysisCache,
+        settings: &Settings,
+    ) -> Result<PassReport, PassError> {
         let error = |message: String| PassError {
             pass: "linearize_ssa",
             kernel: func.name.clone(),
             message,
         };
         let mode = RegionMode::parse(&settings.linearize_regions).map_err(error)?;
-        let stats = linearize(func, mode).map_err(|message| PassError {
+        let stats = linearize_in(func, mode, analyses).map_err(|message| PassError {
             pass: "linearize_ssa",
             kernel: func.name.clone(),
             message,
         })?;
         Ok(stats.report())
+    }
+
+    /// A run that linearized no region left the kernel as it was.
+    fn preserved(&self, report: &PassReport) -> Preserved {
+        if report.get("regions") == Some(0) {
+            Preserved::ALL
+        } else {
+            Preserved::NOTHING
+        }
     }
 }
 
@@ -102,13 +116,25 @@ impl IrPass for LinearizeSsa {
 /// region, in order) nor where another region's values are used, and each repair variable
 /// belongs to one region, with its zero in that region's entry.
 pub fn linearize(func: &mut Function, mode: RegionMode) -> Result<Stats, String> {
-    let regions = find_regions(func, mode);
+    linearize_in(func, mode, &mut AnalysisCache::new())
+}
+
+/// [`linearize`], with the kernel's analyses taken from `analyses`: the divergence
+/// analysis and the dominator tree that select the regions also serve their
+/// linearization, computed once. They are asked for before the kernel changes; what the
+/// SSA repair needs afterwards it computes on the new graph.
+pub fn linearize_in(
+    func: &mut Function,
+    mode: RegionMode,
+    analyses: &mut AnalysisCache,
+) -> Result<Stats, String> {
+    let regions = find_regions_in(func, mode, analyses);
     let mut stats = Stats::default();
     if regions.is_empty() {
         return Ok(stats);
     }
-    let divergence = Divergence::compute(func);
-    let domtree = DominatorTree::compute(&ControlFlowGraph::compute(&*func));
+    let divergence = analyses.divergence(func);
+    let domtree = analyses.domtree(func);
     let used_elsewhere = values_used_elsewhere(func);
     let mut repair = Repair::new();
     let mut sequences: Vec<(HashSet<Block>, Vec<Block>)> = Vec::new();

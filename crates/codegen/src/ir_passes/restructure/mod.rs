@@ -93,6 +93,7 @@ pub mod check;
 pub mod graph;
 mod merge;
 
+use crate::analysis::{AnalysisCache, Preserved};
 use crate::machine_passes::linearize::RegionMode;
 use crate::pass_util::ssa_regions::SsaRegion;
 use crate::pass_util::ssa_repair::{Repair, Slot, Src, Var, VarKind};
@@ -134,13 +135,27 @@ impl IrPass for Restructure {
         ]
     }
 
-    fn run(&self, func: &mut Function, settings: &Settings) -> Result<PassReport, PassError> {
+    fn run(
+        &self,
+        func: &mut Function,
+        analyses: &mut AnalysisCache,
+        settings: &Settings,
+    ) -> Result<PassReport, PassError> {
         let options = Options::from_settings(settings).map_err(|message| PassError {
             pass: "restructure",
             kernel: func.name.clone(),
             message,
         })?;
-        Ok(restructure(func, &options).report())
+        Ok(restructure_in(func, &options, analyses).report())
+    }
+
+    /// A run that found no region left the kernel as it was.
+    fn preserved(&self, report: &PassReport) -> Preserved {
+        if report.get("regions") == Some(0) {
+            Preserved::ALL
+        } else {
+            Preserved::NOTHING
+        }
     }
 }
 
@@ -365,6 +380,15 @@ impl Outcome {
 /// cannot handle is left as it is, with a message in [`Outcome::skipped`]; should
 /// anything go wrong after the kernel was changed, the whole kernel is restored.
 pub fn restructure(func: &mut Function, options: &Options) -> Outcome {
+    restructure_in(func, options, &mut AnalysisCache::new())
+}
+
+/// [`restructure`], with the kernel's divergence taken from `analyses`.
+pub fn restructure_in(
+    func: &mut Function,
+    options: &Options,
+    analyses: &mut AnalysisCache,
+) -> Outcome {
     let mut out = Outcome {
         insts_before: func.num_placed_insts() as u64,
         ..Outcome::default()
@@ -376,7 +400,7 @@ pub fn restructure(func: &mut Function, options: &Options) -> Outcome {
         out.insts_after = out.insts_before;
         return out;
     }
-    let divergence = Divergence::compute(func);
+    let divergence = analyses.divergence(func);
     let backup = func.clone();
     for region in &regions {
         out.regions += 1;

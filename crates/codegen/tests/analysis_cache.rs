@@ -1,0 +1,94 @@
+//! The analysis cache the IR passes share: each analysis is computed once per pipeline
+//! while the passes preserve it, and again after a pass that changed the kernel.
+
+use std::path::PathBuf;
+use warplift_codegen::analysis::Computations;
+use warplift_codegen::passes::PassReport;
+use warplift_codegen::{lookup_by_name, Context, Settings};
+use warplift_ir::parser::parse_functions;
+use warplift_ir::Function;
+
+fn kernel(file: &str) -> Function {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/corpus")
+        .join(file);
+    let text = std::fs::read_to_string(&path).unwrap();
+    parse_functions(&text).unwrap().remove(0)
+}
+
+/// The analyses computed compiling `file` under `passes`, and what each pass reported.
+fn computed(file: &str, passes: &str) -> (Computations, Vec<(&'static str, PassReport)>) {
+    let mut b = Settings::builder();
+    b.set("passes", passes).unwrap();
+    let isa = lookup_by_name("simt", b.finish()).unwrap();
+    let mut ctx = Context::new();
+    let k = ctx.compile_kernel(&kernel(file), &*isa).unwrap();
+    assert_eq!(ctx.analyses().computations(), k.stats.analyses);
+    (k.stats.analyses, k.stats.passes)
+}
+
+const ONCE: Computations = Computations {
+    cfg: 1,
+    domtree: 1,
+    postdom: 1,
+    loops: 1,
+    divergence: 1,
+};
+
+/// The count `name` of the `i`th pass's report.
+fn count(reports: &[(&'static str, PassReport)], i: usize, name: &str) -> u64 {
+    reports[i].1.get(name).unwrap()
+}
+
+#[test]
+fn linearize_ssa_computes_each_analysis_once() {
+    // Region selection and linearization used to compute divergence once each.
+    let (c, reports) = computed("short_circuit_fig1.wir", "linearize_ssa");
+    assert_eq!(count(&reports, 0, "regions"), 1);
+    assert_eq!(c, ONCE);
+}
+
+#[test]
+fn a_pass_that_changes_nothing_hands_its_analyses_on() {
+    // `converge` finds nothing to move in Figure 5's kernel: the CFG, post-dominators
+    // and divergence it computed serve linearize_ssa, which linearizes one region.
+    let (c, reports) = computed("loop_jump_out_fig5.wir", "converge,linearize_ssa");
+    assert_eq!(
+        count(&reports, 0, "hoisted") + count(&reports, 0, "sunk"),
+        0
+    );
+    assert_eq!(count(&reports, 1, "regions"), 1);
+    assert_eq!(c, ONCE);
+}
+
+#[test]
+fn a_pass_that_changes_the_kernel_invalidates_them() {
+    // `converge` sinks expressions of Figure 1's kernel: linearize_ssa computes again
+    // the CFG, post-dominators and divergence converge had (the dominator tree and the
+    // loops nobody had asked for yet are computed once).
+    let (c, reports) = computed("short_circuit_fig1.wir", "converge,linearize_ssa");
+    assert!(count(&reports, 0, "sunk") > 0);
+    assert_eq!(count(&reports, 1, "regions"), 1);
+    assert_eq!(
+        c,
+        Computations {
+            cfg: 2,
+            postdom: 2,
+            divergence: 2,
+            ..ONCE
+        }
+    );
+    // `restructure` rewrites the region: linearize_ssa finds the kernel structured on
+    // the new graph, with analyses of its own (divergence only restructure asked for,
+    // and linearize_ssa needs none without an unstructured edge).
+    let (c, reports) = computed("short_circuit_fig1.wir", "restructure,linearize_ssa");
+    assert_eq!(count(&reports, 0, "regions restructured"), 1);
+    assert_eq!(count(&reports, 1, "regions"), 0);
+    assert_eq!(c, ONCE);
+}
+
+#[test]
+fn no_ir_pass_computes_nothing() {
+    let (c, _) = computed("short_circuit_fig1.wir", "linearize");
+    assert_eq!(c, Computations::default());
+}
