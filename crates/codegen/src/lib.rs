@@ -18,7 +18,7 @@
 //!  ir_passes/       one folder per IR pass (converge, restructure, linearize_ssa)
 //!  machine_passes/  one folder or file per machine pass (linearize, cleanup)
 //!  pass_util/       helpers more than one pass uses (region orders, SSA repair)
-//!  settings.rs      every setting, declared once, typed
+//!  settings.rs      every setting, declared once, typed, parsed once
 //!  context.rs       the pipeline, in order
 //!  lower/ regalloc/ mir/ isa/   lowering, allocation, machine IR, targets
 //! ```

@@ -1,7 +1,19 @@
 //! Code-generator settings, in Cranelift's manner: every setting is declared once, in the
-//! table of `declare_settings!`, with its type, default and documentation; the builder
-//! sets them by name from strings (`--set name=value` on the command line) and the
-//! [`Settings`] struct exposes them typed.
+//! table of `declare_settings!`, with its type, default, allowed values and documentation;
+//! the builder sets them by name from strings (`--set name=value` on the command line),
+//! parsing and checking each value once, and the [`Settings`] struct exposes them typed.
+//!
+//! A setting's type is a `bool`, a `u32` (its range checked where it is declared), a
+//! `String` checked where it is declared (`ptx_target`, and `passes` against the pass
+//! registry), or an enumeration declared with `setting_enum!` (the option's values and
+//! their names in one list: [`OptLevel`], [`RegionMode`], [`LinearizeStage`],
+//! [`LoopMode`], [`Cascade`]). Passes read the typed fields; none parses a string again.
+//! A bad value is refused when it is set, with an error naming the setting and the values
+//! it accepts:
+//!
+//! ```text
+//! invalid value `some` for setting `linearize_regions`: expected divergent, all or kernel
+//! ```
 
 use thiserror::Error;
 
@@ -28,18 +40,134 @@ pub enum SettingError {
     },
 }
 
-/// How hard the code generator works.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum OptLevel {
-    /// Compile fast: regalloc2's fast allocator.
-    None,
-    /// Generate fast code: regalloc2's backtracking allocator (Ion).
-    Speed,
-}
-
 /// Parses a setting value; each setting type implements it.
 trait SettingValue: Sized {
     fn parse(s: &str) -> Result<Self, String>;
+}
+
+/// `a, b or c`.
+fn one_of(names: &[&str]) -> String {
+    match names {
+        [] => String::new(),
+        [one] => (*one).to_string(),
+        [init @ .., last] => format!("{} or {last}", init.join(", ")),
+    }
+}
+
+/// Declares an enumerated setting type: its variants with the names settings give them,
+/// once. The enumeration parses from those names (and [`core::str::FromStr`]), prints as
+/// them, and compares equal to them (`mode == "kernel"`).
+macro_rules! setting_enum {
+    (
+        $(#[doc = $doc:literal])+
+        $name:ident { $( $(#[doc = $vdoc:literal])+ $variant:ident = $text:literal, )+ }
+    ) => {
+        $(#[doc = $doc])+
+        #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+        pub enum $name {
+            $( $(#[doc = $vdoc])+ $variant, )+
+        }
+
+        impl $name {
+            /// Every value, in declaration order.
+            pub const VALUES: &'static [$name] = &[$($name::$variant),+];
+            /// The names settings give the values, in declaration order.
+            pub const NAMES: &'static [&'static str] = &[$($text),+];
+
+            /// The value's name in settings.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $( $name::$variant => $text, )+
+                }
+            }
+        }
+
+        impl SettingValue for $name {
+            fn parse(s: &str) -> Result<Self, String> {
+                match s {
+                    $( $text => Ok($name::$variant), )+
+                    _ => Err(format!("expected {}", one_of($name::NAMES))),
+                }
+            }
+        }
+
+        impl core::str::FromStr for $name {
+            type Err = String;
+            fn from_str(s: &str) -> Result<Self, String> {
+                SettingValue::parse(s)
+            }
+        }
+
+        impl core::fmt::Display for $name {
+            fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
+        impl PartialEq<&str> for $name {
+            fn eq(&self, other: &&str) -> bool {
+                self.as_str() == *other
+            }
+        }
+    };
+}
+
+setting_enum! {
+    /// How hard the code generator works (`opt_level`).
+    OptLevel {
+        /// Compile fast: regalloc2's fast allocator.
+        None = "none",
+        /// Generate fast code: regalloc2's backtracking allocator (Ion).
+        Speed = "speed",
+    }
+}
+
+setting_enum! {
+    /// What the region-based passes work on (`linearize_regions`, `restructure_regions`).
+    RegionMode {
+        /// Unstructured regions that contain a divergent branch.
+        Divergent = "divergent",
+        /// Every unstructured region.
+        All = "all",
+        /// The whole kernel as one region.
+        Kernel = "kernel",
+    }
+}
+
+setting_enum! {
+    /// Where `--passes linearize` linearizes (`linearize_stage`).
+    LinearizeStage {
+        /// On allocated machine IR, with reserved registers (the `linearize` pass).
+        Machine = "machine",
+        /// On the SSA IR before register allocation (the `linearize_ssa` pass).
+        Ssa = "ssa",
+    }
+}
+
+setting_enum! {
+    /// How `restructure` restructures loops (`restructure_loops`).
+    LoopMode {
+        /// Not at all (branch restructuring then applies to acyclic regions only).
+        None = "none",
+        /// With predicates (Section IV-A).
+        Predicate = "predicate",
+        /// Head-controlled loops by loop inversion (Section IV-C), the rest with predicates.
+        Copy = "copy",
+    }
+}
+
+setting_enum! {
+    /// How `restructure` resolves a dispatch among more than two continuations
+    /// (`restructure_cascade`).
+    Cascade {
+        /// A chain of two-way tests `p == 0`, `p == 1`, ... (Figure 5, right; the paper's
+        /// choice).
+        Depth = "depth",
+        /// A balanced tree of tests `p < mid` (Figure 5, center).
+        Breadth = "breadth",
+        /// One multi-way branch (`br_table`).
+        Table = "table",
+    }
 }
 
 impl SettingValue for bool {
@@ -62,16 +190,6 @@ impl SettingValue for u32 {
 impl SettingValue for String {
     fn parse(s: &str) -> Result<Self, String> {
         Ok(s.to_string())
-    }
-}
-
-impl SettingValue for OptLevel {
-    fn parse(s: &str) -> Result<Self, String> {
-        match s {
-            "none" => Ok(OptLevel::None),
-            "speed" => Ok(OptLevel::Speed),
-            _ => Err("expected none or speed".into()),
-        }
     }
 }
 
@@ -142,39 +260,12 @@ fn valid_pipeline(s: &String) -> Result<(), String> {
         .map_err(|e| e.to_string())
 }
 
-#[allow(clippy::ptr_arg)] // checks have the signature `fn(&T)` for every setting type
-fn linearize_regions(s: &String) -> Result<(), String> {
-    crate::linearize::RegionMode::parse(s).map(|_| ())
-}
-
-#[allow(clippy::ptr_arg)]
-fn linearize_stage(s: &String) -> Result<(), String> {
-    match s.as_str() {
-        "machine" | "ssa" => Ok(()),
-        _ => Err(format!("`{s}` is not machine or ssa")),
-    }
-}
-
-#[allow(clippy::ptr_arg)]
-fn restructure_regions(s: &String) -> Result<(), String> {
-    crate::restructure::parse_regions(s).map(|_| ())
-}
-
-#[allow(clippy::ptr_arg)]
-fn restructure_loops(s: &String) -> Result<(), String> {
-    crate::restructure::parse_loops(s).map(|_| ())
-}
-
-#[allow(clippy::ptr_arg)]
-fn restructure_cascade(s: &String) -> Result<(), String> {
-    crate::restructure::parse_cascade(s).map(|_| ())
-}
-
-fn linearize_opt(n: &u32) -> Result<(), String> {
-    if *n <= 3 {
+/// An integer from `LO` to `HI`.
+fn in_range<const LO: u32, const HI: u32>(n: &u32) -> Result<(), String> {
+    if (LO..=HI).contains(n) {
         Ok(())
     } else {
-        Err("expected 0 to 3".into())
+        Err(format!("expected {LO} to {HI}"))
     }
 }
 
@@ -204,17 +295,17 @@ declare_settings! {
     /// What `linearize` (after register allocation) and `linearize_ssa` (on the SSA IR,
     /// before it) linearize: `divergent` (unstructured regions holding a divergent
     /// branch), `all` (every unstructured region) or `kernel` (the whole kernel).
-    linearize_regions: String = "divergent".to_string(), check linearize_regions;
+    linearize_regions: RegionMode = RegionMode::Divergent, check anything;
     /// Where `--passes linearize` linearizes: `machine` (on allocated machine IR, with one
     /// reserved `b32` and one predicate register) or `ssa` (on the SSA IR before register
     /// allocation, the paper's own implementation: the `linearize_ssa` pass), so that the
     /// register cost of the two can be compared.
-    linearize_stage: String = "machine".to_string(), check linearize_stage;
+    linearize_stage: LinearizeStage = LinearizeStage::Machine, check anything;
     /// `linearize`'s guard optimisations (Section 4.2 of the paper), cumulative: 0 none;
     /// 1 (O1) a block's exit skips the guards its guard values cannot match; 2 (O2) also
     /// nests the guards of the blocks a block dominates inside its guard; 3 (O3) also merges
     /// a guard into its block when the block is its only predecessor.
-    linearize_opt: u32 = 0, check linearize_opt;
+    linearize_opt: u32 = 0, check in_range::<0, 3>;
     /// `linearize` orders the blocks of a loop nest so that a lane finishing an inner loop
     /// runs the rest of the outer iteration and rejoins the other lanes in the inner loop's
     /// next invocation: one back edge serves both loops (loop merging, Section 5.2). Off,
@@ -241,19 +332,19 @@ declare_settings! {
     /// What `restructure` restructures: `divergent` (unstructured regions holding a
     /// divergent branch; structured code keeps its bytes), `all` (every unstructured
     /// region) or `kernel` (the whole kernel, as the paper does).
-    restructure_regions: String = "divergent".to_string(), check restructure_regions;
+    restructure_regions: RegionMode = RegionMode::Divergent, check anything;
     /// `restructure`'s loop restructuring: `none`; `predicate` (every loop becomes
     /// tail-controlled with entry, exit and repetition predicates, Section IV-A); `copy`
     /// (head-controlled loops are inverted by copying their condition instead, Section
     /// IV-C).
-    restructure_loops: String = "copy".to_string(), check restructure_loops;
+    restructure_loops: LoopMode = LoopMode::Copy, check anything;
     /// `restructure` nests branches properly with a predicate where a branch's subgraphs
     /// continue at several points (Section IV-B).
     restructure_branches: bool = true, check anything;
     /// How `restructure` resolves a dispatch among more than two continuations:
     /// `depth` (a chain of equality tests, the paper's choice), `breadth` (a balanced
     /// tree of range tests) or `table` (one `br_table`).
-    restructure_cascade: String = "depth".to_string(), check restructure_cascade;
+    restructure_cascade: Cascade = Cascade::Depth, check anything;
     /// `restructure` leaves regions of more blocks than this as they are.
     restructure_max_blocks: u32 = 100_000, check anything;
 }
@@ -326,6 +417,38 @@ mod tests {
             .set("linearize_regions", "some")
             .is_err());
         assert!(Settings::builder().set("linearize_opt", "4").is_err());
+        let e = Settings::builder()
+            .set("linearize_regions", "some")
+            .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "invalid value `some` for setting `linearize_regions`: expected divergent, all or kernel"
+        );
+        let e = Settings::builder().set("linearize_opt", "4").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "invalid value `4` for setting `linearize_opt`: expected 0 to 3"
+        );
+        let e = Settings::builder()
+            .set("restructure_cascade", "wide")
+            .unwrap_err();
+        assert!(
+            e.to_string()
+                .ends_with("`restructure_cascade`: expected depth, breadth or table"),
+            "{e}"
+        );
+        let mut b = Settings::builder();
+        b.set("linearize_stage", "ssa").unwrap();
+        b.set("restructure_loops", "predicate").unwrap();
+        b.set("restructure_regions", "kernel").unwrap();
+        let s = b.finish();
+        assert_eq!(s.linearize_stage, LinearizeStage::Ssa);
+        assert_eq!(s.restructure_loops, LoopMode::Predicate);
+        assert_eq!(s.restructure_regions, "kernel");
+        assert_eq!(s.restructure_cascade.to_string(), "depth");
+        for (i, name) in RegionMode::NAMES.iter().enumerate() {
+            assert_eq!(name.parse::<RegionMode>(), Ok(RegionMode::VALUES[i]));
+        }
         assert!(Settings::builder().set("passes", "nonesuch").is_err());
         assert!(Settings::builder().set("passes", " , ").is_ok());
     }

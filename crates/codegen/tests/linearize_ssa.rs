@@ -9,9 +9,9 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use warplift_codegen::isa::ptx::ptxas;
 use warplift_codegen::linearize::RegionMode;
-use warplift_codegen::linearize_ssa::{linearize, LinearizeSsa, Stats};
+use warplift_codegen::linearize_ssa::{linearize, Stats};
 use warplift_codegen::mir::RegClass;
-use warplift_codegen::passes::{IrPass, PassReport};
+use warplift_codegen::passes::PassReport;
 use warplift_codegen::regalloc::RegallocStats;
 use warplift_codegen::{lookup_by_name, Context, Settings};
 use warplift_ir::interp::{self, InterpConfig};
@@ -452,14 +452,15 @@ fn the_pass_is_registered_reports_its_counts_and_checks_its_setting() {
     assert_eq!(get("regions"), 1);
     assert_eq!(get("guard blocks"), 4);
     assert_eq!(get("parameter variables"), 4);
-    let mut f = func.clone();
-    let bad = Settings {
-        linearize_regions: "some".to_string(),
-        ..Settings::default()
-    };
-    let mut analyses = warplift_codegen::analysis::AnalysisCache::new();
-    let err = LinearizeSsa.run(&mut f, &mut analyses, &bad).unwrap_err();
-    assert!(err.to_string().contains("linearize_regions"), "{err}");
+    // Its setting is typed: a bad value is refused when set, naming the values it takes.
+    let err = Settings::builder()
+        .set("linearize_regions", "some")
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("`linearize_regions`: expected divergent, all or kernel"),
+        "{err}"
+    );
     // Machine passes may follow it in a pipeline, not precede it.
     let isa = lookup_by_name("simt", settings(&["passes=linearize_ssa,linearize"])).unwrap();
     Context::new().compile_kernel(&func, &*isa).unwrap();

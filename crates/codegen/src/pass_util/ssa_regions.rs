@@ -6,7 +6,7 @@
 //! all of them.
 
 use crate::analysis::AnalysisCache;
-use crate::machine_passes::linearize::RegionMode;
+use crate::settings::RegionMode;
 use warplift_ir::cfg::{
     find_unstructured_regions, select_regions, RegionSelection, UnstructuredEdges,
 };

@@ -225,7 +225,7 @@ impl Pipeline {
     /// passes).
     pub fn for_settings(settings: &Settings) -> Result<Pipeline, PipelineError> {
         let mut pipeline = Self::parse(&settings.passes)?;
-        if settings.linearize_stage == "ssa" {
+        if settings.linearize_stage == crate::settings::LinearizeStage::Ssa {
             let before = pipeline.machine.len();
             let linearize = crate::machine_passes::linearize::Linearize;
             pipeline.machine.retain(|p| p.name() != linearize.name());

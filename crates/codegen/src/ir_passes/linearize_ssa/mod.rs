@@ -40,12 +40,12 @@
 //! warplift linearizes after allocation by default.
 
 use crate::analysis::{AnalysisCache, Preserved};
-use crate::machine_passes::linearize::RegionMode;
 use crate::pass_util::loop_order::loop_order_by;
 use crate::pass_util::region_order::{back_edge_targets, region_rpo_by};
 pub use crate::pass_util::ssa_regions::{find_regions, find_regions_in, SsaRegion};
 use crate::pass_util::ssa_repair::{Repair, Slot, Src, Var, VarKind};
 use crate::passes::{IrPass, PassError, PassReport};
+use crate::settings::RegionMode;
 use crate::settings::Settings;
 use std::collections::{HashMap, HashSet};
 use warplift_ir::cfg::DominatorTree;
@@ -80,17 +80,14 @@ impl IrPass for LinearizeSsa {
         analyses: &mut AnalysisCache,
         settings: &Settings,
     ) -> Result<PassReport, PassError> {
-        let error = |message: String| PassError {
-            pass: "linearize_ssa",
-            kernel: func.name.clone(),
-            message,
-        };
-        let mode = RegionMode::parse(&settings.linearize_regions).map_err(error)?;
-        let stats = linearize_in(func, mode, analyses).map_err(|message| PassError {
-            pass: "linearize_ssa",
-            kernel: func.name.clone(),
-            message,
-        })?;
+        let stats =
+            linearize_in(func, settings.linearize_regions, analyses).map_err(|message| {
+                PassError {
+                    pass: "linearize_ssa",
+                    kernel: func.name.clone(),
+                    message,
+                }
+            })?;
         Ok(stats.report())
     }
 

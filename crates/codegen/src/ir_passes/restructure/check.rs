@@ -8,7 +8,7 @@
 //! Regions the pass reported as skipped are exempt: they were left as they were.
 
 use super::{find_regions, LoopMode, Options, Outcome};
-use crate::machine_passes::linearize::RegionMode;
+use crate::settings::RegionMode;
 use warplift_ir::cfg::classify;
 use warplift_ir::Function;
 

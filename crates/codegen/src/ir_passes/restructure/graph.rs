@@ -28,17 +28,7 @@ entity_impl!(Node, "node");
 pub struct PredVar(u32);
 entity_impl!(PredVar, "pred");
 
-/// How a dispatch among more than two continuations is resolved (Figure 5).
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Cascade {
-    /// A chain of two-way tests `p == 0`, `p == 1`, ... (Figure 5, right; the paper's
-    /// choice).
-    Depth,
-    /// A balanced tree of tests `p < mid` (Figure 5, center).
-    Breadth,
-    /// One multi-way branch (`br_table`).
-    Table,
-}
+pub use crate::settings::Cascade;
 
 /// What a node is.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -94,11 +94,11 @@ pub mod graph;
 mod merge;
 
 use crate::analysis::{AnalysisCache, Preserved};
-use crate::machine_passes::linearize::RegionMode;
 use crate::pass_util::ssa_regions::SsaRegion;
 use crate::pass_util::ssa_repair::{Repair, Slot, Src, Var, VarKind};
 use crate::passes::{IrPass, PassError, PassReport};
-use crate::settings::Settings;
+pub use crate::settings::LoopMode;
+use crate::settings::{RegionMode, Settings};
 use cranelift_entity::SecondaryMap;
 use graph::{Cascade, Graph, GraphStats, Kind, Node, PredVar};
 use std::collections::{HashMap, HashSet};
@@ -159,17 +159,6 @@ impl IrPass for Restructure {
     }
 }
 
-/// How loops are restructured.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum LoopMode {
-    /// Not at all (branch restructuring then applies to acyclic regions only).
-    None,
-    /// With predicates (Section IV-A).
-    Predicate,
-    /// Head-controlled loops by loop inversion (Section IV-C), the rest with predicates.
-    Copy,
-}
-
 /// The options of the pass (the `restructure_*` settings).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Options {
@@ -201,10 +190,10 @@ impl Options {
     /// The options `settings` ask for.
     pub fn from_settings(s: &Settings) -> Result<Options, String> {
         Ok(Options {
-            regions: parse_regions(&s.restructure_regions)?,
-            loops: parse_loops(&s.restructure_loops)?,
+            regions: s.restructure_regions,
+            loops: s.restructure_loops,
             branches: s.restructure_branches,
-            cascade: parse_cascade(&s.restructure_cascade)?,
+            cascade: s.restructure_cascade,
             max_blocks: s.restructure_max_blocks,
         })
     }
@@ -266,36 +255,6 @@ pub fn find_regions(func: &Function, mode: RegionMode) -> Vec<SsaRegion> {
         }
     }
     out
-}
-
-/// Parses `restructure_regions`.
-pub fn parse_regions(s: &str) -> Result<RegionMode, String> {
-    match s {
-        "divergent" => Ok(RegionMode::Divergent),
-        "all" => Ok(RegionMode::All),
-        "kernel" => Ok(RegionMode::Kernel),
-        _ => Err(format!("`{s}` is not divergent, all or kernel")),
-    }
-}
-
-/// Parses `restructure_loops`.
-pub fn parse_loops(s: &str) -> Result<LoopMode, String> {
-    match s {
-        "none" => Ok(LoopMode::None),
-        "predicate" => Ok(LoopMode::Predicate),
-        "copy" => Ok(LoopMode::Copy),
-        _ => Err(format!("`{s}` is not none, predicate or copy")),
-    }
-}
-
-/// Parses `restructure_cascade`.
-pub fn parse_cascade(s: &str) -> Result<Cascade, String> {
-    match s {
-        "depth" => Ok(Cascade::Depth),
-        "breadth" => Ok(Cascade::Breadth),
-        "table" => Ok(Cascade::Table),
-        _ => Err(format!("`{s}` is not depth, breadth or table")),
-    }
 }
 
 /// What one run did.

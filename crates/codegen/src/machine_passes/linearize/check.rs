@@ -78,7 +78,7 @@ pub fn check_linearized(
 
     // Structure.
     let regions = count("regions")?;
-    let kernel_mode = RegionMode::parse(&settings.linearize_regions) == Ok(RegionMode::Kernel);
+    let kernel_mode = settings.linearize_regions == RegionMode::Kernel;
     let pdt = PostDominatorTree::compute(&ControlFlowGraph::compute(after));
     for &b in &after.order {
         if let Some(MInstKind::Branch { not_taken, .. }) = after.terminator(b).map(|t| &t.kind) {

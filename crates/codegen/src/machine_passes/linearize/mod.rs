@@ -154,6 +154,7 @@ use crate::pass_util::loop_order as order;
 use crate::pass_util::region_order::{back_edge_targets, region_rpo_by};
 use crate::passes::{MachinePass, PassError, PassReport};
 use crate::regalloc::{ReservationRequest, ReservedRegs};
+pub use crate::settings::RegionMode;
 use crate::settings::Settings;
 use std::collections::{HashMap, HashSet};
 use warplift_ir::cfg::{ControlFlowGraph, DominatorTree, LoopForest};
@@ -183,8 +184,12 @@ impl MachinePass for Linearize {
     /// (its critical edges split), so they are the ones the pass finds after allocation.
     fn reservation(&self, settings: &Settings, func: &MirFunction) -> ReservationRequest {
         let shaped = crate::regalloc::allocation_cfg(func);
-        match (RegionMode::parse(&settings.linearize_regions), shaped) {
-            (Ok(mode), Some(f)) if selected_regions(&f, mode).0.is_empty() => {
+        match shaped {
+            Some(f)
+                if selected_regions(&f, settings.linearize_regions)
+                    .0
+                    .is_empty() =>
+            {
                 ReservationRequest::none()
             }
             _ => self.reservation_bound(settings),
@@ -219,7 +224,7 @@ impl MachinePass for Linearize {
             kernel: kernel.clone(),
             message,
         };
-        let mode = RegionMode::parse(&settings.linearize_regions).map_err(error)?;
+        let mode = settings.linearize_regions;
         let (regions, skipped) = selected_regions(func, mode);
         let mut stats = Stats {
             skipped_barrier_regions: skipped,
@@ -328,31 +333,6 @@ fn has_nested_cycles(func: &MirFunction, region: &Region) -> bool {
         .cycles
         .iter()
         .any(|c| c.parent.is_some())
-}
-
-/// What `linearize_regions` selects.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum RegionMode {
-    /// Unstructured regions that contain a divergent branch.
-    Divergent,
-    /// Every unstructured region.
-    All,
-    /// The whole kernel as one region.
-    Kernel,
-}
-
-impl RegionMode {
-    /// Parses a `linearize_regions` value.
-    pub fn parse(s: &str) -> Result<RegionMode, String> {
-        match s {
-            "divergent" => Ok(RegionMode::Divergent),
-            "all" => Ok(RegionMode::All),
-            "kernel" => Ok(RegionMode::Kernel),
-            _ => Err(format!(
-                "linearize_regions: `{s}` is not divergent, all or kernel"
-            )),
-        }
-    }
 }
 
 /// How a region is ordered (the `linearize_*` settings).
