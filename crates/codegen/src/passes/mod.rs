@@ -18,8 +18,20 @@
 //! (computed on first request), and after it runs the pipeline drops what the pass did not
 //! [preserve](IrPass::preserved).
 //!
-//! Adding a pass means implementing one of the two traits and listing it in [`REGISTRY`];
-//! the CLI (`warplift passes`, `--passes`), the fuzzers and the tests pick it up from there.
+//! # Adding a pass
+//!
+//! 1. Make its folder (or file) in [`ir_passes`](crate::ir_passes) or
+//!    [`machine_passes`](crate::machine_passes), declared in that folder's `mod.rs`, opening
+//!    with the algorithm on a small example and the paper it implements.
+//! 2. Declare its options in `declare_settings!` ([`crate::settings`]): a `bool`, a `u32`
+//!    with its range, or an enumeration made with `setting_enum!`; read the typed fields.
+//! 3. Implement [`IrPass`] (take analyses from the [`AnalysisCache`] before changing the
+//!    kernel; override [`IrPass::preserved`] when a run can leave the kernel as it was)
+//!    or [`MachinePass`] (ask for registers in [`MachinePass::reservation`]); report
+//!    counts in a [`PassReport`]; list the settings worth testing in `variants`.
+//! 4. List it in [`REGISTRY`]. The CLI (`warplift passes`, `--passes`), the differential
+//!    tests and the fuzzers run it, in every variant, from there.
+//! 5. Helpers another pass needs too go to `pass_util`, not inside either pass.
 
 use crate::analysis::{AnalysisCache, Preserved};
 use crate::mir::MirFunction;
