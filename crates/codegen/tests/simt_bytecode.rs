@@ -6,7 +6,9 @@ mod common;
 
 use rand::{Rng, SeedableRng};
 use warplift_codegen::isa::simt::ops::{opcode, OPCODES};
-use warplift_codegen::isa::simt::{decode, disassemble, encode, DecodeError, EncodeError, Op, Pc};
+use warplift_codegen::isa::simt::{
+    decode, decoded_to_mir, disassemble, encode, DecodeError, EncodeError, Op, Pc,
+};
 use warplift_codegen::mir::{MInstKind, MirFunction, Reg, RegClass};
 use warplift_ir::SourceLoc;
 
@@ -30,7 +32,7 @@ fn every_instruction_form_round_trips() {
     // locations) source locations.
     let locs: std::collections::HashMap<u32, SourceLoc> =
         code.insts.iter().map(|i| (i.pc, i.srcloc)).collect();
-    let g = k.to_mir(|pc| locs[&pc]);
+    let g = decoded_to_mir(&k, |pc| locs[&pc]);
     assert_eq!(g.order.len(), f.order.len());
     for (&fb, &gb) in f.order.iter().zip(&g.order) {
         assert_eq!(f.blocks[fb].origin, g.blocks[gb].origin);
@@ -379,7 +381,7 @@ fn random_kernels_round_trip() {
         let k = decode(&code.code, &code.info).unwrap();
         let locs: std::collections::HashMap<u32, SourceLoc> =
             code.insts.iter().map(|i| (i.pc, i.srcloc)).collect();
-        let back = k.to_mir(|pc| locs[&pc]);
+        let back = decoded_to_mir(&k, |pc| locs[&pc]);
         // Blocks come back numbered in placement order.
         let number = |b: MBlock| f.order.iter().position(|&o| o == b).unwrap();
         for (i, &b) in f.order.iter().enumerate() {

@@ -2,7 +2,9 @@
 //! bytecode and an ELF object: parse → lower → allocate → encode → object → load.
 
 use std::path::Path;
-use warplift_codegen::isa::simt::{decode, disassemble_object, encode, load_object, write_object};
+use warplift_codegen::isa::simt::{
+    decode, decoded_to_mir, disassemble_object, encode, load_object, write_object,
+};
 use warplift_codegen::lower::lower;
 use warplift_codegen::mir::{MBlock, MirFunction};
 use warplift_codegen::regalloc::{allocate, RegisterFile, ReservationRequest};
@@ -54,7 +56,7 @@ fn every_corpus_kernel_round_trips_through_an_object() {
                 );
             }
             // Back to MIR: the allocated function's blocks, in placement order.
-            let back = loaded.kernel.to_mir(|pc| loaded.lines.lookup(pc));
+            let back = decoded_to_mir(&loaded.kernel, |pc| loaded.lines.lookup(pc));
             let number = |b: MBlock| f.order.iter().position(|&o| o == b).unwrap() as u32;
             for (i, &b) in f.order.iter().enumerate() {
                 let mut want = f.blocks[b].insts.clone();

@@ -4,6 +4,7 @@
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use std::path::Path;
+use warplift_codegen::isa::simt::encode;
 use warplift_codegen::mir::{
     Address, BinOp, BlockTarget, Cond, CvtOp, MBlock, MInst, MInstKind, MType, MirFunction,
     Operand, Reg, RegClass, SpecialReg,
@@ -99,7 +100,7 @@ fn kernel(name: &str, setup: Vec<MInstKind>, body: Vec<MInstKind>) -> Program {
         },
     );
     push(2, MInstKind::Ret);
-    Program::from_mir(&f).expect("valid program")
+    Program::from_code(&encode(&f).unwrap()).expect("valid program")
 }
 
 /// out, tid, and the thread's element address (`rd1`) with a global thread index.

@@ -6,13 +6,15 @@
 //! executions, reconvergence-stack depth, stalls, memory transactions and occupancy.
 //!
 //! ```text
-//!   allocated MirFunction ──Program::from_mir─────────┐
-//!   SIMT object ──load_object──Program::from_loaded──┴─▶ Program ─┐
-//!                                                                  ├─ run ──▶ Stats (+ Trace)
-//!   PreparedLaunch (grid, args, global memory) ───────────────────┘   and the launch's memory
+//!   KernelCode (codegen's encode) ──Program::from_code───┐
+//!   SIMT object ──load_object──Program::from_loaded──────┴─▶ Program ─┐
+//!                                                                      ├─ run ──▶ Stats (+ Trace)
+//!   PreparedLaunch (grid, args, global memory) ───────────────────────┘   and the launch's memory
 //! ```
 //!
-//! - [`program`]: the emulator's flat, pre-decoded input format and its validation;
+//! - [`program`]: a kernel's decoded bytecode as the emulator runs it, and its
+//!   validation; the operations are the SIMT bytecode's own (`warplift_simt`), of which
+//!   the emulator depends on nothing of the compiler;
 //! - [`config`]: the machine (warp width, SMs, slots, latencies, scheduler, ...);
 //! - [`machine`]: SMs, placement of blocks, schedulers and the cycle loop;
 //! - `functional` (private): the functional mode, without timing, blocks on all cores

@@ -31,14 +31,14 @@ use crate::config::RUNAWAY_FACTOR;
 use crate::config::{MachineConfig, PartialBarrier, SchedulerPolicy};
 use crate::error::{EmuError, Fault, FaultKind};
 use crate::monitor::{Interrupted, Monitor, Progress, WarpPosition};
-use crate::program::{Op, Program, Role};
+use crate::program::Program;
 use crate::redundancy::LaneCounts;
 use crate::sched::AgeTree;
 use crate::stats::{StallReason, Stats};
 use crate::trace::Trace;
 use crate::warp::{Flow, Scratch, Warp, NONE};
-use warplift_codegen::mir::{MType, RegClass};
 use warplift_ir::launch::PreparedLaunch;
+use warplift_simt::{MType, Op, Reg, RegClass, Role};
 
 /// Per-instruction data the scheduler needs, derived once per run from the program.
 #[derive(Copy, Clone, Debug)]
@@ -65,11 +65,11 @@ pub(crate) struct Meta {
 impl Meta {
     pub(crate) fn new(program: &Program, config: &MachineConfig) -> Meta {
         let n = program.num_regs;
-        let flat = |c: RegClass, r: u32| -> u32 {
-            match c {
-                RegClass::B32 => r,
-                RegClass::B64 => n[0] + r,
-                RegClass::Pred => n[0] + n[1] + r,
+        let flat = |r: Reg| -> u32 {
+            match r.class() {
+                RegClass::B32 => r.index(),
+                RegClass::B64 => n[0] + r.index(),
+                RegClass::Pred => n[0] + n[1] + r.index(),
             }
         };
         let lat = &config.latency;
@@ -79,17 +79,17 @@ impl Meta {
             let start = uses.len() as u32;
             let mut def = NONE;
             if let Some(g) = inst.guard {
-                uses.push(flat(RegClass::Pred, g.pred));
+                uses.push(flat(g.pred));
             }
-            inst.op.visit_regs(|c, r, role| match role {
-                Role::Use => uses.push(flat(c, r)),
-                Role::Def => def = flat(c, r),
+            inst.op.visit_regs(|r, role| match role {
+                Role::Use => uses.push(flat(r)),
+                Role::Def => def = flat(r),
             });
             let space_lat = |space| match space {
                 warplift_ir::AddrSpace::Shared => lat.shared,
                 _ => lat.global,
             };
-            use warplift_codegen::mir::{BinOp, CvtOp, UnOp};
+            use warplift_simt::{BinOp, CvtOp, UnOp};
             let (latency, memory) = match inst.op {
                 Op::Bin { op, .. } => match op {
                     BinOp::Mul | BinOp::MulHiS | BinOp::MulHiU => (lat.mul, false),
@@ -109,6 +109,8 @@ impl Meta {
                 Op::Ld { space, .. } | Op::Atom { space, .. } | Op::Cas { space, .. } => {
                     (space_lat(space), true)
                 }
+                // A reload is a local load.
+                Op::Reload { .. } => (lat.global, true),
                 _ => (lat.alu, false),
             };
             insts.push(InstMeta {

@@ -121,24 +121,27 @@ mod tests {
     use crate::program::BlockInfo;
 
     fn program(names: &[&str]) -> Program {
-        Program {
-            name: "k".into(),
-            params: Vec::new(),
-            num_regs: [0; 3],
-            shared_size: 0,
-            local_size: 0,
-            insts: Vec::new(),
-            blocks: names
-                .iter()
-                .map(|n| BlockInfo {
-                    name: (*n).into(),
-                    start: 0,
-                    end: 0,
-                })
-                .collect(),
-            pcs: Vec::new(),
-            source_name: None,
-        }
+        let blocks = names
+            .iter()
+            .map(|n| BlockInfo {
+                name: (*n).into(),
+                start: 0,
+                end: 0,
+            })
+            .collect();
+        let no_regs = [0; 3];
+        Program::new(
+            "k".into(),
+            Vec::new(),
+            no_regs,
+            0,
+            0,
+            0,
+            0,
+            Vec::new(),
+            blocks,
+            Vec::new(),
+        )
     }
 
     #[test]

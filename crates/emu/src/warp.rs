@@ -38,13 +38,14 @@
 use crate::error::FaultKind;
 use crate::global::Global;
 use crate::machine::{type_mask, Counters, Ctx, Meta, WarpState};
-use crate::program::{Mem, Op, Src};
 use crate::stats::StallReason;
-use warplift_codegen::mir::{BinOp, Cond, CvtOp, MType, RegClass, SpecialReg, UnOp};
 use warplift_ir::interp::ops;
 use warplift_ir::interp::Access;
 use warplift_ir::launch::memory::{load_le, store_le};
 use warplift_ir::{AddrSpace, IntCC};
+use warplift_simt::{
+    Address, BinOp, Cond, CvtOp, MType, Op, Operand, Reg, RegClass, SpecialReg, UnOp,
+};
 
 /// A fault, with the lane that caused it when one did.
 pub(crate) type LaneFault = (Option<u32>, FaultKind);
@@ -371,7 +372,7 @@ impl Warp {
         let active = self.mask;
         let emask = match inst.guard {
             Some(g) => {
-                let p = self.preds[g.pred as usize];
+                let p = self.preds[g.pred.index() as usize];
                 active & if g.negated { !p } else { p }
             }
             None => active,
@@ -387,7 +388,7 @@ impl Warp {
                 a,
                 b,
             } if fast32(op) => {
-                let (ra, b) = (a as usize * w, self.src32(w, b, &mut sc.b32));
+                let (ra, b) = (a.index() as usize * w, self.src32(w, b, &mut sc.b32));
                 let b = b.unwrap_or(&sc.b32[..w]);
                 bin32(op, &self.r32[ra..ra + w], b, &mut sc.r32[..w]);
                 self.write32(w, dst, &sc.r32, emask);
@@ -399,7 +400,7 @@ impl Warp {
                 b,
                 c,
             } => {
-                let ra = a as usize * w;
+                let ra = a.index() as usize * w;
                 let b = self.src32(w, b, &mut sc.b32).unwrap_or(&sc.b32[..w]);
                 let c = self.src32(w, c, &mut sc.a32).unwrap_or(&sc.a32[..w]);
                 let a = &self.r32[ra..ra + w];
@@ -415,21 +416,21 @@ impl Warp {
                 a,
                 b,
             } => {
-                let (ra, b) = (a as usize * w, self.src32(w, b, &mut sc.b32));
+                let (ra, b) = (a.index() as usize * w, self.src32(w, b, &mut sc.b32));
                 let b = b.unwrap_or(&sc.b32[..w]);
                 let bits = setp32(cc, &self.r32[ra..ra + w], b);
-                let p = &mut self.preds[dst as usize];
+                let p = &mut self.preds[dst.index() as usize];
                 *p = (*p & !emask) | (bits & emask);
             }
             Op::Bin { op, ty, dst, a, b } => {
                 let m = type_mask(ty);
-                self.gather(w, ty.class(), Src::Reg(a), m, &mut sc.a);
+                self.gather(w, ty.class(), Operand::Reg(a), m, &mut sc.a);
                 self.gather(w, ty.class(), b, m, &mut sc.b);
                 bin(op, ty, &sc.a[..w], &sc.b[..w], &mut sc.r[..w]);
                 self.scatter(w, ty.class(), dst, &sc.r, emask);
             }
             Op::Un { op, ty, dst, src } => {
-                self.gather(w, ty.class(), Src::Reg(src), type_mask(ty), &mut sc.a);
+                self.gather(w, ty.class(), Operand::Reg(src), type_mask(ty), &mut sc.a);
                 let t = MType::to_ir(ty);
                 let opc = UnOp::ir_opcode(op);
                 for (r, &x) in sc.r[..w].iter_mut().zip(&sc.a[..w]) {
@@ -439,7 +440,7 @@ impl Warp {
             }
             Op::Mad { ty, dst, a, b, c } => {
                 let m = type_mask(ty);
-                self.gather(w, ty.class(), Src::Reg(a), m, &mut sc.a);
+                self.gather(w, ty.class(), Operand::Reg(a), m, &mut sc.a);
                 self.gather(w, ty.class(), b, m, &mut sc.b);
                 self.gather(w, ty.class(), c, m, &mut sc.c);
                 for l in 0..w {
@@ -449,9 +450,9 @@ impl Warp {
             }
             Op::Fma { ty, dst, a, b, c } => {
                 let m = type_mask(ty);
-                self.gather(w, ty.class(), Src::Reg(a), m, &mut sc.a);
-                self.gather(w, ty.class(), Src::Reg(b), m, &mut sc.b);
-                self.gather(w, ty.class(), Src::Reg(c), m, &mut sc.c);
+                self.gather(w, ty.class(), Operand::Reg(a), m, &mut sc.a);
+                self.gather(w, ty.class(), Operand::Reg(b), m, &mut sc.b);
+                self.gather(w, ty.class(), Operand::Reg(c), m, &mut sc.c);
                 if ty == MType::F32 {
                     for l in 0..w {
                         let (x, y, z) = (f32_of(sc.a[l]), f32_of(sc.b[l]), f32_of(sc.c[l]));
@@ -473,10 +474,10 @@ impl Warp {
                 b,
             } => {
                 let m = type_mask(ty);
-                self.gather(w, ty.class(), Src::Reg(a), m, &mut sc.a);
+                self.gather(w, ty.class(), Operand::Reg(a), m, &mut sc.a);
                 self.gather(w, ty.class(), b, m, &mut sc.b);
                 let bits = setp(cond, ty, &sc.a[..w], &sc.b[..w]);
-                let p = &mut self.preds[dst as usize];
+                let p = &mut self.preds[dst.index() as usize];
                 *p = (*p & !emask) | (bits & emask);
             }
             Op::Selp {
@@ -489,7 +490,7 @@ impl Warp {
                 let m = type_mask(ty);
                 self.gather(w, ty.class(), a, m, &mut sc.a);
                 self.gather(w, ty.class(), b, m, &mut sc.b);
-                let p = self.preds[pred as usize];
+                let p = self.preds[pred.index() as usize];
                 for l in 0..w {
                     sc.r[l] = if (p >> l) & 1 != 0 { sc.a[l] } else { sc.b[l] };
                 }
@@ -502,7 +503,13 @@ impl Warp {
                 dst,
                 src,
             } => {
-                self.gather(w, from.class(), Src::Reg(src), type_mask(from), &mut sc.a);
+                self.gather(
+                    w,
+                    from.class(),
+                    Operand::Reg(src),
+                    type_mask(from),
+                    &mut sc.a,
+                );
                 let (opc, tf, tt) = (CvtOp::ir_opcode(op), MType::to_ir(from), MType::to_ir(to));
                 for (r, &x) in sc.r[..w].iter_mut().zip(&sc.a[..w]) {
                     *r = ops::unary(opc, tf, tt, x).unwrap_or(0);
@@ -531,10 +538,15 @@ impl Warp {
                 sc.r[..w].fill(v);
                 self.scatter(w, ty.class(), dst, &sc.r, emask);
             }
-            Op::Ld { .. } | Op::St { .. } | Op::Atom { .. } | Op::Cas { .. } => {
+            Op::Ld { .. }
+            | Op::St { .. }
+            | Op::Atom { .. }
+            | Op::Cas { .. }
+            | Op::Spill { .. }
+            | Op::Reload { .. } => {
                 self.memory(ctx, &inst.op, emask, shared, global, counters, sc)?;
             }
-            Op::Bar => {
+            Op::Bar {} => {
                 let live = self.live & !self.exited;
                 if active != live
                     && ctx.config.partial_barrier == crate::config::PartialBarrier::Error
@@ -552,19 +564,32 @@ impl Warp {
                 flow = Flow::Barrier;
             }
             Op::Jump { target } => {
-                self.goto(target);
+                self.goto(ctx.program.block_at(target));
                 self.enter(ctx, counters, now).map_err(|k| (None, k))?;
                 flow = Flow::Transfer;
             }
-            Op::Branch {
-                pred,
-                negated,
+            Op::BrUni {
+                cond,
                 taken,
                 not_taken,
-                reconverge,
-                uniform,
+            }
+            | Op::BrDiv {
+                cond,
+                taken,
+                not_taken,
+                ..
             } => {
-                let p = self.preds[pred as usize];
+                let (pred, negated) = (cond.pred, cond.negated);
+                let uniform = matches!(inst.op, Op::BrUni { .. });
+                let reconverge = match inst.op {
+                    Op::BrDiv {
+                        reconv: Some(r), ..
+                    } => Some(ctx.program.block_at(r)),
+                    _ => None,
+                };
+                let (taken, not_taken) =
+                    (ctx.program.block_at(taken), ctx.program.block_at(not_taken));
+                let p = self.preds[pred.index() as usize];
                 let t = active & if negated { !p } else { p };
                 let n = active & !t;
                 if uniform && n != 0 && t != 0 {
@@ -602,7 +627,7 @@ impl Warp {
                 self.enter(ctx, counters, now).map_err(|k| (None, k))?;
                 flow = Flow::Transfer;
             }
-            Op::Ret => {
+            Op::Ret {} => {
                 self.exited |= active;
                 self.enter(ctx, counters, now).map_err(|k| (None, k))?;
                 flow = Flow::Exit(active.count_ones());
@@ -627,24 +652,24 @@ impl Warp {
     /// Reads operand `src` of class `class` for every lane into `out`, masked to `mask`
     /// (predicates read as 0 or 1).
     #[inline]
-    fn gather(&self, w: usize, class: RegClass, src: Src, mask: u64, out: &mut Lanes) {
+    fn gather(&self, w: usize, class: RegClass, src: Operand, mask: u64, out: &mut Lanes) {
         match src {
-            Src::Imm(v) => out[..w].fill(v & mask),
-            Src::Reg(r) => match class {
+            Operand::Imm(v) => out[..w].fill(v & mask),
+            Operand::Reg(r) => match class {
                 RegClass::Pred => {
-                    let bits = self.preds[r as usize];
+                    let bits = self.preds[r.index() as usize];
                     for (l, o) in out[..w].iter_mut().enumerate() {
                         *o = (bits >> l) & 1;
                     }
                 }
                 RegClass::B32 => {
-                    let r = r as usize * w;
+                    let r = r.index() as usize * w;
                     for (o, &v) in out[..w].iter_mut().zip(&self.r32[r..r + w]) {
                         *o = u64::from(v) & mask;
                     }
                 }
                 RegClass::B64 => {
-                    let r = r as usize * w;
+                    let r = r.index() as usize * w;
                     for (o, &v) in out[..w].iter_mut().zip(&self.r64[r..r + w]) {
                         *o = v & mask;
                     }
@@ -655,18 +680,18 @@ impl Warp {
 
     /// Writes `vals` into register `dst` of class `class`, in the lanes of `emask`.
     #[inline]
-    fn scatter(&mut self, w: usize, class: RegClass, dst: u32, vals: &Lanes, emask: u64) {
+    fn scatter(&mut self, w: usize, class: RegClass, dst: Reg, vals: &Lanes, emask: u64) {
         match class {
             RegClass::Pred => {
                 let mut bits = 0u64;
                 for (l, &v) in vals[..w].iter().enumerate() {
                     bits |= (v & 1) << l;
                 }
-                let p = &mut self.preds[dst as usize];
+                let p = &mut self.preds[dst.index() as usize];
                 *p = (*p & !emask) | (bits & emask);
             }
             RegClass::B32 => {
-                let d = dst as usize * w;
+                let d = dst.index() as usize * w;
                 let regs = &mut self.r32[d..d + w];
                 if emask == lanes_mask(w) {
                     for (r, &v) in regs.iter_mut().zip(&vals[..w]) {
@@ -684,7 +709,7 @@ impl Warp {
                 }
             }
             RegClass::B64 => {
-                let d = dst as usize * w;
+                let d = dst.index() as usize * w;
                 let regs = &mut self.r64[d..d + w];
                 if emask == lanes_mask(w) {
                     regs.copy_from_slice(&vals[..w]);
@@ -705,13 +730,18 @@ impl Warp {
     /// A 32-bit operand: the register's lanes, or `None` after filling `imm` with the
     /// immediate.
     #[inline]
-    fn src32<'s>(&'s self, w: usize, src: Src, imm: &mut [u32; MAX_LANES]) -> Option<&'s [u32]> {
+    fn src32<'s>(
+        &'s self,
+        w: usize,
+        src: Operand,
+        imm: &mut [u32; MAX_LANES],
+    ) -> Option<&'s [u32]> {
         match src {
-            Src::Reg(r) => {
-                let r = r as usize * w;
+            Operand::Reg(r) => {
+                let r = r.index() as usize * w;
                 Some(&self.r32[r..r + w])
             }
-            Src::Imm(v) => {
+            Operand::Imm(v) => {
                 imm[..w].fill(v as u32);
                 None
             }
@@ -720,8 +750,8 @@ impl Warp {
 
     /// Writes 32-bit `vals` into `b32` register `dst`, in the lanes of `emask`.
     #[inline]
-    fn write32(&mut self, w: usize, dst: u32, vals: &[u32; MAX_LANES], emask: u64) {
-        let d = dst as usize * w;
+    fn write32(&mut self, w: usize, dst: Reg, vals: &[u32; MAX_LANES], emask: u64) {
+        let d = dst.index() as usize * w;
         let regs = &mut self.r32[d..d + w];
         if emask == lanes_mask(w) {
             regs.copy_from_slice(&vals[..w]);
@@ -761,12 +791,26 @@ impl Warp {
             | Op::Cas {
                 space, ty, addr, ..
             } => (space, ty, addr, Access::Atomic),
+            // A spill slot is a local variable at a fixed offset of the thread's frame.
+            Op::Spill { slot, src: r } | Op::Reload { dst: r, slot } => (
+                AddrSpace::Local,
+                spill_type(r.class()),
+                Address {
+                    base: None,
+                    offset: ctx.program.spill_offset(slot),
+                },
+                if matches!(op, Op::Spill { .. }) {
+                    Access::Store
+                } else {
+                    Access::Load
+                },
+            ),
             _ => return Ok(()),
         };
         if emask == 0 {
             return Ok(());
         }
-        let Mem { base, offset } = addr;
+        let Address { base, offset } = addr;
         let size = ty.bytes();
         match base {
             Some(r) => {
@@ -775,7 +819,7 @@ impl Warp {
                 } else {
                     (RegClass::B32, 0xffff_ffff)
                 };
-                self.gather(w, class, Src::Reg(r), m, &mut sc.a);
+                self.gather(w, class, Operand::Reg(r), m, &mut sc.a);
             }
             None => sc.a[..w].fill(0),
         }
@@ -899,7 +943,7 @@ impl Warp {
         // The accesses, in lane order.
         let is_pred = ty == MType::Pred;
         match *op {
-            Op::Ld { dst, .. } => {
+            Op::Ld { dst, .. } | Op::Reload { dst, .. } => {
                 let mut m = emask;
                 while m != 0 {
                     let l = m.trailing_zeros() as usize;
@@ -909,7 +953,12 @@ impl Warp {
                 }
                 self.scatter(w, ty.class(), dst, &sc.r, emask);
             }
-            Op::St { src, .. } => {
+            Op::St { .. } | Op::Spill { .. } => {
+                let src = match *op {
+                    Op::Spill { src, .. } => Operand::Reg(src),
+                    Op::St { src, .. } => src,
+                    _ => return Ok(()),
+                };
                 self.gather(w, ty.class(), src, type_mask(ty), &mut sc.b);
                 let mut m = emask;
                 while m != 0 {
@@ -1193,6 +1242,15 @@ pub(crate) fn setp(cond: Cond, ty: MType, a: &[u64], b: &[u64]) -> u64 {
         Cond::Float(cc) => cmp!(|x, y| ops::fcmp(cc, t, x, y).unwrap_or(false)),
     }
     bits
+}
+
+/// The type a register of class `class` is spilled and reloaded at.
+fn spill_type(class: RegClass) -> MType {
+    match class {
+        RegClass::B32 => MType::I32,
+        RegClass::B64 => MType::I64,
+        RegClass::Pred => MType::Pred,
+    }
 }
 
 #[cfg(test)]

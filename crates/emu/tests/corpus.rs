@@ -5,6 +5,7 @@
 mod common;
 
 use common::{corpus, References};
+use warplift_codegen::isa::simt::encode;
 use warplift_codegen::lower::lower;
 use warplift_codegen::regalloc::{allocate, RegisterFile, ReservationRequest};
 use warplift_emu::Program;
@@ -25,7 +26,7 @@ fn every_corpus_kernel_leaves_the_interpreters_memory() {
         for regs in [RegisterFile::MAX, TINY] {
             let allocated = allocate(&mir, &regs, &ReservationRequest::none())
                 .unwrap_or_else(|e| panic!("{name}: allocation: {e}"));
-            let prog = Program::from_mir(&allocated.func)
+            let prog = Program::from_code(&encode(&allocated.func).unwrap())
                 .unwrap_or_else(|e| panic!("{name}: {e}\n{}", allocated.func));
             runs += references.check(&prog, &format!("{regs:?}"), &allocated.func);
         }

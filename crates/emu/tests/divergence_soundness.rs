@@ -9,6 +9,7 @@
 
 use std::fmt::Write;
 use std::path::Path;
+use warplift_codegen::isa::simt::encode;
 use warplift_codegen::lower::lower_for;
 use warplift_codegen::mir::MInstKind;
 use warplift_codegen::regalloc::{allocate, RegisterFile, ReservationRequest};
@@ -176,7 +177,7 @@ fn random_control_flow_never_splits_a_uniform_branch() {
                     }
                 }
             }
-            let prog = Program::from_mir(&allocated.func).unwrap();
+            let prog = Program::from_code(&encode(&allocated.func).unwrap()).unwrap();
             for width in [4, 32] {
                 let mut reference = prepared.clone();
                 let config = InterpConfig {
@@ -257,7 +258,7 @@ block8(v13: i32):
     interp::run(&func, &mut reference, &InterpConfig::default()).unwrap();
     let mir = lower_for(&func, Reconvergence::Ipdom).unwrap();
     let allocated = allocate(&mir, &RegisterFile::MAX, &ReservationRequest::none()).unwrap();
-    let prog = Program::from_mir(&allocated.func).unwrap();
+    let prog = Program::from_code(&encode(&allocated.func).unwrap()).unwrap();
     let mut emulated = prepared.clone();
     let machine = MachineConfig::builder().warp_width(32).build().unwrap();
     run(&prog, &mut emulated, &machine).unwrap();

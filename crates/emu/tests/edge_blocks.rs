@@ -4,6 +4,7 @@
 //! inverted condition, and the results still equal the interpreter's.
 
 use std::path::Path;
+use warplift_codegen::isa::simt::encode;
 use warplift_codegen::mir::{BlockKind, MInstKind};
 use warplift_codegen::{lookup_by_name, CompiledKernel, Context, Settings};
 use warplift_emu::{run, MachineConfig, Program, Stats};
@@ -75,7 +76,7 @@ fn run_loop(kernel: &CompiledKernel, n: i32) -> Stats {
     let prepared = launch(n).prepare(&func).unwrap();
     let mut reference = prepared.clone();
     warplift_ir::interp::run(&func, &mut reference, &Default::default()).unwrap();
-    let prog = Program::from_mir(&kernel.mir).unwrap();
+    let prog = Program::from_code(&encode(&kernel.mir).unwrap()).unwrap();
     let config = MachineConfig::builder().warp_width(32).build().unwrap();
     let mut emulated = prepared.clone();
     let stats = run(&prog, &mut emulated, &config).unwrap();

@@ -7,6 +7,7 @@
 mod common;
 
 use common::{compile, corpus, WIDTHS};
+use warplift_codegen::isa::simt::encode;
 use warplift_emu::{
     run, run_functional, run_with, EmuError, MachineConfig, Program, RunOptions, SchedulerPolicy,
     Stats,
@@ -32,7 +33,7 @@ fn functional_runs_leave_the_timed_memory_and_counts() {
     let mut compared = 0;
     for (name, func, prepared) in corpus() {
         let kernel = compile(&func, &[]);
-        let prog = Program::from_mir(&kernel.mir).unwrap();
+        let prog = Program::from_code(&encode(&kernel.mir).unwrap()).unwrap();
         for width in WIDTHS {
             let config = MachineConfig::builder().warp_width(width).build().unwrap();
             let mut timed = prepared.clone();
@@ -115,7 +116,7 @@ fn functional_runs_leave_the_timed_memory_and_counts() {
 #[test]
 fn a_functional_run_has_no_trace() {
     let (_, func, prepared) = common::load("if_else_diamond.wir");
-    let prog = Program::from_mir(&compile(&func, &[]).mir).unwrap();
+    let prog = Program::from_code(&encode(&compile(&func, &[]).mir).unwrap()).unwrap();
     let mut trace = warplift_emu::Trace::new();
     let options = RunOptions {
         trace: Some(&mut trace),

@@ -2,6 +2,7 @@
 //! interpreter running the same kernel written in IR, and statistics checked exactly.
 
 use std::path::Path;
+use warplift_codegen::isa::simt::{encode, Op};
 use warplift_codegen::mir::{
     Address, BinOp, BlockTarget, Cond, CvtOp, Guard, MBlock, MInst, MInstKind, MType, MirFunction,
     Operand, Reg, RegClass, SpecialReg, SpillSlot,
@@ -171,7 +172,7 @@ impl K {
     }
 
     fn program(&self) -> Program {
-        Program::from_mir(&self.f).unwrap()
+        Program::from_code(&encode(&self.f).unwrap()).unwrap()
     }
 }
 
@@ -1076,7 +1077,7 @@ fn stats_serialise_with_the_documented_keys() {
 fn invalid_programs_are_rejected() {
     let mut k = diamond();
     k.f.blocks[k.b[1]].insts.pop(); // no terminator
-    assert!(Program::from_mir(&k.f).is_err());
+    assert!(encode(&k.f).is_err());
     let mut prog = diamond().program();
     prog.num_regs[0] = 1; // r1 is used
     assert!(prog.validate().is_err());
@@ -1091,5 +1092,15 @@ fn invalid_programs_are_rejected() {
         a: r(0),
         b: imm(2),
     };
-    assert!(Program::from_mir(&k.f).is_err());
+    assert!(encode(&k.f).is_err());
+    // A program whose instruction breaks the validator's rules: a float op on i32.
+    let mut prog = diamond().program();
+    let bin = prog
+        .insts
+        .iter()
+        .position(|i| matches!(i.op, Op::Bin { .. }));
+    if let Op::Bin { op, .. } = &mut prog.insts[bin.expect("the diamond computes")].op {
+        *op = BinOp::FAdd;
+    }
+    assert!(prog.validate().is_err());
 }

@@ -9,6 +9,7 @@ mod common;
 use common::{compile, corpus, emulate, load, References};
 use std::collections::BTreeMap;
 use std::path::Path;
+use warplift_codegen::isa::simt::encode;
 use warplift_emu::{run, run_with, MachineConfig, Program, RunOptions, Stats};
 use warplift_ir::launch::Launch;
 use warplift_ir::launch::PreparedLaunch;
@@ -61,7 +62,7 @@ fn every_corpus_kernel_linearized_leaves_the_interpreters_memory() {
         ]);
         for settings in &configs {
             let kernel = compile(&func, settings);
-            let prog = Program::from_mir(&kernel.mir)
+            let prog = Program::from_code(&encode(&kernel.mir).unwrap())
                 .unwrap_or_else(|e| panic!("{name}: {e}\n{}", kernel.mir));
             runs += references.check(&prog, &format!("{settings:?}"), &kernel.mir);
         }
@@ -380,7 +381,7 @@ block5(v11: i32):
         );
         let launch = Launch::from_toml_str(&toml, Path::new("k.launch.toml")).unwrap();
         let mut prepared = launch.prepare(&func).unwrap();
-        let prog = Program::from_mir(&kernel.mir).unwrap();
+        let prog = Program::from_code(&encode(&kernel.mir).unwrap()).unwrap();
         let config = MachineConfig::builder().warp_width(4).build().unwrap();
         let stats = run(&prog, &mut prepared, &config).unwrap();
         let out: Vec<u8> = [want as u8, 0, 0, 0].repeat(8);
@@ -398,7 +399,7 @@ fn ir_redundancy(
     width: u32,
 ) -> u64 {
     let kernel = compile(func, settings);
-    let prog = Program::from_mir(&kernel.mir).unwrap();
+    let prog = Program::from_code(&encode(&kernel.mir).unwrap()).unwrap();
     let config = MachineConfig::builder().warp_width(width).build().unwrap();
     let mut memory = prepared.clone();
     let options = RunOptions {

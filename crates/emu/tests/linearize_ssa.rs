@@ -8,6 +8,7 @@ mod common;
 
 use common::{compile, corpus, emulate, load, References};
 use std::collections::BTreeMap;
+use warplift_codegen::isa::simt::encode;
 use warplift_emu::{Program, Stats};
 
 /// Executions of the kernel's original blocks `block0` to `block{n-1}` (guard blocks the
@@ -35,7 +36,7 @@ fn every_corpus_kernel_linearized_on_ssa_leaves_the_interpreters_memory() {
         let references = References::compute(&name, &func, &prepared);
         for settings in MODES {
             let kernel = compile(&func, settings);
-            let prog = Program::from_mir(&kernel.mir)
+            let prog = Program::from_code(&encode(&kernel.mir).unwrap())
                 .unwrap_or_else(|e| panic!("{name}: {e}\n{}", kernel.mir));
             runs += references.check(&prog, &format!("{settings:?}"), &kernel.mir);
         }

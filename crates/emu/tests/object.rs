@@ -4,6 +4,7 @@
 //! interpreter's memory. Faults on this path name the source file and line from DWARF.
 
 use std::path::{Path, PathBuf};
+use warplift_codegen::isa::simt::encode;
 use warplift_codegen::isa::simt::load_object;
 use warplift_codegen::{lookup_by_name, Context, Settings};
 use warplift_emu::{run, MachineConfig, Program};
@@ -45,7 +46,7 @@ fn every_corpus_kernel_runs_from_its_object_as_from_its_machine_ir() {
             .expect("the kernel is in the object");
         let from_object =
             Program::from_loaded(loaded, &object.source_name).unwrap_or_else(|e| panic!("{e}"));
-        let from_mir = Program::from_mir(&module.kernels[index].mir).unwrap();
+        let from_mir = Program::from_code(&encode(&module.kernels[index].mir).unwrap()).unwrap();
 
         // The same program, but for where it came from.
         assert_eq!(from_object.insts, from_mir.insts, "{name}");
@@ -155,10 +156,11 @@ fn a_fault_in_an_object_names_the_source_file_line_pc_and_instruction() {
         assert!(msg.contains(part), "{part:?} missing from: {msg}");
     }
 
-    // From machine IR the same fault shows the instruction's index and the line alone.
-    let prog = Program::from_mir(&module.kernels[0].mir).unwrap();
+    // Encoded in memory, without an object naming the source file, the same fault shows
+    // its pc and the line alone.
+    let prog = Program::from_code(&encode(&module.kernels[0].mir).unwrap()).unwrap();
     let mut prepared = launch.prepare(&funcs[0]).unwrap();
     let msg = run(&prog, &mut prepared, &config).unwrap_err().to_string();
-    assert!(msg.contains("pc #") && msg.contains(", line 8:"), "{msg}");
+    assert!(msg.contains("pc 0x") && msg.contains(", line 8:"), "{msg}");
     assert!(msg.contains("(`ld.global.i32 $r"), "{msg}");
 }

@@ -6,6 +6,7 @@
 //! (and fault where it faults).
 
 use std::path::{Path, PathBuf};
+use warplift_codegen::isa::simt::encode;
 use warplift_codegen::isa::simt::load_object;
 use warplift_codegen::lower::lower;
 use warplift_codegen::regalloc::{allocate, RegisterFile, ReservationRequest};
@@ -54,7 +55,10 @@ fn programs(func: &Function) -> [Program; 2] {
     let full = Program::from_loaded(&object.kernels[0], &object.source_name).unwrap();
     let mir = lower(func).unwrap();
     let tiny = allocate(&mir, &TINY, &ReservationRequest::none()).unwrap();
-    [full, Program::from_mir(&tiny.func).unwrap()]
+    [
+        full,
+        Program::from_code(&encode(&tiny.func).unwrap()).unwrap(),
+    ]
 }
 
 /// Runs `launch` on the interpreter and on both programs at every width; returns the runs.

@@ -3,6 +3,7 @@
 //! none, and the paper's Figure 1 at warp width 4 has 3 (B3 once, B5 twice).
 
 use std::path::{Path, PathBuf};
+use warplift_codegen::isa::simt::encode;
 use warplift_codegen::lower::lower;
 use warplift_codegen::regalloc::{allocate, RegisterFile, ReservationRequest};
 use warplift_emu::{run, run_with, MachineConfig, Program, RunOptions};
@@ -32,7 +33,11 @@ fn corpus() -> Vec<(String, Program, PreparedLaunch)> {
             )
             .unwrap();
             let name = path.file_stem().unwrap().to_string_lossy().into_owned();
-            (name, Program::from_mir(&allocated.func).unwrap(), prepared)
+            (
+                name,
+                Program::from_code(&encode(&allocated.func).unwrap()).unwrap(),
+                prepared,
+            )
         })
         .collect()
 }

@@ -10,6 +10,7 @@
 mod common;
 
 use common::{compile, corpus, load, References};
+use warplift_codegen::isa::simt::encode;
 use warplift_emu::{run_with, MachineConfig, Program, RunOptions, Stats};
 use warplift_ir::cfg::classify;
 use warplift_ir::interp::{self, InterpConfig};
@@ -21,7 +22,7 @@ use warplift_ir::Function;
 /// memory must be the interpreter's.
 fn measure(func: &Function, prepared: &PreparedLaunch, settings: &[&str], width: u32) -> Stats {
     let kernel = compile(func, settings);
-    let prog = Program::from_mir(&kernel.mir).unwrap();
+    let prog = Program::from_code(&encode(&kernel.mir).unwrap()).unwrap();
     let config = MachineConfig::builder().warp_width(width).build().unwrap();
     let mut launch = prepared.clone();
     let options = RunOptions {
@@ -70,7 +71,7 @@ fn every_corpus_kernel_restructured_leaves_the_interpreters_memory() {
         let references = References::compute(&name, &func, &prepared);
         for settings in [SELECTIVE, KERNEL, KERNEL_PREDICATE] {
             let kernel = compile(&func, settings);
-            let prog = Program::from_mir(&kernel.mir)
+            let prog = Program::from_code(&encode(&kernel.mir).unwrap())
                 .unwrap_or_else(|e| panic!("{name}: {e}\n{}", kernel.mir));
             runs += references.check(&prog, &format!("{settings:?}"), &kernel.mir);
         }

@@ -4,6 +4,7 @@
 //! Budgets are small here so that the rule's logic is tested without long runs.
 
 use core::ops::ControlFlow;
+use warplift_codegen::isa::simt::encode;
 use warplift_codegen::{lookup_by_name, Context, Settings};
 use warplift_emu::{run, run_with, EmuError, FaultKind, MachineConfig, Program, RunOptions};
 use warplift_ir::launch::{Launch, PreparedLaunch};
@@ -59,7 +60,10 @@ fn setup(
     let prepared = launch.prepare(&funcs[0]).unwrap();
     let isa = lookup_by_name("simt", Settings::builder().finish()).unwrap();
     let kernel = Context::new().compile_kernel(&funcs[0], &*isa).unwrap();
-    (Program::from_mir(&kernel.mir).unwrap(), prepared)
+    (
+        Program::from_code(&encode(&kernel.mir).unwrap()).unwrap(),
+        prepared,
+    )
 }
 
 fn config(width: u32, steps: u64) -> MachineConfig {

@@ -10,6 +10,7 @@
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+use warplift_codegen::isa::simt::encode;
 use warplift_codegen::lower::lower;
 use warplift_codegen::regalloc::{allocate, RegisterFile, ReservationRequest};
 use warplift_emu::{run_traced, MachineConfig, Program, SchedulerPolicy, Trace};
@@ -55,7 +56,7 @@ fn golden_lines() -> String {
         let mir = lower(func).unwrap();
         for (regs_name, regs) in [("max", RegisterFile::MAX), ("tiny", TINY)] {
             let allocated = allocate(&mir, &regs, &ReservationRequest::none()).unwrap();
-            let prog = Program::from_mir(&allocated.func).unwrap();
+            let prog = Program::from_code(&encode(&allocated.func).unwrap()).unwrap();
             for width in [1, 7, 32, 64] {
                 for (sched_name, sched) in
                     [("gto", SchedulerPolicy::Gto), ("lrr", SchedulerPolicy::Lrr)]

@@ -6,6 +6,7 @@
 //! test of the emulator (the corpus one above all) a soundness check of the analysis.
 
 use std::path::Path;
+use warplift_codegen::isa::simt::encode;
 use warplift_codegen::lower::lower;
 use warplift_codegen::mir::MInstKind;
 use warplift_codegen::regalloc::{allocate, RegisterFile, ReservationRequest};
@@ -66,7 +67,7 @@ fn run_checked(wir: &str) -> (Stats, usize, usize) {
             }
         }
     }
-    let prog = Program::from_mir(&allocated.func).unwrap();
+    let prog = Program::from_code(&encode(&allocated.func).unwrap()).unwrap();
     let mut emulated = prepared;
     let config = MachineConfig::builder().warp_width(32).build().unwrap();
     let stats = run(&prog, &mut emulated, &config).unwrap();
@@ -107,7 +108,7 @@ fn a_wrongly_uniform_branch_faults() {
             }
         }
     }
-    let prog = Program::from_mir(&allocated.func).unwrap();
+    let prog = Program::from_code(&encode(&allocated.func).unwrap()).unwrap();
     let config = MachineConfig::builder().warp_width(32).build().unwrap();
     let err = run(&prog, &mut prepared, &config).unwrap_err();
     let warplift_emu::EmuError::Fault(fault) = &err else {
@@ -176,7 +177,7 @@ fn no_uniform_branch_splits_a_warp_on_the_corpus() {
                     }
                 }
             }
-            let prog = Program::from_mir(&allocated.func).unwrap();
+            let prog = Program::from_code(&encode(&allocated.func).unwrap()).unwrap();
             for width in [4, 32] {
                 let mut reference = prepared.clone();
                 let interp_config = warplift_ir::interp::InterpConfig {

@@ -5,6 +5,7 @@
 //! `cargo run --release -p warplift-fuzzgen --example family_overhead -- [SETTING=VALUE ...]`
 //! (default: `passes=linearize linearize_regions=kernel linearize_opt=3`).
 
+use warplift_codegen::isa::simt::encode;
 use warplift_codegen::Settings;
 use warplift_emu::{run_with, MachineConfig, Program, RunOptions};
 use warplift_fuzzgen::cfg_family::{minimal_unstructured, KernelStyle, SmallCfg};
@@ -15,7 +16,7 @@ fn measure(cfg: &SmallCfg, p: &Pipeline) -> (u64, u64) {
     let mir = p
         .compile(&case.func, Settings::default())
         .unwrap_or_else(|e| panic!("{}: {e}", cfg.name()));
-    let program = Program::from_mir(&mir).expect("loads");
+    let program = Program::from_code(&encode(&mir).unwrap()).expect("loads");
     let machine = MachineConfig::builder().warp_width(32).build().unwrap();
     let mut launch = case.launch.prepare(&case.func).expect("a valid launch");
     let options = RunOptions {

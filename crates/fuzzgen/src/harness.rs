@@ -15,6 +15,7 @@ use arbitrary::Unstructured;
 use std::fmt;
 use std::path::Path;
 use warplift_codegen::isa::ptx::ptxas::check_assembles;
+use warplift_codegen::isa::simt::encode;
 use warplift_codegen::mir::MirFunction;
 use warplift_codegen::regalloc::RegisterFile;
 use warplift_codegen::{lookup_by_name, Context, Settings};
@@ -288,7 +289,9 @@ pub fn check_case(case: &GeneratedCase, config: &CheckConfig) -> Result<(), Mism
             let mir = pipeline
                 .compile(func, settings)
                 .map_err(|e| at(r.err(format!("compilation failed: {e}"))))?;
-            let program = Program::from_mir(&mir)
+            let program = encode(&mir)
+                .map_err(|e| e.to_string())
+                .and_then(|code| Program::from_code(&code).map_err(|e| e.to_string()))
                 .map_err(|e| at(r.err(format!("the emulator rejects the program: {e}\n{mir}"))))?;
             for (&width, reference) in config.warp_widths.iter().zip(&references) {
                 let at = |m: Mismatch| Mismatch {

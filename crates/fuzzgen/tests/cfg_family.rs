@@ -5,6 +5,7 @@
 //! [`SmallCfg::ipdom_executions`] says, at warp widths 32 (one warp) and 4 (lanes spread
 //! over warps, each warp its own model).
 
+use warplift_codegen::isa::simt::encode;
 use warplift_codegen::Settings;
 use warplift_emu::{run_with, MachineConfig, Program, RunOptions};
 use warplift_fuzzgen::cfg_family::{minimal_unstructured, KernelStyle, SmallCfg};
@@ -17,7 +18,8 @@ fn emulated_runs(cfg: &SmallCfg, width: u32) -> (Vec<u64>, u64) {
     let mir = plain
         .compile(&case.func, Settings::default())
         .unwrap_or_else(|e| panic!("{}: {e}", cfg.name()));
-    let program = Program::from_mir(&mir).expect("the emulator loads the program");
+    let program =
+        Program::from_code(&encode(&mir).unwrap()).expect("the emulator loads the program");
     let machine = MachineConfig::builder()
         .warp_width(width)
         .build()

@@ -4,6 +4,7 @@
 //! 1601 of them). `cargo run -p warplift-fuzzgen --example family_overhead` measures what
 //! it costs.
 
+use warplift_codegen::isa::simt::encode;
 use warplift_codegen::Settings;
 use warplift_emu::{run_with, MachineConfig, Program, RunOptions};
 use warplift_fuzzgen::cfg_family::{minimal_unstructured, KernelStyle, SmallCfg};
@@ -20,7 +21,7 @@ fn measure(cfg: &SmallCfg, settings: &[(&'static str, &'static str)]) -> (u64, u
     let mir = p
         .compile(&case.func, Settings::default())
         .unwrap_or_else(|e| panic!("{}: {e}", cfg.name()));
-    let program = Program::from_mir(&mir).expect("loads");
+    let program = Program::from_code(&encode(&mir).unwrap()).expect("loads");
     let machine = MachineConfig::builder().warp_width(32).build().unwrap();
     let mut launch = case.launch.prepare(&case.func).expect("a valid launch");
     let stats = run_with(

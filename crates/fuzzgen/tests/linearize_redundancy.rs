@@ -6,6 +6,7 @@
 //! (`linearize_regions=kernel` linearizes what it is told to, regions that make things
 //! worse included; see docs/linearization.md.)
 
+use warplift_codegen::isa::simt::encode;
 use warplift_codegen::Settings;
 use warplift_emu::{run_with, MachineConfig, Program, RunOptions};
 use warplift_fuzzgen::{GeneratedCase, Pipeline};
@@ -23,7 +24,7 @@ fn redundant(case: &GeneratedCase, p: &Pipeline, width: u32) -> u64 {
     let mir = p
         .compile(&case.func, Settings::default())
         .unwrap_or_else(|e| panic!("{}: {e}", p.name));
-    let program = Program::from_mir(&mir).unwrap();
+    let program = Program::from_code(&encode(&mir).unwrap()).unwrap();
     let machine = MachineConfig::builder()
         .warp_width(width)
         .warp_slots(1024)

@@ -69,7 +69,8 @@ fn measure(
     }
     let isa = lookup_by_name("simt", b.finish())?;
     let kernel = Context::new().compile_kernel(func, &*isa)?;
-    let prog = Program::from_mir(&kernel.mir).map_err(|e| anyhow!("{e}"))?;
+    let code = warplift_codegen::isa::simt::encode(&kernel.mir)?;
+    let prog = Program::from_code(&code).map_err(|e| anyhow!("{e}"))?;
     let mut launch = case_launch.prepare(func).map_err(|e| anyhow!("{e}"))?;
     let config = MachineConfig::builder()
         .warp_width(64)

@@ -17,11 +17,9 @@
 pub mod dot;
 mod inst;
 mod print;
-mod regs;
 pub mod verify;
 
 pub use inst::*;
-pub use regs::{Reg, RegClass};
 
 use cranelift_entity::{entity_impl, PrimaryMap};
 use warplift_ir::cfg::Cfg;

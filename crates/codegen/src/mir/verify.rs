@@ -23,8 +23,7 @@
 //! below `MirFunction::spill_slots`.
 
 use super::{
-    Address, BinOp, Cond, MBlock, MInst, MInstKind, MType, MirFunction, Operand, Reg, RegClass,
-    RegRole, UnOp,
+    Address, MBlock, MInst, MInstKind, MType, MirFunction, Operand, Reg, RegClass, RegRole,
 };
 use core::fmt;
 use warplift_ir::cfg::{ControlFlowGraph, DominatorTree};
@@ -241,16 +240,7 @@ impl Verifier<'_> {
         use MInstKind::*;
         match inst.kind {
             Bin { op, ty, dst, a, b } => {
-                let ok = match op {
-                    BinOp::FAdd
-                    | BinOp::FSub
-                    | BinOp::FMul
-                    | BinOp::FDiv
-                    | BinOp::FMin
-                    | BinOp::FMax => ty.is_float(),
-                    BinOp::And | BinOp::Or | BinOp::Xor => !ty.is_float(),
-                    _ => is_int(ty),
-                };
+                let ok = op.accepts(ty);
                 if !ok {
                     self.error(format!("{} at type {ty}", op.name()));
                 }
@@ -262,11 +252,7 @@ impl Verifier<'_> {
                 }
             }
             Un { op, ty, dst, src } => {
-                let ok = match op {
-                    UnOp::FNeg | UnOp::FAbs | UnOp::FSqrt => ty.is_float(),
-                    UnOp::Not => !ty.is_float(),
-                    _ => is_int(ty),
-                };
+                let ok = op.accepts(ty);
                 if !ok {
                     self.error(format!("{} at type {ty}", op.name()));
                 }
@@ -274,7 +260,7 @@ impl Verifier<'_> {
                 self.class(src, ty.class(), "operand");
             }
             Mad { ty, dst, a, b, c } => {
-                if !is_int(ty) {
+                if !ty.is_int() {
                     self.error(format!("mad at type {ty}"));
                 }
                 self.class(dst, ty.class(), "destination");
@@ -297,11 +283,7 @@ impl Verifier<'_> {
                 a,
                 b,
             } => {
-                let ok = match cond {
-                    Cond::Int(_) => is_int(ty),
-                    Cond::Float(_) => ty.is_float(),
-                };
-                if !ok {
+                if !cond.accepts(ty) {
                     self.error(format!("setp.{cond} at type {ty}"));
                 }
                 self.class(dst, RegClass::Pred, "destination");
@@ -324,10 +306,16 @@ impl Verifier<'_> {
                 }
             }
             Cvt {
-                to, from, dst, src, ..
+                op,
+                to,
+                from,
+                dst,
+                src,
             } => {
                 if to == MType::Pred || from == MType::Pred {
                     self.error("a conversion of predicates");
+                } else if !op.accepts(from, to) {
+                    self.error(format!("cvt.{} from {from} to {to}", op.name()));
                 }
                 self.class(dst, to.class(), "destination");
                 self.class(src, from.class(), "operand");
@@ -406,7 +394,7 @@ impl Verifier<'_> {
     }
 
     fn atomic_type(&mut self, ty: MType) {
-        if !matches!(ty, MType::I32 | MType::I64) {
+        if !ty.is_atomic() {
             self.error(format!("an atomic at type {ty}"));
         }
     }
@@ -549,9 +537,4 @@ impl Verifier<'_> {
             }
         }
     }
-}
-
-/// Is `ty` an integer machine type (not a predicate, not a float)?
-fn is_int(ty: MType) -> bool {
-    matches!(ty, MType::I8 | MType::I16 | MType::I32 | MType::I64)
 }

@@ -5,6 +5,7 @@
 
 use std::fmt::Display;
 use std::path::{Path, PathBuf};
+use warplift_codegen::isa::simt::encode;
 use warplift_codegen::{lookup_by_name, CompiledKernel, Context, Settings};
 use warplift_emu::{run, MachineConfig, Program, Stats};
 use warplift_ir::interp::{self, InterpConfig};
@@ -63,7 +64,7 @@ pub fn compile(func: &Function, settings: &[&str]) -> CompiledKernel {
 /// Runs `func` compiled with `settings` at warp width `width`.
 pub fn emulate(func: &Function, prepared: &PreparedLaunch, settings: &[&str], width: u32) -> Stats {
     let kernel = compile(func, settings);
-    let prog = Program::from_mir(&kernel.mir).unwrap();
+    let prog = Program::from_code(&encode(&kernel.mir).unwrap()).unwrap();
     let config = MachineConfig::builder().warp_width(width).build().unwrap();
     let mut launch = prepared.clone();
     run(&prog, &mut launch, &config)

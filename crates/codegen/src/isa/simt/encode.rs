@@ -8,17 +8,19 @@
 //! operation's width, their canonical form. The result is decoded again before it is
 //! returned, so whatever `encode` produces, the loader accepts.
 //!
-//! [`DecodedKernel::to_mir`] goes the other way, for printing bytecode as MIR and for
+//! [`decoded_to_mir`] goes the other way, for printing bytecode as MIR and for
 //! round-trip tests.
 
-use super::decode::{decode, BlockInfo, DecodeError, DecodedKernel, KernelInfo};
-use super::ops::{Op, Pc, MAX_REGS_PER_CLASS};
 use crate::mir::{
     BlockTarget, MBlock, MInst, MInstKind, MType, MirFunction, Operand, Reg, SpillSlot,
 };
 use cranelift_entity::{EntityRef, SecondaryMap};
 use warplift_ir::cfg::{ControlFlowGraph, PostDominatorTree};
 use warplift_ir::SourceLoc;
+use warplift_simt::{
+    decode, BlockInfo, DecodeError, DecodedKernel, InstLoc, KernelCode, KernelInfo, Op, Pc,
+    MAX_REGS_PER_CLASS,
+};
 
 /// Why a function could not be encoded.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -44,26 +46,6 @@ pub enum EncodeError {
     TooLarge(String),
     #[error("the encoded kernel does not validate: {0}")]
     Invalid(#[from] DecodeError),
-}
-
-/// A source location of an instruction, by pc: the input of the DWARF line table.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
-pub struct InstLoc {
-    /// The instruction's pc.
-    pub pc: u32,
-    /// Where its IR instruction came from.
-    pub srcloc: SourceLoc,
-}
-
-/// An encoded kernel: its bytecode, metadata and source locations.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct KernelCode {
-    /// Everything the metadata section says about the kernel.
-    pub info: KernelInfo,
-    /// The bytecode.
-    pub code: Vec<u8>,
-    /// Every instruction's pc and source location, in pc order.
-    pub insts: Vec<InstLoc>,
 }
 
 /// The canonical form of an immediate of type `ty`: its low `ty.bits()` bits.
@@ -347,167 +329,165 @@ pub fn encode(func: &MirFunction) -> Result<KernelCode, EncodeError> {
     Ok(KernelCode { info, code, insts })
 }
 
-impl DecodedKernel {
-    /// The kernel as allocated MIR: one block per block-table entry, in order
-    /// (`mblock0`, `mblock1`, …), with the source locations `srcloc` gives for each pc.
-    pub fn to_mir(&self, srcloc: impl Fn(u32) -> SourceLoc) -> MirFunction {
-        let mut f = MirFunction::new(self.info.name.clone(), self.info.params.clone());
-        f.shared_size = self.info.shared_size;
-        f.local_size = self.info.local_size;
-        f.spill_slots = self.info.spill_slots;
-        for b in &self.info.blocks {
-            let block = f.new_block(b.origin);
-            f.order.push(block);
-        }
-        let block_at = |pc: Pc| -> BlockTarget {
-            // Validation made every target a block start.
-            BlockTarget::new(MBlock::new(self.block_at(pc.0).unwrap_or(0)))
-        };
-        for (i, inst) in self.insts.iter().enumerate() {
-            use MInstKind as K;
-            let kind = match inst.op.clone() {
-                Op::Bin { op, ty, dst, a, b } => K::Bin { op, ty, dst, a, b },
-                Op::Un { op, ty, dst, src } => K::Un { op, ty, dst, src },
-                Op::Mad { ty, dst, a, b, c } => K::Mad { ty, dst, a, b, c },
-                Op::Fma { ty, dst, a, b, c } => K::Fma { ty, dst, a, b, c },
-                Op::Setp {
-                    cond,
-                    ty,
-                    dst,
-                    a,
-                    b,
-                } => K::Setp {
-                    cond,
-                    ty,
-                    dst,
-                    a,
-                    b,
-                },
-                Op::Selp {
-                    ty,
-                    dst,
-                    a,
-                    b,
-                    pred,
-                } => K::Selp {
-                    ty,
-                    dst,
-                    a,
-                    b,
-                    pred,
-                },
-                Op::Cvt {
-                    op,
-                    to,
-                    from,
-                    dst,
-                    src,
-                } => K::Cvt {
-                    op,
-                    to,
-                    from,
-                    dst,
-                    src,
-                },
-                Op::Mov { ty, dst, src } => K::Mov { ty, dst, src },
-                Op::ReadSpecial { sreg, dst } => K::ReadSpecial { dst, sreg },
-                Op::LdParam { ty, dst, index } => K::LdParam { ty, dst, index },
-                Op::Ld {
-                    space,
-                    ty,
-                    dst,
-                    addr,
-                } => K::Ld {
-                    space,
-                    ty,
-                    dst,
-                    addr,
-                },
-                Op::St {
-                    space,
-                    ty,
-                    addr,
-                    src,
-                } => K::St {
-                    space,
-                    ty,
-                    src,
-                    addr,
-                },
-                Op::Atom {
-                    op,
-                    space,
-                    ty,
-                    dst,
-                    addr,
-                    src,
-                } => K::Atom {
-                    op,
-                    space,
-                    ty,
-                    dst,
-                    addr,
-                    src,
-                },
-                Op::Cas {
-                    space,
-                    ty,
-                    dst,
-                    addr,
-                    expected,
-                    replacement,
-                } => K::Cas {
-                    space,
-                    ty,
-                    dst,
-                    addr,
-                    expected,
-                    replacement,
-                },
-                Op::Bar {} => K::Bar,
-                Op::Spill { slot, src } => K::Spill {
-                    src,
-                    slot: SpillSlot(slot),
-                },
-                Op::Reload { dst, slot } => K::Reload {
-                    dst,
-                    slot: SpillSlot(slot),
-                },
-                Op::Jump { target } => K::Jump {
-                    dest: block_at(target),
-                },
-                Op::BrUni {
-                    cond,
-                    taken,
-                    not_taken,
-                } => K::Branch {
-                    pred: cond.pred,
-                    negated: cond.negated,
-                    taken: block_at(taken),
-                    not_taken: block_at(not_taken),
-                    divergent: false,
-                },
-                Op::BrDiv {
-                    cond,
-                    taken,
-                    not_taken,
-                    ..
-                } => K::Branch {
-                    pred: cond.pred,
-                    negated: cond.negated,
-                    taken: block_at(taken),
-                    not_taken: block_at(not_taken),
-                    divergent: true,
-                },
-                Op::Ret {} => K::Ret,
-            };
-            let block = MBlock::new(self.block_of(i));
-            f.blocks[block].insts.push(MInst {
-                kind,
-                guard: inst.guard,
-                srcloc: srcloc(inst.pc),
-            });
-        }
-        f
+/// The decoded kernel `kernel` as allocated MIR: one block per block-table entry, in order
+/// (`mblock0`, `mblock1`, …), with the source locations `srcloc` gives for each pc.
+pub fn decoded_to_mir(kernel: &DecodedKernel, srcloc: impl Fn(u32) -> SourceLoc) -> MirFunction {
+    let mut f = MirFunction::new(kernel.info.name.clone(), kernel.info.params.clone());
+    f.shared_size = kernel.info.shared_size;
+    f.local_size = kernel.info.local_size;
+    f.spill_slots = kernel.info.spill_slots;
+    for b in &kernel.info.blocks {
+        let block = f.new_block(b.origin);
+        f.order.push(block);
     }
+    let block_at = |pc: Pc| -> BlockTarget {
+        // Validation made every target a block start.
+        BlockTarget::new(MBlock::new(kernel.block_at(pc.0).unwrap_or(0)))
+    };
+    for (i, inst) in kernel.insts.iter().enumerate() {
+        use MInstKind as K;
+        let kind = match inst.op {
+            Op::Bin { op, ty, dst, a, b } => K::Bin { op, ty, dst, a, b },
+            Op::Un { op, ty, dst, src } => K::Un { op, ty, dst, src },
+            Op::Mad { ty, dst, a, b, c } => K::Mad { ty, dst, a, b, c },
+            Op::Fma { ty, dst, a, b, c } => K::Fma { ty, dst, a, b, c },
+            Op::Setp {
+                cond,
+                ty,
+                dst,
+                a,
+                b,
+            } => K::Setp {
+                cond,
+                ty,
+                dst,
+                a,
+                b,
+            },
+            Op::Selp {
+                ty,
+                dst,
+                a,
+                b,
+                pred,
+            } => K::Selp {
+                ty,
+                dst,
+                a,
+                b,
+                pred,
+            },
+            Op::Cvt {
+                op,
+                to,
+                from,
+                dst,
+                src,
+            } => K::Cvt {
+                op,
+                to,
+                from,
+                dst,
+                src,
+            },
+            Op::Mov { ty, dst, src } => K::Mov { ty, dst, src },
+            Op::ReadSpecial { sreg, dst } => K::ReadSpecial { dst, sreg },
+            Op::LdParam { ty, dst, index } => K::LdParam { ty, dst, index },
+            Op::Ld {
+                space,
+                ty,
+                dst,
+                addr,
+            } => K::Ld {
+                space,
+                ty,
+                dst,
+                addr,
+            },
+            Op::St {
+                space,
+                ty,
+                addr,
+                src,
+            } => K::St {
+                space,
+                ty,
+                src,
+                addr,
+            },
+            Op::Atom {
+                op,
+                space,
+                ty,
+                dst,
+                addr,
+                src,
+            } => K::Atom {
+                op,
+                space,
+                ty,
+                dst,
+                addr,
+                src,
+            },
+            Op::Cas {
+                space,
+                ty,
+                dst,
+                addr,
+                expected,
+                replacement,
+            } => K::Cas {
+                space,
+                ty,
+                dst,
+                addr,
+                expected,
+                replacement,
+            },
+            Op::Bar {} => K::Bar,
+            Op::Spill { slot, src } => K::Spill {
+                src,
+                slot: SpillSlot(slot),
+            },
+            Op::Reload { dst, slot } => K::Reload {
+                dst,
+                slot: SpillSlot(slot),
+            },
+            Op::Jump { target } => K::Jump {
+                dest: block_at(target),
+            },
+            Op::BrUni {
+                cond,
+                taken,
+                not_taken,
+            } => K::Branch {
+                pred: cond.pred,
+                negated: cond.negated,
+                taken: block_at(taken),
+                not_taken: block_at(not_taken),
+                divergent: false,
+            },
+            Op::BrDiv {
+                cond,
+                taken,
+                not_taken,
+                ..
+            } => K::Branch {
+                pred: cond.pred,
+                negated: cond.negated,
+                taken: block_at(taken),
+                not_taken: block_at(not_taken),
+                divergent: true,
+            },
+            Op::Ret {} => K::Ret,
+        };
+        let block = MBlock::new(kernel.block_of(i));
+        f.blocks[block].insts.push(MInst {
+            kind,
+            guard: inst.guard,
+            srcloc: srcloc(inst.pc),
+        });
+    }
+    f
 }

@@ -20,9 +20,9 @@
 //!   exactly the immediate post-dominator of its block (computed here again with
 //!   `warplift_ir::cfg::PostDominatorTree`), or "exit" when there is none.
 
-use super::ops::{Op, Pc, MAX_REGS_PER_CLASS};
-use crate::mir::RegClass;
-use crate::mir::{Address, BinOp, Cond, CvtOp, Guard, MType, Operand, Reg, UnOp};
+use crate::operands::{Address, Guard, MType, Operand};
+use crate::ops::{Op, Pc, MAX_REGS_PER_CLASS};
+use crate::regs::{Reg, RegClass};
 use cranelift_entity::{entity_impl, EntityRef};
 use warplift_ir::cfg::{Cfg, ControlFlowGraph, PostDominatorTree};
 use warplift_ir::{AddrSpace, Block, Param};
@@ -73,6 +73,8 @@ pub enum DecodeError {
     MissingTerminator { index: usize },
     #[error("terminator at pc {pc:#x} is not the last instruction of its block")]
     TerminatorInsideBlock { pc: u32 },
+    #[error("the barrier or terminator at pc {pc:#x} is guarded")]
+    GuardedControl { pc: u32 },
     #[error("branch target {target:#x} at pc {pc:#x} is not the start of a block")]
     BadTarget { pc: u32, target: u32 },
     #[error("the divergent branch at pc {pc:#x} reconverges at {found}, but its immediate post-dominator is {expected}")]
@@ -238,17 +240,50 @@ pub fn decode(code: &[u8], info: &KernelInfo) -> Result<DecodedKernel, DecodeErr
             }
         }
     }
+    let limits = Limits::of(&kernel.info);
     for inst in &kernel.insts {
-        check_inst(&kernel, inst)?;
+        validate_inst(inst.pc, inst.guard, &inst.op, &limits, |t| {
+            kernel.block_at(t.0).is_some()
+        })?;
     }
     check_reconvergence(&kernel)?;
     Ok(kernel)
 }
 
-/// Checks one instruction's registers, types, immediates and targets.
-fn check_inst(k: &DecodedKernel, inst: &Inst) -> Result<(), DecodeError> {
-    let pc = inst.pc;
-    let info = &k.info;
+/// What the validator needs to know about the kernel around an instruction.
+#[derive(Copy, Clone, Debug)]
+pub struct Limits<'a> {
+    /// Registers declared per class, indexed by [`RegClass::index`].
+    pub num_regs: [u32; 3],
+    /// The kernel's parameters, which `ldparam` reads.
+    pub params: &'a [Param],
+    /// Spill slots in the frame.
+    pub spill_slots: u32,
+}
+
+impl<'a> Limits<'a> {
+    /// The limits a kernel's metadata sets.
+    pub fn of(info: &'a KernelInfo) -> Self {
+        Limits {
+            num_regs: info.num_regs,
+            params: &info.params,
+            spill_slots: info.spill_slots,
+        }
+    }
+}
+
+/// Checks one instruction's registers (class and range), the types its operation is
+/// defined on, its immediates, parameter and spill-slot indices, and that every branch
+/// target and reconvergence point is a block start (`is_block_start`). This is the one
+/// place that says which operation takes which types: the decoder runs it on every
+/// instruction it accepts, and the emulator on every program it runs.
+pub fn validate_inst(
+    pc: u32,
+    guard: Option<Guard>,
+    op: &Op,
+    info: &Limits<'_>,
+    is_block_start: impl Fn(Pc) -> bool,
+) -> Result<(), DecodeError> {
     let reg = |r: Reg, class: RegClass| -> Result<(), DecodeError> {
         if r.class() != class {
             return Err(DecodeError::WrongClass {
@@ -287,30 +322,24 @@ fn check_inst(k: &DecodedKernel, inst: &Inst) -> Result<(), DecodeError> {
         }
     };
     let illegal = |what: String| Err(DecodeError::IllegalType { pc, what });
-    let is_int = |ty: MType| matches!(ty, MType::I8 | MType::I16 | MType::I32 | MType::I64);
-    let guard = |g: Guard| reg(g.pred, RegClass::Pred);
+    let check_guard = |g: Guard| reg(g.pred, RegClass::Pred);
     let target = |t: Pc| -> Result<(), DecodeError> {
-        match k.block_at(t.0) {
-            Some(_) => Ok(()),
-            None => Err(DecodeError::BadTarget { pc, target: t.0 }),
+        if is_block_start(t) {
+            Ok(())
+        } else {
+            Err(DecodeError::BadTarget { pc, target: t.0 })
         }
     };
 
-    if let Some(g) = inst.guard {
-        guard(g)?;
+    if let Some(g) = guard {
+        if matches!(op, Op::Bar {}) || op.is_terminator() {
+            return Err(DecodeError::GuardedControl { pc });
+        }
+        check_guard(g)?;
     }
-    match inst.op {
+    match *op {
         Op::Bin { op, ty, dst, a, b } => {
-            let ok = match op {
-                BinOp::FAdd
-                | BinOp::FSub
-                | BinOp::FMul
-                | BinOp::FDiv
-                | BinOp::FMin
-                | BinOp::FMax => ty.is_float(),
-                BinOp::And | BinOp::Or | BinOp::Xor => is_int(ty) || ty == MType::Pred,
-                _ => is_int(ty),
-            };
+            let ok = op.accepts(ty);
             if !ok {
                 return illegal(format!("{} is not defined on {ty}", op.name()));
             }
@@ -319,11 +348,7 @@ fn check_inst(k: &DecodedKernel, inst: &Inst) -> Result<(), DecodeError> {
             operand(b, ty)?;
         }
         Op::Un { op, ty, dst, src } => {
-            let ok = match op {
-                UnOp::FNeg | UnOp::FAbs | UnOp::FSqrt => ty.is_float(),
-                UnOp::Not => is_int(ty) || ty == MType::Pred,
-                _ => is_int(ty),
-            };
+            let ok = op.accepts(ty);
             if !ok {
                 return illegal(format!("{} is not defined on {ty}", op.name()));
             }
@@ -331,7 +356,7 @@ fn check_inst(k: &DecodedKernel, inst: &Inst) -> Result<(), DecodeError> {
             reg(src, ty.class())?;
         }
         Op::Mad { ty, dst, a, b, c } => {
-            if !is_int(ty) {
+            if !ty.is_int() {
                 return illegal(format!("mad is not defined on {ty}"));
             }
             reg(dst, ty.class())?;
@@ -354,11 +379,7 @@ fn check_inst(k: &DecodedKernel, inst: &Inst) -> Result<(), DecodeError> {
             a,
             b,
         } => {
-            let ok = match cond {
-                Cond::Int(_) => is_int(ty),
-                Cond::Float(_) => ty.is_float(),
-            };
-            if !ok {
+            if !cond.accepts(ty) {
                 return illegal(format!("comparison {cond} is not defined on {ty}"));
             }
             reg(dst, RegClass::Pred)?;
@@ -384,15 +405,7 @@ fn check_inst(k: &DecodedKernel, inst: &Inst) -> Result<(), DecodeError> {
             dst,
             src,
         } => {
-            let int_or_pred = |t: MType| is_int(t) || t == MType::Pred;
-            let ok = match op {
-                CvtOp::Zext | CvtOp::Sext | CvtOp::Trunc => int_or_pred(to) && int_or_pred(from),
-                CvtOp::FToS | CvtOp::FToU => is_int(to) && from.is_float(),
-                CvtOp::SToF | CvtOp::UToF => to.is_float() && is_int(from),
-                CvtOp::FExt => to == MType::F64 && from == MType::F32,
-                CvtOp::FTrunc => to == MType::F32 && from == MType::F64,
-                CvtOp::Bitcast => to.bits() == from.bits(),
-            };
+            let ok = op.accepts(from, to);
             if !ok {
                 return illegal(format!("cvt.{} from {from} to {to}", op.name()));
             }
@@ -437,7 +450,7 @@ fn check_inst(k: &DecodedKernel, inst: &Inst) -> Result<(), DecodeError> {
             src,
             ..
         } => {
-            if !matches!(ty, MType::I32 | MType::I64) {
+            if !ty.is_atomic() {
                 return illegal(format!("atomics are not defined on {ty}"));
             }
             reg(dst, ty.class())?;
@@ -452,7 +465,7 @@ fn check_inst(k: &DecodedKernel, inst: &Inst) -> Result<(), DecodeError> {
             expected,
             replacement,
         } => {
-            if !matches!(ty, MType::I32 | MType::I64) {
+            if !ty.is_atomic() {
                 return illegal(format!("atomics are not defined on {ty}"));
             }
             reg(dst, ty.class())?;
@@ -470,18 +483,18 @@ fn check_inst(k: &DecodedKernel, inst: &Inst) -> Result<(), DecodeError> {
             }
             reg(r, r.class())?;
         }
-        Op::BrUni { cond, .. } | Op::BrDiv { cond, .. } => guard(cond)?,
+        Op::BrUni { cond, .. } | Op::BrDiv { cond, .. } => check_guard(cond)?,
         Op::Bar {} | Op::Jump { .. } | Op::Ret {} => {}
     }
     let mut result = Ok(());
-    inst.op.for_each_target(|t| {
+    op.for_each_target(|t| {
         if result.is_ok() {
             result = target(t);
         }
     });
     if let Op::BrDiv {
         reconv: Some(r), ..
-    } = inst.op
+    } = *op
     {
         result = result.and_then(|()| target(r));
     }

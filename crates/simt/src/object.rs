@@ -14,11 +14,11 @@
 //! and validates every kernel, and never panics on malformed input. The layout is
 //! documented in `docs/bytecode.md`.
 
-use super::codes::ByteCode;
-use super::decode::{decode, BlockInfo, DecodeError, DecodedKernel, KernelInfo};
-use super::encode::KernelCode;
-use super::ops::put_uleb;
-use super::FORMAT_VERSION;
+use crate::code::KernelCode;
+use crate::codes::ByteCode;
+use crate::decode::{decode, BlockInfo, DecodeError, DecodedKernel, KernelInfo};
+use crate::ops::put_uleb;
+use crate::FORMAT_VERSION;
 use cranelift_entity::EntityRef;
 use gimli::write::{
     Address, AttributeValue, DwarfUnit, EndianVec, LineProgram, LineString, Sections,

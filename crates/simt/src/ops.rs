@@ -12,13 +12,12 @@
 //! `my_macro!` with the whole list.
 //!
 //! This module defines the format only: which combinations of types and register classes
-//! make sense is checked by the validator in [`super::decode()`].
+//! make sense is checked by the validator in [`crate::decode()`].
 
-use super::codes::ByteCode;
-use super::decode::DecodeError;
-use crate::mir::{
-    Address, BinOp, Cond, CvtOp, Guard, MType, Operand, Reg, RegClass, SpecialReg, UnOp,
-};
+use crate::codes::ByteCode;
+use crate::decode::DecodeError;
+use crate::operands::{Address, BinOp, Cond, CvtOp, Guard, MType, Operand, SpecialReg, UnOp};
+use crate::regs::{Reg, RegClass};
 use core::fmt::{self, Write};
 use warplift_ir::write::{format_f32, format_f64, format_int_imm};
 use warplift_ir::{AddrSpace, AtomicRmwOp, Type};
@@ -103,7 +102,7 @@ macro_rules! define_ops {
     ( $( $(#[$doc:meta])* $name:ident = $code:literal, $mnemonic:literal
          { $( $field:ident : $fty:ty ),* $(,)? } ; )* ) => {
         /// A decoded instruction's operation: one variant per opcode of the table.
-        #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+        #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
         #[allow(missing_docs)] // fields as in the MIR instruction they encode
         pub enum Op {
             $( $(#[$doc])* $name { $( $field: $fty ),* }, )*
@@ -200,7 +199,7 @@ impl Op {
     }
 
     /// Decodes the instruction at byte `pc` of `code`: its guard, operation and the pc of
-    /// the next instruction. Checks the encoding only (see [`super::decode()`] for meaning).
+    /// the next instruction. Checks the encoding only (see [`crate::decode()`] for meaning).
     pub fn decode(code: &[u8], pc: u32) -> Result<(Option<Guard>, Op, u32), DecodeError> {
         let mut r = Reader::new(code, pc);
         let byte = r.u8()?;
@@ -230,6 +229,89 @@ impl Op {
             | Op::Atom { ty, .. }
             | Op::Cas { ty, .. } => Some(ty),
             _ => None,
+        }
+    }
+
+    /// Calls `f` on every register operand with its role, uses first (in field order),
+    /// then the definition. Branch conditions are uses; the guard is not part of the
+    /// operation.
+    pub fn visit_regs(&self, mut f: impl FnMut(Reg, Role)) {
+        use Role::{Def, Use};
+        let operand = |o: Operand, f: &mut dyn FnMut(Reg, Role)| {
+            if let Operand::Reg(r) = o {
+                f(r, Use);
+            }
+        };
+        let base = |a: Address, f: &mut dyn FnMut(Reg, Role)| {
+            if let Some(r) = a.base {
+                f(r, Use);
+            }
+        };
+        match *self {
+            Op::Bin { dst, a, b, .. } | Op::Setp { dst, a, b, .. } => {
+                f(a, Use);
+                operand(b, &mut f);
+                f(dst, Def);
+            }
+            Op::Un { dst, src, .. } | Op::Cvt { dst, src, .. } => {
+                f(src, Use);
+                f(dst, Def);
+            }
+            Op::Mad { dst, a, b, c, .. } => {
+                f(a, Use);
+                operand(b, &mut f);
+                operand(c, &mut f);
+                f(dst, Def);
+            }
+            Op::Fma { dst, a, b, c, .. } => {
+                for r in [a, b, c] {
+                    f(r, Use);
+                }
+                f(dst, Def);
+            }
+            Op::Selp {
+                dst, a, b, pred, ..
+            } => {
+                operand(a, &mut f);
+                operand(b, &mut f);
+                f(pred, Use);
+                f(dst, Def);
+            }
+            Op::Mov { dst, src, .. } => {
+                operand(src, &mut f);
+                f(dst, Def);
+            }
+            Op::ReadSpecial { dst, .. } | Op::LdParam { dst, .. } | Op::Reload { dst, .. } => {
+                f(dst, Def)
+            }
+            Op::Ld { dst, addr, .. } => {
+                base(addr, &mut f);
+                f(dst, Def);
+            }
+            Op::St { addr, src, .. } => {
+                operand(src, &mut f);
+                base(addr, &mut f);
+            }
+            Op::Atom { dst, addr, src, .. } => {
+                base(addr, &mut f);
+                operand(src, &mut f);
+                f(dst, Def);
+            }
+            Op::Cas {
+                dst,
+                addr,
+                expected,
+                replacement,
+                ..
+            } => {
+                base(addr, &mut f);
+                operand(expected, &mut f);
+                operand(replacement, &mut f);
+                f(dst, Def);
+            }
+            Op::Spill { src, .. } => f(src, Use),
+            Op::BrUni { cond, .. } | Op::BrDiv { cond, .. } => f(cond.pred, Use),
+            Op::Bar {} | Op::Jump { .. } | Op::Ret {} => {}
         }
     }
 
@@ -268,6 +350,15 @@ impl Op {
         let _ = self.display_fields(&ctx, &mut out);
         out
     }
+}
+
+/// Whether a register operand is read or written.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// Read by the instruction.
+    Use,
+    /// Written by the instruction.
+    Def,
 }
 
 /// Disassembles a guard: `@$p1 ` or `@!$p1 `.
@@ -448,8 +539,8 @@ impl Field for SpecialReg {
 
 /// Register byte: class in bits 6–7 (0 `b32`, 1 `b64`, 2 `pred`), number in bits 0–5.
 const CLASS_SHIFT: u32 = 6;
-/// Register numbers fit in six bits.
-pub(crate) const MAX_REGS_PER_CLASS: u32 = 64;
+/// Registers per class the bytecode can name: register numbers fit in six bits.
+pub const MAX_REGS_PER_CLASS: u32 = 64;
 /// The register-byte class code that marks an immediate operand or a missing base.
 const NOT_A_REG: u8 = 3;
 

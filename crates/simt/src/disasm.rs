@@ -5,10 +5,10 @@
 //! implements, and, for objects, the source location of each run of instructions from
 //! the line table, like `objdump -dl` (`-S` with [`disassemble_object_with_source`]).
 
-use super::decode::DecodedKernel;
-use super::object::{LineTable, LoadedObject};
-use super::ops::display_guard;
-use crate::mir::RegClass;
+use crate::decode::DecodedKernel;
+use crate::object::{LineTable, LoadedObject};
+use crate::ops::display_guard;
+use crate::regs::RegClass;
 use core::fmt::Write;
 use warplift_ir::SourceLoc;
 

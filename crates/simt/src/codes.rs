@@ -5,7 +5,7 @@
 //! table is declared once and gives both directions; a byte without a variant is a
 //! decoding error.
 
-use crate::mir::{BinOp, Cond, CvtOp, MType, SpecialReg, UnOp};
+use crate::operands::{BinOp, Cond, CvtOp, MType, SpecialReg, UnOp};
 use warplift_ir::{AddrSpace, AtomicRmwOp, Dim, FloatCC, IntCC, Type};
 
 /// A type with a one-byte code in the binary format.
