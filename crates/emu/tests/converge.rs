@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{compile, corpus, emulate, load, References};
+use common::{compile, each_kernel, emulate, load, References};
 use warplift_codegen::passes::lookup;
 use warplift_emu::{Program, Stats};
 
@@ -25,8 +25,8 @@ fn variants() -> Vec<Vec<String>> {
 
 #[test]
 fn every_corpus_kernel_converged_leaves_the_interpreters_memory_and_its_efficiency() {
-    let mut runs = 0;
-    for (name, func, prepared) in corpus() {
+    let runs: usize = each_kernel(|name, func, prepared| {
+        let mut runs = 0;
         let references = References::compute(&name, &func, &prepared);
         let before = emulate(&func, &prepared, &[], 32);
         for settings in variants() {
@@ -43,7 +43,10 @@ fn every_corpus_kernel_converged_leaves_the_interpreters_memory_and_its_efficien
                 after.simt_efficiency
             );
         }
-    }
+        runs
+    })
+    .into_iter()
+    .sum();
     assert!(runs >= 400, "only {runs} runs");
 }
 

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{compile, corpus, WIDTHS};
+use common::{compile, each_kernel, WIDTHS};
 use warplift_emu::{
     run, run_functional, run_with, EmuError, MachineConfig, Program, RunOptions, SchedulerPolicy,
     Stats,
@@ -28,9 +28,9 @@ fn run_in_pool(
 
 #[test]
 fn functional_runs_leave_the_timed_memory_and_counts() {
-    let mut runs = 0;
-    let mut compared = 0;
-    for (name, func, prepared) in corpus() {
+    let (runs, compared) = each_kernel(|name, func, prepared| {
+        let mut runs = 0;
+        let mut compared = 0;
         let kernel = compile(&func, &[]);
         let prog = Program::from_mir(&kernel.mir).unwrap();
         for width in WIDTHS {
@@ -104,7 +104,10 @@ fn functional_runs_leave_the_timed_memory_and_counts() {
             }
             runs += 1;
         }
-    }
+        (runs, compared)
+    })
+    .into_iter()
+    .fold((0, 0), |acc, x| (acc.0 + x.0, acc.1 + x.1));
     assert!(runs >= 100, "only {runs} runs");
     assert!(
         compared * 10 >= runs * 8,

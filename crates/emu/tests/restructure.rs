@@ -9,7 +9,7 @@
 
 mod common;
 
-use common::{compile, corpus, load, References};
+use common::{compile, each_kernel, load, References};
 use warplift_emu::{run_with, MachineConfig, Program, RunOptions, Stats};
 use warplift_ir::cfg::classify;
 use warplift_ir::interp::{self, InterpConfig};
@@ -65,8 +65,8 @@ const KERNEL_PREDICATE: &[&str] = &[
 
 #[test]
 fn every_corpus_kernel_restructured_leaves_the_interpreters_memory() {
-    let mut runs = 0;
-    for (name, func, prepared) in corpus() {
+    let runs: usize = each_kernel(|name, func, prepared| {
+        let mut runs = 0;
         let references = References::compute(&name, &func, &prepared);
         for settings in [SELECTIVE, KERNEL, KERNEL_PREDICATE] {
             let kernel = compile(&func, settings);
@@ -74,7 +74,10 @@ fn every_corpus_kernel_restructured_leaves_the_interpreters_memory() {
                 .unwrap_or_else(|e| panic!("{name}: {e}\n{}", kernel.mir));
             runs += references.check(&prog, &format!("{settings:?}"), &kernel.mir);
         }
-    }
+        runs
+    })
+    .into_iter()
+    .sum();
     assert!(runs >= 400, "only {runs} runs");
 }
 
