@@ -144,7 +144,7 @@ fn every_corpus_kernel_linearized_verifies_and_computes_what_it_computed() {
         .at_least(25)
         .functions(|name, func| {
             let mut linearized_regions = 0;
-            let path = corpus_dir().join(&name);
+            let path = corpus_dir().join(name);
             let with_launch = Launch::path_next_to(&path).exists();
             for mode in MODES {
                 let (after, stats) = linearized(&func, mode);
@@ -153,7 +153,7 @@ fn every_corpus_kernel_linearized_verifies_and_computes_what_it_computed() {
                 if !with_launch || stats.regions == 0 {
                     continue;
                 }
-                let (func, prepared) = load(&name);
+                let (func, prepared) = load(name);
                 for width in [1, 32] {
                     assert_eq!(
                         interpret(&after, &prepared, width),

@@ -27,7 +27,7 @@ fn variants() -> Vec<Vec<String>> {
 fn every_corpus_kernel_converged_leaves_the_interpreters_memory_and_its_efficiency() {
     let runs: usize = each_kernel(|name, func, prepared| {
         let mut runs = 0;
-        let references = References::compute(&name, &func, &prepared);
+        let references = References::compute(name, &func, &prepared);
         let before = emulate(&func, &prepared, &[], 32);
         for settings in variants() {
             let settings: Vec<&str> = settings.iter().map(String::as_str).collect();

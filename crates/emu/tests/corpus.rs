@@ -20,7 +20,7 @@ const TINY: RegisterFile = RegisterFile {
 fn every_corpus_kernel_leaves_the_interpreters_memory() {
     let runs: usize = each_kernel(|name, func, prepared| {
         let mut runs = 0;
-        let references = References::compute(&name, &func, &prepared);
+        let references = References::compute(name, &func, &prepared);
         let mir = lower(&func).unwrap_or_else(|e| panic!("{name}: lowering: {e}"));
         for regs in [RegisterFile::MAX, TINY] {
             let allocated = allocate(&mir, &regs, &ReservationRequest::none())

@@ -42,7 +42,7 @@ const MODES: [&str; 3] = [
 fn every_corpus_kernel_linearized_leaves_the_interpreters_memory() {
     let runs: usize = each_kernel(|name, func, prepared| {
         let mut runs = 0;
-        let references = References::compute(&name, &func, &prepared);
+        let references = References::compute(name, &func, &prepared);
         let mut configs: Vec<Vec<&str>> = Vec::new();
         for mode in MODES {
             for level in LEVELS {

@@ -32,7 +32,7 @@ const MODES: [&[&str]; 3] = [
 fn every_corpus_kernel_linearized_on_ssa_leaves_the_interpreters_memory() {
     let runs: usize = each_kernel(|name, func, prepared| {
         let mut runs = 0;
-        let references = References::compute(&name, &func, &prepared);
+        let references = References::compute(name, &func, &prepared);
         for settings in MODES {
             let kernel = compile(&func, settings);
             let prog = Program::from_mir(&kernel.mir)

@@ -67,7 +67,7 @@ const KERNEL_PREDICATE: &[&str] = &[
 fn every_corpus_kernel_restructured_leaves_the_interpreters_memory() {
     let runs: usize = each_kernel(|name, func, prepared| {
         let mut runs = 0;
-        let references = References::compute(&name, &func, &prepared);
+        let references = References::compute(name, &func, &prepared);
         for settings in [SELECTIVE, KERNEL, KERNEL_PREDICATE] {
             let kernel = compile(&func, settings);
             let prog = Program::from_mir(&kernel.mir)
