@@ -24,6 +24,7 @@ use warplift::ir::verifier::verify_function;
 use warplift::ir::{
     AddrSpace, AtomicRmwOp, FloatCC, Function, InstructionData, IntCC, Opcode, Type,
 };
+use warplift_filetests::Walk;
 
 /// The warp widths every kernel runs with.
 const WARP_SIZES: [u32; 4] = [1, 7, 32, 64];
@@ -37,13 +38,7 @@ fn corpus_dir() -> PathBuf {
 
 /// The `.wir` files of the corpus, sorted by name.
 fn kernel_files() -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(corpus_dir())
-        .expect("tests/corpus exists")
-        .map(|e| e.expect("readable directory entry").path())
-        .filter(|p| p.extension().is_some_and(|e| e == "wir"))
-        .collect();
-    files.sort();
-    files
+    Walk::corpus().at_least(MIN_KERNELS).files()
 }
 
 fn stem(path: &Path) -> String {
@@ -102,21 +97,11 @@ impl Case {
     }
 }
 
+/// Every corpus kernel, loaded (in parallel; a file that fails to load fails the test).
 fn load_all() -> Vec<Case> {
-    let mut errors = Vec::new();
-    let mut cases = Vec::new();
-    for path in kernel_files() {
-        match Case::load(&path) {
-            Ok(c) => cases.push(c),
-            Err(e) => errors.push(e),
-        }
-    }
-    assert!(
-        errors.is_empty(),
-        "corpus files failed to load:\n{}",
-        errors.join("\n")
-    );
-    cases
+    Walk::corpus()
+        .at_least(MIN_KERNELS)
+        .run(|file| Case::load(&file.path))
 }
 
 #[test]
@@ -204,8 +189,9 @@ fn uses_lane_id(func: &Function) -> bool {
 #[test]
 fn corpus_runs_to_the_expected_results() {
     let refs = references::all();
-    let mut failures = Vec::new();
-    for case in load_all() {
+    Walk::corpus().at_least(MIN_KERNELS).run(|file| {
+        let case = Case::load(&file.path)?;
+        let mut failures = Vec::new();
         let has_expect = !case.launch.expect.is_empty();
         let reference = refs.get(case.name.as_str());
         if !has_expect && reference.is_none() {
@@ -213,15 +199,9 @@ fn corpus_runs_to_the_expected_results() {
                 "{}: neither [expect] in its launch file nor a Rust reference",
                 case.name
             ));
-            continue;
+            return Err(failures.join("\n"));
         }
-        let func = match case.func() {
-            Ok(f) => f,
-            Err(e) => {
-                failures.push(e);
-                continue;
-            }
-        };
+        let func = case.func()?;
         let lane_dependent = uses_lane_id(func);
         let mut baseline: Option<GlobalMemory> = None;
         for ws in WARP_SIZES {
@@ -258,8 +238,12 @@ fn corpus_runs_to_the_expected_results() {
                 }
             }
         }
-    }
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+        if failures.is_empty() {
+            Ok(())
+        } else {
+            Err(failures.join("\n"))
+        }
+    });
 }
 
 fn insts(func: &Function) -> impl Iterator<Item = &InstructionData> + '_ {

@@ -758,10 +758,9 @@ fn report_on_the_corpus_has_a_row_per_kernel_and_takes_extra_columns() {
     let o = warplift(&["report", "--regions", "divergent"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let text = stdout(&o);
-    let kernels: Vec<String> = std::fs::read_dir(repo_root().join("tests/corpus"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "wir"))
+    let kernels: Vec<String> = warplift_filetests::Walk::corpus()
+        .files()
+        .iter()
         .map(|p| p.file_stem().unwrap().to_string_lossy().into_owned())
         .collect();
     assert!(kernels.len() >= 40);

@@ -480,16 +480,7 @@ fn ctrl_c_keeps_the_finished_runs() {
     let output = child.wait_with_output().unwrap();
     let err = stderr(&output);
     // Two pipelines over every corpus kernel.
-    let kernels = std::fs::read_dir(&corpus_dir)
-        .unwrap()
-        .filter(|e| {
-            e.as_ref()
-                .unwrap()
-                .path()
-                .extension()
-                .is_some_and(|x| x == "wir")
-        })
-        .count();
+    let kernels = warplift_filetests::Walk::corpus().files().len();
     let total = 2 * kernels;
     let kept = std::fs::read_to_string(&log).unwrap().lines().count();
     if output.status.code() == Some(0) {

@@ -6,6 +6,7 @@ use warplift_codegen::isa::simt::{decode, encode, Op};
 use warplift_codegen::lower::lower;
 use warplift_codegen::regalloc::{allocate, RegisterFile, ReservationRequest};
 use warplift_codegen::{lookup_by_name, Context, Settings};
+use warplift_filetests::Walk;
 use warplift_ir::parser::parse_function;
 
 /// `for (i = 0; i < n; i++) out[i] += tid < i ? 1 : 0;` — the loop branch tests the
@@ -92,15 +93,9 @@ fn uniform_loop_branch_has_no_reconvergence_point_in_simt_bytecode() {
 /// (which faults when a uniform branch splits a warp) checks the analysis on real kernels.
 #[test]
 fn the_corpus_has_uniform_and_divergent_branches() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/corpus");
-    let (mut uni, mut div) = (0, 0);
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.extension().is_none_or(|e| e != "wir") {
-            continue;
-        }
-        let text = std::fs::read_to_string(&path).unwrap();
-        for func in warplift_ir::parser::parse_functions(&text).unwrap() {
+    let (uni, div) = Walk::corpus()
+        .functions(|_, func| {
+            let (mut uni, mut div) = (0, 0);
             let mir = lower(&func).unwrap();
             for b in &mir.order {
                 for inst in &mir.blocks[*b].insts {
@@ -109,8 +104,10 @@ fn the_corpus_has_uniform_and_divergent_branches() {
                     }
                 }
             }
-        }
-    }
+            (uni, div)
+        })
+        .into_iter()
+        .fold((0, 0), |acc, x| (acc.0 + x.0, acc.1 + x.1));
     eprintln!("corpus branches: {uni} uniform, {div} divergent");
     assert!(uni >= 5 && div >= 5, "{uni} uniform, {div} divergent");
 }

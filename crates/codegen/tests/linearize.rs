@@ -15,27 +15,8 @@ use warplift_codegen::mir::{BlockKind, MInstKind, MirFunction, RegClass};
 use warplift_codegen::passes::MachinePass;
 use warplift_codegen::regalloc::{allocate, RegisterFile};
 use warplift_codegen::{lookup_by_name, Context, Settings};
+use warplift_filetests::Walk;
 use warplift_ir::parser::parse_functions;
-
-fn corpus() -> Vec<(String, warplift_ir::Function)> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/corpus");
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .expect("tests/corpus exists")
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "wir"))
-        .collect();
-    files.sort();
-    let mut out = Vec::new();
-    for path in files {
-        let text = std::fs::read_to_string(&path).unwrap();
-        let name = path.file_name().unwrap().to_string_lossy().into_owned();
-        for func in parse_functions(&text).unwrap_or_else(|e| panic!("{name}: {e}")) {
-            out.push((name.clone(), func));
-        }
-    }
-    assert!(out.len() >= 25);
-    out
-}
 
 fn settings(assignments: &[&str]) -> Settings {
     let mut b = Settings::builder();
@@ -58,38 +39,47 @@ fn count(report: &warplift_codegen::passes::PassReport, name: &str) -> u64 {
 
 #[test]
 fn linearized_kernels_are_structured_grow_linearly_and_write_only_reserved_registers() {
-    let (mut blocks, mut retreating, mut added_blocks, mut added_insts) = (0, 0, 0, 0);
-    for (name, func) in corpus() {
-        let mir = lower(&func).unwrap();
-        for mode in MODES {
-            for (level, interleave) in [(0, false), (3, false), (0, true), (2, true)] {
-                let s = settings(&[
-                    &format!("linearize_regions={mode}"),
-                    &format!("linearize_opt={level}"),
-                    &format!("linearize_interleave={interleave}"),
-                ]);
-                let ctx = format!("{name} (%{}, {mode}, O{level}, {interleave})", func.name);
-                let allocated =
-                    allocate(&mir, &RegisterFile::MAX, &Linearize.reservation(&s, &mir)).unwrap();
-                let before = allocated.func.clone();
-                let mut after = allocated.func;
-                let report = Linearize
-                    .run(&mut after, &allocated.reserved, &s)
-                    .unwrap_or_else(|e| panic!("{ctx}: {e}\n{before}"));
-                verify_mir_with_limits(&after, Some([64, 64, 64]))
-                    .unwrap_or_else(|e| panic!("{ctx}: {e}\n{after}"));
-                // Registers, structure and Claim 3, as `check_linearized` states them.
-                let growth = check_linearized(&before, &after, &allocated.reserved, &report, &s)
-                    .unwrap_or_else(|e| panic!("{ctx}: {e}\n{before}\n{after}"));
-                if mode == "kernel" && level == 0 && !interleave {
-                    blocks += growth.region_blocks;
-                    retreating += growth.retreating_edges;
-                    added_blocks += growth.added_blocks;
-                    added_insts += growth.added_insts;
+    let (blocks, retreating, added_blocks, added_insts) = Walk::corpus()
+        .at_least(25)
+        .functions(|name, func| {
+            let (mut blocks, mut retreating, mut added_blocks, mut added_insts) = (0, 0, 0, 0);
+            let mir = lower(&func).unwrap();
+            for mode in MODES {
+                for (level, interleave) in [(0, false), (3, false), (0, true), (2, true)] {
+                    let s = settings(&[
+                        &format!("linearize_regions={mode}"),
+                        &format!("linearize_opt={level}"),
+                        &format!("linearize_interleave={interleave}"),
+                    ]);
+                    let ctx = format!("{name} (%{}, {mode}, O{level}, {interleave})", func.name);
+                    let allocated =
+                        allocate(&mir, &RegisterFile::MAX, &Linearize.reservation(&s, &mir))
+                            .unwrap();
+                    let before = allocated.func.clone();
+                    let mut after = allocated.func;
+                    let report = Linearize
+                        .run(&mut after, &allocated.reserved, &s)
+                        .unwrap_or_else(|e| panic!("{ctx}: {e}\n{before}"));
+                    verify_mir_with_limits(&after, Some([64, 64, 64]))
+                        .unwrap_or_else(|e| panic!("{ctx}: {e}\n{after}"));
+                    // Registers, structure and Claim 3, as `check_linearized` states them.
+                    let growth =
+                        check_linearized(&before, &after, &allocated.reserved, &report, &s)
+                            .unwrap_or_else(|e| panic!("{ctx}: {e}\n{before}\n{after}"));
+                    if mode == "kernel" && level == 0 && !interleave {
+                        blocks += growth.region_blocks;
+                        retreating += growth.retreating_edges;
+                        added_blocks += growth.added_blocks;
+                        added_insts += growth.added_insts;
+                    }
                 }
             }
-        }
-    }
+            (blocks, retreating, added_blocks, added_insts)
+        })
+        .into_iter()
+        .fold((0, 0, 0, 0), |acc, x| {
+            (acc.0 + x.0, acc.1 + x.1, acc.2 + x.2, acc.3 + x.3)
+        });
     eprintln!(
         "kernel mode over the corpus: {blocks} region blocks, {retreating} retreating edges; \
          {added_blocks} blocks and {added_insts} non-terminator instructions added"
@@ -98,45 +88,51 @@ fn linearized_kernels_are_structured_grow_linearly_and_write_only_reserved_regis
 
 #[test]
 fn linearization_costs_exactly_the_two_reserved_registers_and_no_spill() {
-    let mut linearized_kernels = HashSet::new();
-    for (name, func) in corpus() {
-        let isa = lookup_by_name("simt", Settings::default()).unwrap();
-        let plain = Context::new().compile_kernel(&func, &*isa).unwrap();
-        let options = [
-            "linearize_opt=0",
-            "linearize_opt=3",
-            "linearize_interleave=true",
-            "linearize_merge_loops=false",
-        ];
-        for (mode, option) in MODES.iter().flat_map(|m| options.map(|o| (m, o))) {
-            let regions = format!("linearize_regions={mode}");
-            let s = settings(&["passes=linearize", &regions, option]);
-            let isa = lookup_by_name("simt", s).unwrap();
-            let lin = Context::new().compile_kernel(&func, &*isa).unwrap();
-            let (a, b) = (&plain.stats.regalloc, &lin.stats.regalloc);
-            // The guard registers are reserved exactly when there is something to linearize.
-            let linearized = u32::from(count(&lin.stats.passes[0].1, "regions") > 0);
-            if linearized > 0 {
-                linearized_kernels.insert((name.clone(), *mode));
-            }
-            for (class, extra) in [
-                (RegClass::B32, linearized),
-                (RegClass::B64, 0),
-                (RegClass::Pred, linearized),
-            ] {
+    let linearized_kernels = Walk::corpus()
+        .at_least(25)
+        .functions(|name, func| {
+            let mut linearized_kernels = HashSet::new();
+            let isa = lookup_by_name("simt", Settings::default()).unwrap();
+            let plain = Context::new().compile_kernel(&func, &*isa).unwrap();
+            let options = [
+                "linearize_opt=0",
+                "linearize_opt=3",
+                "linearize_interleave=true",
+                "linearize_merge_loops=false",
+            ];
+            for (mode, option) in MODES.iter().flat_map(|m| options.map(|o| (m, o))) {
+                let regions = format!("linearize_regions={mode}");
+                let s = settings(&["passes=linearize", &regions, option]);
+                let isa = lookup_by_name("simt", s).unwrap();
+                let lin = Context::new().compile_kernel(&func, &*isa).unwrap();
+                let (a, b) = (&plain.stats.regalloc, &lin.stats.regalloc);
+                // The guard registers are reserved exactly when there is something to linearize.
+                let linearized = u32::from(count(&lin.stats.passes[0].1, "regions") > 0);
+                if linearized > 0 {
+                    linearized_kernels.insert((name.to_string(), *mode));
+                }
+                for (class, extra) in [
+                    (RegClass::B32, linearized),
+                    (RegClass::B64, 0),
+                    (RegClass::Pred, linearized),
+                ] {
+                    assert_eq!(
+                        b.regs_total(class),
+                        a.regs_total(class) + extra,
+                        "{name}, {mode}, {option}: {class}: {a} vs {b}"
+                    );
+                }
                 assert_eq!(
-                    b.regs_total(class),
-                    a.regs_total(class) + extra,
-                    "{name}, {mode}, {option}: {class}: {a} vs {b}"
+                    (a.spills, a.reloads),
+                    (b.spills, b.reloads),
+                    "{name}, {mode}, {option}"
                 );
             }
-            assert_eq!(
-                (a.spills, a.reloads),
-                (b.spills, b.reloads),
-                "{name}, {mode}, {option}"
-            );
-        }
-    }
+            linearized_kernels
+        })
+        .into_iter()
+        .flatten()
+        .collect::<HashSet<_>>();
     // Kernel mode linearizes every kernel with more than its entry and exit; the default
     // mode only the divergent unstructured ones.
     let count_mode = |m: &str| linearized_kernels.iter().filter(|(_, x)| *x == m).count();
@@ -150,7 +146,7 @@ fn linearization_costs_exactly_the_two_reserved_registers_and_no_spill() {
 #[test]
 fn linearized_ptx_assembles() {
     let ptxas = ptxas::ptxas_for_tests();
-    for (name, func) in corpus() {
+    Walk::corpus().at_least(25).functions(|name, func| {
         for mode in MODES {
             for (level, interleave) in [("0", false), ("3", false), ("2", true)] {
                 let s = settings(&[
@@ -171,7 +167,7 @@ fn linearized_ptx_assembles() {
                 }
             }
         }
-    }
+    });
 }
 
 #[test]

@@ -14,6 +14,7 @@ use warplift_codegen::mir::RegClass;
 use warplift_codegen::passes::PassReport;
 use warplift_codegen::regalloc::RegallocStats;
 use warplift_codegen::{lookup_by_name, Context, Settings};
+use warplift_filetests::Walk;
 use warplift_ir::interp::{self, InterpConfig};
 use warplift_ir::launch::{Launch, PreparedLaunch};
 use warplift_ir::parser::parse_functions;
@@ -22,26 +23,6 @@ use warplift_ir::{Function, Opcode};
 
 fn corpus_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/corpus")
-}
-
-/// Every kernel of the corpus: file name, kernel.
-fn corpus() -> Vec<(String, Function)> {
-    let mut files: Vec<_> = std::fs::read_dir(corpus_dir())
-        .expect("tests/corpus exists")
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "wir"))
-        .collect();
-    files.sort();
-    let mut out = Vec::new();
-    for path in files {
-        let text = std::fs::read_to_string(&path).unwrap();
-        let name = path.file_name().unwrap().to_string_lossy().into_owned();
-        for func in parse_functions(&text).unwrap_or_else(|e| panic!("{name}: {e}")) {
-            out.push((name.clone(), func));
-        }
-    }
-    assert!(out.len() >= 25);
-    out
 }
 
 /// A corpus kernel with its launch.
@@ -159,27 +140,32 @@ fn check_structure(before: &Function, after: &Function, stats: &Stats) {
 
 #[test]
 fn every_corpus_kernel_linearized_verifies_and_computes_what_it_computed() {
-    let mut linearized_regions = 0;
-    for (name, func) in corpus() {
-        let path = corpus_dir().join(&name);
-        let with_launch = Launch::path_next_to(&path).exists();
-        for mode in MODES {
-            let (after, stats) = linearized(&func, mode);
-            check_structure(&func, &after, &stats);
-            linearized_regions += stats.regions;
-            if !with_launch || stats.regions == 0 {
-                continue;
+    let linearized_regions: u64 = Walk::corpus()
+        .at_least(25)
+        .functions(|name, func| {
+            let mut linearized_regions = 0;
+            let path = corpus_dir().join(name);
+            let with_launch = Launch::path_next_to(&path).exists();
+            for mode in MODES {
+                let (after, stats) = linearized(&func, mode);
+                check_structure(&func, &after, &stats);
+                linearized_regions += stats.regions;
+                if !with_launch || stats.regions == 0 {
+                    continue;
+                }
+                let (func, prepared) = load(name);
+                for width in [1, 32] {
+                    assert_eq!(
+                        interpret(&after, &prepared, width),
+                        interpret(&func, &prepared, width),
+                        "{name} ({mode:?}, warp width {width})\n{after}"
+                    );
+                }
             }
-            let (func, prepared) = load(&name);
-            for width in [1, 32] {
-                assert_eq!(
-                    interpret(&after, &prepared, width),
-                    interpret(&func, &prepared, width),
-                    "{name} ({mode:?}, warp width {width})\n{after}"
-                );
-            }
-        }
-    }
+            linearized_regions
+        })
+        .into_iter()
+        .sum();
     assert!(linearized_regions >= 40, "{linearized_regions}");
 }
 
@@ -200,14 +186,7 @@ fn compile(func: &Function, assignments: &[&str]) -> RegallocStats {
 
 #[test]
 fn register_cost_of_linearizing_before_and_after_allocation() {
-    let mut rows = Vec::new();
-    let (mut total_plain, mut total_machine, mut total_ssa) = (0, 0, 0);
-    let (mut costlier, mut linearized_kernels) = (0, 0);
-    println!(
-        "{:<34} {:>22} {:>22} {:>22}",
-        "kernel", "plain (b32 b64 pred)", "linearize", "linearize_ssa"
-    );
-    for (name, func) in corpus() {
+    let rows = Walk::corpus().at_least(25).functions(|name, func| {
         let plain = compile(&func, &[]);
         let isa = lookup_by_name(
             "simt",
@@ -245,6 +224,21 @@ fn register_cost_of_linearizing_before_and_after_allocation() {
         // barrier and a divergent branch, stays as it is).
         let mut copy = func.clone();
         let regions = linearize(&mut copy, RegionMode::Kernel).unwrap().regions;
+        (
+            format!("{name} %{}", func.name),
+            plain,
+            machine,
+            ssa,
+            regions,
+        )
+    });
+    let (mut total_plain, mut total_machine, mut total_ssa) = (0, 0, 0);
+    let (mut costlier, mut linearized_kernels) = (0, 0);
+    println!(
+        "{:<34} {:>22} {:>22} {:>22}",
+        "kernel", "plain (b32 b64 pred)", "linearize", "linearize_ssa"
+    );
+    for (kernel, plain, machine, ssa, regions) in &rows {
         let show = |s: &RegallocStats| {
             format!(
                 "{:>3} {:>3} {:>3} sp{:<3}",
@@ -256,21 +250,20 @@ fn register_cost_of_linearizing_before_and_after_allocation() {
         };
         println!(
             "{:<34} {:>22} {:>22} {:>22}",
-            format!("{name} %{}", func.name),
-            show(&plain),
-            show(&machine),
-            show(&ssa)
+            kernel,
+            show(plain),
+            show(machine),
+            show(ssa)
         );
-        if regions > 0 {
+        if *regions > 0 {
             linearized_kernels += 1;
-            total_plain += cost(&plain).0;
-            total_machine += cost(&machine).0;
-            total_ssa += cost(&ssa).0;
-            if cost(&ssa).0 > cost(&machine).0 {
+            total_plain += cost(plain).0;
+            total_machine += cost(machine).0;
+            total_ssa += cost(ssa).0;
+            if cost(ssa).0 > cost(machine).0 {
                 costlier += 1;
             }
         }
-        rows.push((name, plain, machine, ssa));
     }
     println!(
         "total registers of linearized kernels: plain {total_plain}, linearize {total_machine}, linearize_ssa {total_ssa}; linearize_ssa costs more than linearize in {costlier} of the {linearized_kernels} linearized kernels ({} in all)",
@@ -471,7 +464,7 @@ fn the_pass_is_registered_reports_its_counts_and_checks_its_setting() {
 #[test]
 fn linearized_ptx_assembles() {
     let ptxas = ptxas::ptxas_for_tests();
-    for (name, func) in corpus() {
+    Walk::corpus().at_least(25).functions(|name, func| {
         for mode in ["kernel", "divergent"] {
             let s = settings(&["passes=linearize_ssa", &format!("linearize_regions={mode}")]);
             let isa = lookup_by_name("ptx", s).unwrap();
@@ -484,7 +477,7 @@ fn linearized_ptx_assembles() {
                     .unwrap_or_else(|e| panic!("{name}, {mode}: {e}"));
             }
         }
-    }
+    });
 }
 
 #[test]

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use warplift_codegen::lower::lower;
 use warplift_codegen::mir::verify::verify_mir;
 use warplift_codegen::mir::MirFunction;
+use warplift_filetests::Walk;
 use warplift_ir::parser::parse_functions;
 use warplift_ir::verifier::verify_function;
 use warplift_ir::{Function, Opcode};
@@ -63,15 +64,9 @@ fn snapshots() {
 
 #[test]
 fn every_corpus_kernel_lowers_to_verified_mir() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/corpus");
-    let files = files_with_ext(&dir, "wir");
-    assert!(!files.is_empty());
-    let mut kernels = 0;
-    for file in files {
-        let text = std::fs::read_to_string(&file).expect("read corpus file");
-        kernels += lower_text(&text).len();
-    }
-    assert!(kernels >= files_with_ext(&dir, "wir").len());
+    // Every file holds at least one kernel, and every kernel lowers to verified MIR.
+    let kernels = Walk::corpus().each(|file| lower_text(&file.text).len());
+    assert!(kernels.iter().all(|&n| n >= 1), "{kernels:?}");
 }
 
 /// Kernels exercising `op` at every type combination: the IR verifier decides which are

@@ -10,6 +10,7 @@ use std::collections::HashMap;
 use std::path::Path;
 use warplift_codegen::lower::lower;
 use warplift_codegen::mir::*;
+use warplift_filetests::{Failure, Walk};
 use warplift_ir::interp::{ops, InterpConfig};
 use warplift_ir::launch::{Launch, PreparedLaunch};
 use warplift_ir::{AddrSpace, Opcode};
@@ -373,51 +374,44 @@ fn run_mir(mir: &MirFunction, launch: &mut PreparedLaunch, warp: u32) -> Result<
 
 #[test]
 fn lowered_corpus_kernels_compute_what_the_ir_computes() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/corpus");
-    let mut entries: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "wir"))
-        .collect();
-    entries.sort();
-    let mut compared = 0;
-    for path in entries {
-        let launch_path = Launch::path_next_to(&path);
-        let Ok(launch) = Launch::from_file(&launch_path) else {
-            continue;
-        };
-        let text = std::fs::read_to_string(&path).unwrap();
-        let funcs = warplift_ir::parser::parse_functions(&text).unwrap();
-        let func = launch.select_kernel(&funcs).unwrap();
-        let has_barrier = func
-            .layout
-            .insts()
-            .any(|i| func.dfg.insts[i].opcode() == Opcode::Barrier);
-        if has_barrier {
-            continue;
-        }
-        let mut ir_run = launch.prepare(func).unwrap();
-        let config = InterpConfig::default();
-        if warplift_ir::interp::run(func, &mut ir_run, &config).is_err() {
-            // Kernels that fault on purpose are the interpreter's business.
-            continue;
-        }
-        let mir = lower(func).unwrap();
-        let mut mir_run = launch.prepare(func).unwrap();
-        run_mir(&mir, &mut mir_run, config.warp_width)
-            .unwrap_or_else(|e| panic!("{}: {e}\n{mir}", path.display()));
-        for (a, b) in ir_run.memory.buffers.iter().zip(&mir_run.memory.buffers) {
-            assert!(
-                a.bytes == b.bytes,
-                "{}: buffer {} differs\nIR:  {:?}\nMIR: {:?}\n{mir}",
-                path.display(),
-                a.name,
-                a.values(),
-                b.values()
-            );
-        }
-        compared += 1;
-    }
+    let compared: usize = Walk::corpus()
+        .with_launch()
+        .run(|file| {
+            let path = &file.path;
+            let funcs = file.functions()?;
+            let launch = file.launch()?;
+            let func = launch.select_kernel(&funcs).unwrap();
+            let has_barrier = func
+                .layout
+                .insts()
+                .any(|i| func.dfg.insts[i].opcode() == Opcode::Barrier);
+            if has_barrier {
+                return Ok(0);
+            }
+            let mut ir_run = launch.prepare(func).unwrap();
+            let config = InterpConfig::default();
+            if warplift_ir::interp::run(func, &mut ir_run, &config).is_err() {
+                // Kernels that fault on purpose are the interpreter's business.
+                return Ok(0);
+            }
+            let mir = lower(func).unwrap();
+            let mut mir_run = launch.prepare(func).unwrap();
+            run_mir(&mir, &mut mir_run, config.warp_width)
+                .unwrap_or_else(|e| panic!("{}: {e}\n{mir}", path.display()));
+            for (a, b) in ir_run.memory.buffers.iter().zip(&mir_run.memory.buffers) {
+                assert!(
+                    a.bytes == b.bytes,
+                    "{}: buffer {} differs\nIR:  {:?}\nMIR: {:?}\n{mir}",
+                    path.display(),
+                    a.name,
+                    a.values(),
+                    b.values()
+                );
+            }
+            Ok::<_, Failure>(1)
+        })
+        .into_iter()
+        .sum();
     assert!(compared >= 20, "only {compared} kernels compared");
 }
 

@@ -9,9 +9,10 @@ use warplift_codegen::linearize::RegionMode;
 use warplift_codegen::restructure::check::check;
 use warplift_codegen::restructure::graph::Cascade;
 use warplift_codegen::restructure::{restructure, LoopMode, Options, Outcome};
+use warplift_filetests::{Failure, Walk};
 use warplift_ir::cfg::{classify, StructureClass};
 use warplift_ir::interp::{self, InterpConfig};
-use warplift_ir::launch::{Launch, PreparedLaunch};
+use warplift_ir::launch::PreparedLaunch;
 use warplift_ir::parser::parse_functions;
 use warplift_ir::verifier::verify_function;
 use warplift_ir::Function;
@@ -20,32 +21,34 @@ fn corpus_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/corpus")
 }
 
-/// Every corpus kernel with its launch (if it has one).
-fn corpus() -> Vec<(String, Function, Option<PreparedLaunch>)> {
-    let mut files: Vec<_> = std::fs::read_dir(corpus_dir())
-        .expect("tests/corpus exists")
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "wir"))
-        .collect();
-    files.sort();
-    let mut out = Vec::new();
-    for path in files {
-        let text = std::fs::read_to_string(&path).unwrap();
-        let name = path.file_name().unwrap().to_string_lossy().into_owned();
-        let funcs = parse_functions(&text).unwrap_or_else(|e| panic!("{name}: {e}"));
-        let launch_path = Launch::path_next_to(&path);
-        let launch = launch_path
-            .exists()
-            .then(|| Launch::from_file(&launch_path).unwrap());
-        for func in funcs {
-            let prepared = launch.as_ref().and_then(|l| {
-                let f = l.select_kernel(std::slice::from_ref(&func)).ok()?;
-                l.prepare(f).ok()
-            });
-            out.push((name.clone(), func, prepared));
-        }
-    }
-    out
+/// Runs `check` on every corpus kernel with its launch (if it has one), in parallel over
+/// files; returns the results in file order.
+fn each_kernel<T: Send>(
+    check: impl Fn(&str, Function, Option<PreparedLaunch>) -> T + Sync,
+) -> Vec<T> {
+    Walk::corpus()
+        .run(|file| {
+            let funcs = file.functions()?;
+            let launch = if file.has_launch() {
+                Some(file.launch()?)
+            } else {
+                None
+            };
+            let results: Vec<T> = funcs
+                .into_iter()
+                .map(|func| {
+                    let prepared = launch.as_ref().and_then(|l| {
+                        let f = l.select_kernel(std::slice::from_ref(&func)).ok()?;
+                        l.prepare(f).ok()
+                    });
+                    check(&file.name, func, prepared)
+                })
+                .collect();
+            Ok::<_, Failure>(results)
+        })
+        .into_iter()
+        .flatten()
+        .collect()
 }
 
 fn interpret(
@@ -122,8 +125,8 @@ fn restructured(func: &Function, options: &Options) -> (Function, Outcome) {
 
 #[test]
 fn every_corpus_kernel_restructured_verifies_checks_and_computes_what_it_computed() {
-    let mut restructured_regions = 0;
-    for (name, func, prepared) in corpus() {
+    let restructured_regions: u64 = each_kernel(|name, func, prepared| {
+        let mut restructured_regions = 0;
         for (label, options) in configurations() {
             let (after, outcome) = restructured(&func, &options);
             if let Err(e) = check(&after, &options, &outcome) {
@@ -143,24 +146,30 @@ fn every_corpus_kernel_restructured_verifies_checks_and_computes_what_it_compute
                 );
             }
         }
-    }
+        restructured_regions
+    })
+    .into_iter()
+    .sum();
     assert!(restructured_regions >= 40, "{restructured_regions}");
 }
 
 #[test]
 fn structured_kernels_are_byte_identical_in_selective_mode() {
-    let mut structured = 0;
-    for (name, func, _) in corpus() {
+    let structured: usize = each_kernel(|name, func, _| {
+        let mut structured = 0;
         let class = classify(&func).class;
         if class > StructureClass::Sese {
-            continue;
+            return 0;
         }
         structured += 1;
         let (after, outcome) = restructured(&func, &Options::default());
         assert_eq!(outcome.restructured, 0, "{name}");
         assert_eq!(after.to_string(), func.to_string(), "{name}");
         assert_eq!(outcome.insts_after, outcome.insts_before, "{name}");
-    }
+        structured
+    })
+    .into_iter()
+    .sum();
     assert!(structured >= 25, "{structured}");
 }
 
@@ -170,17 +179,20 @@ fn structured_kernels_are_byte_identical_in_selective_mode() {
 #[test]
 fn code_growth_is_bounded() {
     let options = Options::paper_configuration("loop-copy+branch").unwrap();
-    let (mut before, mut after) = (0u64, 0u64);
-    for (name, func, _) in corpus() {
+    let (before, after) = each_kernel(|name, func, _| {
+        let (mut before, mut after) = (0u64, 0u64);
         let (_, outcome) = restructured(&func, &options);
         if outcome.restructured == 0 {
-            continue;
+            return (0, 0);
         }
         let ratio = outcome.insts_after as f64 / outcome.insts_before as f64;
         assert!(ratio <= 2.5, "{name}: {outcome:?}");
         before += outcome.insts_before;
         after += outcome.insts_after;
-    }
+        (before, after)
+    })
+    .into_iter()
+    .fold((0u64, 0u64), |acc, x| (acc.0 + x.0, acc.1 + x.1));
     let ratio = after as f64 / before as f64;
     eprintln!("restructured kernels: {before} -> {after} instructions ({ratio:.3}x)");
     assert!(ratio <= 1.6, "{ratio}");
@@ -191,7 +203,7 @@ fn restructured_ptx_assembles() {
     use warplift_codegen::isa::ptx::ptxas;
     use warplift_codegen::{lookup_by_name, Context, Settings};
     let ptxas = ptxas::ptxas_for_tests();
-    for (name, func, _) in corpus() {
+    each_kernel(|name, func, _| {
         for mode in ["kernel", "divergent"] {
             let mut b = Settings::builder();
             b.set("passes", "restructure").unwrap();
@@ -206,7 +218,7 @@ fn restructured_ptx_assembles() {
                     .unwrap_or_else(|e| panic!("{name}, {mode}: {e}"));
             }
         }
-    }
+    });
 }
 
 #[test]
@@ -228,10 +240,8 @@ fn bad_settings_are_refused_and_the_pass_is_registered() {
 
 #[test]
 fn a_region_over_the_block_limit_is_left_as_it_is_with_a_message() {
-    let (_, func, _) = corpus()
-        .into_iter()
-        .find(|(n, _, _)| n == "short_circuit_fig1.wir")
-        .unwrap();
+    let text = std::fs::read_to_string(corpus_dir().join("short_circuit_fig1.wir")).unwrap();
+    let func = parse_functions(&text).unwrap().remove(0);
     let options = Options {
         max_blocks: 2,
         ..Options::default()

@@ -8,6 +8,7 @@ use warplift_codegen::isa::simt::{
 use warplift_codegen::lower::lower;
 use warplift_codegen::mir::{MBlock, MirFunction};
 use warplift_codegen::regalloc::{allocate, RegisterFile, ReservationRequest};
+use warplift_filetests::Walk;
 
 fn allocated(path: &Path) -> Vec<MirFunction> {
     let text = std::fs::read_to_string(path).unwrap();
@@ -26,51 +27,48 @@ fn allocated(path: &Path) -> Vec<MirFunction> {
 
 #[test]
 fn every_corpus_kernel_round_trips_through_an_object() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/corpus");
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "wir"))
-        .collect();
-    files.sort();
-    assert!(!files.is_empty());
-    let mut kernels = 0;
-    for path in files {
-        let funcs = allocated(&path);
-        let codes: Vec<_> = funcs
-            .iter()
-            .map(|f| encode(f).unwrap_or_else(|e| panic!("{}: {e}\n{f}", path.display())))
-            .collect();
-        let name = path.file_name().unwrap().to_string_lossy().into_owned();
-        let bytes = write_object(&codes, &name).unwrap();
-        let obj = load_object(&bytes).unwrap_or_else(|e| panic!("{name}: {e}"));
-        assert_eq!(obj.kernels.len(), funcs.len());
-        for ((f, code), loaded) in funcs.iter().zip(&codes).zip(&obj.kernels) {
-            assert_eq!(loaded.kernel, decode(&code.code, &code.info).unwrap());
-            for inst in &code.insts {
-                assert_eq!(
-                    loaded.lines.lookup(inst.pc),
-                    inst.srcloc,
-                    "{name} {}",
-                    f.name
-                );
-            }
-            // Back to MIR: the allocated function's blocks, in placement order.
-            let back = decoded_to_mir(&loaded.kernel, |pc| loaded.lines.lookup(pc));
-            let number = |b: MBlock| f.order.iter().position(|&o| o == b).unwrap() as u32;
-            for (i, &b) in f.order.iter().enumerate() {
-                let mut want = f.blocks[b].insts.clone();
-                for inst in &mut want {
-                    inst.kind
-                        .for_each_target_mut(|t| t.block = MBlock::from_u32(number(t.block)));
+    let kernels: usize = Walk::corpus()
+        .each(|file| {
+            let path = &file.path;
+            let mut kernels = 0;
+            let funcs = allocated(path);
+            let codes: Vec<_> = funcs
+                .iter()
+                .map(|f| encode(f).unwrap_or_else(|e| panic!("{}: {e}\n{f}", path.display())))
+                .collect();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            let bytes = write_object(&codes, &name).unwrap();
+            let obj = load_object(&bytes).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(obj.kernels.len(), funcs.len());
+            for ((f, code), loaded) in funcs.iter().zip(&codes).zip(&obj.kernels) {
+                assert_eq!(loaded.kernel, decode(&code.code, &code.info).unwrap());
+                for inst in &code.insts {
+                    assert_eq!(
+                        loaded.lines.lookup(inst.pc),
+                        inst.srcloc,
+                        "{name} {}",
+                        f.name
+                    );
                 }
-                let got = &back.blocks[MBlock::from_u32(i as u32)];
-                assert_eq!(want, got.insts, "{name} {}", f.name);
-                assert_eq!(f.blocks[b].origin, got.origin);
+                // Back to MIR: the allocated function's blocks, in placement order.
+                let back = decoded_to_mir(&loaded.kernel, |pc| loaded.lines.lookup(pc));
+                let number = |b: MBlock| f.order.iter().position(|&o| o == b).unwrap() as u32;
+                for (i, &b) in f.order.iter().enumerate() {
+                    let mut want = f.blocks[b].insts.clone();
+                    for inst in &mut want {
+                        inst.kind
+                            .for_each_target_mut(|t| t.block = MBlock::from_u32(number(t.block)));
+                    }
+                    let got = &back.blocks[MBlock::from_u32(i as u32)];
+                    assert_eq!(want, got.insts, "{name} {}", f.name);
+                    assert_eq!(f.blocks[b].origin, got.origin);
+                }
+                kernels += 1;
             }
-            kernels += 1;
-        }
-        assert!(disassemble_object(&obj).contains(&format!("{name}:")));
-    }
+            assert!(disassemble_object(&obj).contains(&format!("{name}:")));
+            kernels
+        })
+        .into_iter()
+        .sum();
     assert!(kernels > 0);
 }

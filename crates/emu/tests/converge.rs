@@ -6,8 +6,7 @@
 
 mod common;
 
-use common::{compile, corpus, emulate, load, References};
-use warplift_codegen::isa::simt::encode;
+use common::{compile, each_kernel, emulate, load, References};
 use warplift_codegen::passes::lookup;
 use warplift_emu::{Program, Stats};
 
@@ -26,15 +25,16 @@ fn variants() -> Vec<Vec<String>> {
 
 #[test]
 fn every_corpus_kernel_converged_leaves_the_interpreters_memory_and_its_efficiency() {
-    let mut runs = 0;
-    for (name, func, prepared) in corpus() {
-        let references = References::compute(&name, &func, &prepared);
+    let runs: usize = each_kernel(|name, func, prepared| {
+        let mut runs = 0;
+        let references = References::compute(name, &func, &prepared);
         let before = emulate(&func, &prepared, &[], 32);
         for settings in variants() {
             let settings: Vec<&str> = settings.iter().map(String::as_str).collect();
             let kernel = compile(&func, &settings);
-            let prog = Program::from_code(&encode(&kernel.mir).unwrap())
-                .unwrap_or_else(|e| panic!("{name}: {e}\n{}", kernel.mir));
+            let prog =
+                Program::from_code(&warplift_codegen::isa::simt::encode(&kernel.mir).unwrap())
+                    .unwrap_or_else(|e| panic!("{name}: {e}\n{}", kernel.mir));
             runs += references.check(&prog, &format!("{settings:?}"), &kernel.mir);
             let after = emulate(&func, &prepared, &settings, 32);
             assert!(
@@ -44,7 +44,10 @@ fn every_corpus_kernel_converged_leaves_the_interpreters_memory_and_its_efficien
                 after.simt_efficiency
             );
         }
-    }
+        runs
+    })
+    .into_iter()
+    .sum();
     assert!(runs >= 400, "only {runs} runs");
 }
 
@@ -165,7 +168,8 @@ fn bitonic_sort_matches_the_cpu_reference_and_gains_at_every_width() {
     let expected = bitonic_reference(input.clone());
     assert_eq!(expected, (0..64).collect::<Vec<i32>>());
     let kernel = compile(&func, &["passes=converge"]);
-    let prog = Program::from_code(&encode(&kernel.mir).unwrap()).unwrap();
+    let prog =
+        Program::from_code(&warplift_codegen::isa::simt::encode(&kernel.mir).unwrap()).unwrap();
     let cases = [
         (8, (4240, 656, "0.7096"), (4192, 608, "0.7178")),
         (32, (1244, 656, "0.6047"), (1204, 608, "0.6248")),

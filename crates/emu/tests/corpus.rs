@@ -4,8 +4,7 @@
 
 mod common;
 
-use common::{corpus, References};
-use warplift_codegen::isa::simt::encode;
+use common::{each_kernel, References};
 use warplift_codegen::lower::lower;
 use warplift_codegen::regalloc::{allocate, RegisterFile, ReservationRequest};
 use warplift_emu::Program;
@@ -19,17 +18,21 @@ const TINY: RegisterFile = RegisterFile {
 
 #[test]
 fn every_corpus_kernel_leaves_the_interpreters_memory() {
-    let mut runs = 0;
-    for (name, func, prepared) in corpus() {
-        let references = References::compute(&name, &func, &prepared);
+    let runs: usize = each_kernel(|name, func, prepared| {
+        let mut runs = 0;
+        let references = References::compute(name, &func, &prepared);
         let mir = lower(&func).unwrap_or_else(|e| panic!("{name}: lowering: {e}"));
         for regs in [RegisterFile::MAX, TINY] {
             let allocated = allocate(&mir, &regs, &ReservationRequest::none())
                 .unwrap_or_else(|e| panic!("{name}: allocation: {e}"));
-            let prog = Program::from_code(&encode(&allocated.func).unwrap())
-                .unwrap_or_else(|e| panic!("{name}: {e}\n{}", allocated.func));
+            let prog =
+                Program::from_code(&warplift_codegen::isa::simt::encode(&allocated.func).unwrap())
+                    .unwrap_or_else(|e| panic!("{name}: {e}\n{}", allocated.func));
             runs += references.check(&prog, &format!("{regs:?}"), &allocated.func);
         }
-    }
+        runs
+    })
+    .into_iter()
+    .sum();
     assert!(runs >= 100, "only {runs} runs");
 }

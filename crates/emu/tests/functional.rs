@@ -6,8 +6,7 @@
 
 mod common;
 
-use common::{compile, corpus, WIDTHS};
-use warplift_codegen::isa::simt::encode;
+use common::{compile, each_kernel, WIDTHS};
 use warplift_emu::{
     run, run_functional, run_with, EmuError, MachineConfig, Program, RunOptions, SchedulerPolicy,
     Stats,
@@ -29,11 +28,12 @@ fn run_in_pool(
 
 #[test]
 fn functional_runs_leave_the_timed_memory_and_counts() {
-    let mut runs = 0;
-    let mut compared = 0;
-    for (name, func, prepared) in corpus() {
+    let (runs, compared) = each_kernel(|name, func, prepared| {
+        let mut runs = 0;
+        let mut compared = 0;
         let kernel = compile(&func, &[]);
-        let prog = Program::from_code(&encode(&kernel.mir).unwrap()).unwrap();
+        let prog =
+            Program::from_code(&warplift_codegen::isa::simt::encode(&kernel.mir).unwrap()).unwrap();
         for width in WIDTHS {
             let config = MachineConfig::builder().warp_width(width).build().unwrap();
             let mut timed = prepared.clone();
@@ -105,7 +105,10 @@ fn functional_runs_leave_the_timed_memory_and_counts() {
             }
             runs += 1;
         }
-    }
+        (runs, compared)
+    })
+    .into_iter()
+    .fold((0, 0), |acc, x| (acc.0 + x.0, acc.1 + x.1));
     assert!(runs >= 100, "only {runs} runs");
     assert!(
         compared * 10 >= runs * 8,
@@ -116,7 +119,9 @@ fn functional_runs_leave_the_timed_memory_and_counts() {
 #[test]
 fn a_functional_run_has_no_trace() {
     let (_, func, prepared) = common::load("if_else_diamond.wir");
-    let prog = Program::from_code(&encode(&compile(&func, &[]).mir).unwrap()).unwrap();
+    let prog =
+        Program::from_code(&warplift_codegen::isa::simt::encode(&compile(&func, &[]).mir).unwrap())
+            .unwrap();
     let mut trace = warplift_emu::Trace::new();
     let options = RunOptions {
         trace: Some(&mut trace),

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{compile, corpus, emulate, load, References};
+use common::{compile, each_kernel, emulate, load, References};
 use std::collections::BTreeMap;
 use std::path::Path;
 use warplift_codegen::isa::simt::encode;
@@ -41,9 +41,9 @@ const MODES: [&str; 3] = [
 
 #[test]
 fn every_corpus_kernel_linearized_leaves_the_interpreters_memory() {
-    let mut runs = 0;
-    for (name, func, prepared) in corpus() {
-        let references = References::compute(&name, &func, &prepared);
+    let runs: usize = each_kernel(|name, func, prepared| {
+        let mut runs = 0;
+        let references = References::compute(name, &func, &prepared);
         let mut configs: Vec<Vec<&str>> = Vec::new();
         for mode in MODES {
             for level in LEVELS {
@@ -66,7 +66,10 @@ fn every_corpus_kernel_linearized_leaves_the_interpreters_memory() {
                 .unwrap_or_else(|e| panic!("{name}: {e}\n{}", kernel.mir));
             runs += references.check(&prog, &format!("{settings:?}"), &kernel.mir);
         }
-    }
+        runs
+    })
+    .into_iter()
+    .sum();
     assert!(runs >= 1800, "only {runs} runs");
 }
 
@@ -284,8 +287,8 @@ fn each_guard_optimisation_level_executes_fewer_instructions() {
         ("loop_merge_fig2b.wir", [229, 774, 774, 718, 680]),
         ("irreducible_loop.wir", [1988, 2816, 2816, 2714, 2455]),
     ];
-    let mut seen = 0;
-    for (name, func, prepared) in corpus() {
+    let seen: usize = each_kernel(|name, func, prepared| {
+        let mut seen = 0;
         let mut row = vec![emulate(&func, &prepared, &[], 32).warp_instructions];
         for level in 0..4 {
             let opt = format!("linearize_opt={level}");
@@ -297,7 +300,10 @@ fn each_guard_optimisation_level_executes_fewer_instructions() {
             assert_eq!(row, want, "{name}");
             seen += 1;
         }
-    }
+        seen
+    })
+    .into_iter()
+    .sum();
     assert_eq!(seen, expected.len());
 }
 
@@ -432,8 +438,8 @@ fn no_corpus_kernel_runs_a_block_more_redundantly_linearized() {
         ],
         &["passes=linearize_ssa"],
     ];
-    let (mut before_total, mut after_total) = (0, 0);
-    for (name, func, prepared) in corpus() {
+    let (before_total, after_total) = each_kernel(|name, func, prepared| {
+        let (mut before_total, mut after_total) = (0, 0);
         for width in [4, 32] {
             let before = ir_redundancy(&func, &prepared, &[], width);
             for settings in configs {
@@ -448,7 +454,10 @@ fn no_corpus_kernel_runs_a_block_more_redundantly_linearized() {
                 }
             }
         }
-    }
+        (before_total, after_total)
+    })
+    .into_iter()
+    .fold((0, 0), |acc, x| (acc.0 + x.0, acc.1 + x.1));
     // What the default removes over the corpus, at widths 4 and 32 together.
     assert!(
         after_total < before_total,

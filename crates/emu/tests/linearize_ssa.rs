@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{compile, corpus, emulate, load, References};
+use common::{compile, each_kernel, emulate, load, References};
 use std::collections::BTreeMap;
 use warplift_codegen::isa::simt::encode;
 use warplift_emu::{Program, Stats};
@@ -31,16 +31,19 @@ const MODES: [&[&str]; 3] = [
 
 #[test]
 fn every_corpus_kernel_linearized_on_ssa_leaves_the_interpreters_memory() {
-    let mut runs = 0;
-    for (name, func, prepared) in corpus() {
-        let references = References::compute(&name, &func, &prepared);
+    let runs: usize = each_kernel(|name, func, prepared| {
+        let mut runs = 0;
+        let references = References::compute(name, &func, &prepared);
         for settings in MODES {
             let kernel = compile(&func, settings);
             let prog = Program::from_code(&encode(&kernel.mir).unwrap())
                 .unwrap_or_else(|e| panic!("{name}: {e}\n{}", kernel.mir));
             runs += references.check(&prog, &format!("{settings:?}"), &kernel.mir);
         }
-    }
+        runs
+    })
+    .into_iter()
+    .sum();
     assert!(runs >= 300, "only {runs} runs");
 }
 

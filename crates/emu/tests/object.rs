@@ -3,106 +3,98 @@
 //! from — the same program, the same memory and the same statistics — and leaves the
 //! interpreter's memory. Faults on this path name the source file and line from DWARF.
 
-use std::path::{Path, PathBuf};
-use warplift_codegen::isa::simt::encode;
 use warplift_codegen::isa::simt::load_object;
 use warplift_codegen::{lookup_by_name, Context, Settings};
 use warplift_emu::{run, MachineConfig, Program};
+use warplift_filetests::{Failure, Walk};
 use warplift_ir::launch::Launch;
 use warplift_ir::parser::parse_functions;
 
-fn corpus_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/corpus")
-}
-
 #[test]
 fn every_corpus_kernel_runs_from_its_object_as_from_its_machine_ir() {
-    let isa = lookup_by_name("simt", Settings::default()).unwrap();
-    let mut files: Vec<PathBuf> = std::fs::read_dir(corpus_dir())
-        .expect("tests/corpus exists")
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "wir"))
-        .collect();
-    files.sort();
-    let mut runs = 0;
-    for path in files {
-        let name = path.file_name().unwrap().to_string_lossy().into_owned();
-        let launch_path = Launch::path_next_to(&path);
-        if !launch_path.exists() {
-            continue;
-        }
-        let text = std::fs::read_to_string(&path).unwrap();
-        let funcs = parse_functions(&text).unwrap_or_else(|e| panic!("{name}: {e}"));
-        let launch = Launch::from_file(&launch_path).unwrap();
-        let func = launch.select_kernel(&funcs).unwrap();
-        let index = funcs.iter().position(|f| f.name == func.name).unwrap();
-        let module = Context::new()
-            .compile_module(&funcs, isa.as_ref(), Some(&name))
-            .unwrap_or_else(|e| panic!("{name}: {e}"));
-        let object = load_object(&module.code).unwrap_or_else(|e| panic!("{name}: {e}"));
-        assert_eq!(object.source_name, name);
-        let loaded = object
-            .kernel(&func.name)
-            .expect("the kernel is in the object");
-        let from_object =
-            Program::from_loaded(loaded, &object.source_name).unwrap_or_else(|e| panic!("{e}"));
-        let from_mir = Program::from_code(&encode(&module.kernels[index].mir).unwrap()).unwrap();
+    let runs: usize = Walk::corpus()
+        .with_launch()
+        .run(|file| {
+            let isa = lookup_by_name("simt", Settings::default()).unwrap();
+            let name = file.name.clone();
+            let funcs = file.functions()?;
+            let launch = file.launch()?;
+            let mut runs = 0;
+            let func = launch.select_kernel(&funcs).unwrap();
+            let index = funcs.iter().position(|f| f.name == func.name).unwrap();
+            let module = Context::new()
+                .compile_module(&funcs, isa.as_ref(), Some(&name))
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+            let object = load_object(&module.code).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(object.source_name, name);
+            let loaded = object
+                .kernel(&func.name)
+                .expect("the kernel is in the object");
+            let from_object =
+                Program::from_loaded(loaded, &object.source_name).unwrap_or_else(|e| panic!("{e}"));
+            let from_mir = Program::from_code(
+                &warplift_codegen::isa::simt::encode(&module.kernels[index].mir).unwrap(),
+            )
+            .unwrap();
 
-        // The same program, but for where it came from.
-        assert_eq!(from_object.insts, from_mir.insts, "{name}");
-        assert_eq!(from_object.blocks, from_mir.blocks, "{name}");
-        assert_eq!(from_object.num_regs, from_mir.num_regs, "{name}");
-        assert_eq!(from_object.local_size, from_mir.local_size, "{name}");
-        assert_eq!(from_object.pcs.len(), from_object.insts.len());
-        assert!(
-            from_object.insts.iter().any(|i| !i.srcloc.is_unknown()),
-            "{name}: no source locations from DWARF"
-        );
-
-        let prepared = launch.prepare(func).unwrap();
-        for width in [1, 7, 32] {
-            let config = MachineConfig::builder().warp_width(width).build().unwrap();
-            let mut reference = prepared.clone();
-            let interp = warplift_ir::interp::run(
-                func,
-                &mut reference,
-                &warplift_ir::interp::InterpConfig {
-                    warp_width: width,
-                    ..Default::default()
-                },
+            // The same program, but for where it came from.
+            assert_eq!(from_object.insts, from_mir.insts, "{name}");
+            assert_eq!(from_object.blocks, from_mir.blocks, "{name}");
+            assert_eq!(from_object.num_regs, from_mir.num_regs, "{name}");
+            assert_eq!(from_object.local_size, from_mir.local_size, "{name}");
+            assert_eq!(from_object.pcs.len(), from_object.insts.len());
+            assert!(
+                from_object.insts.iter().any(|i| !i.srcloc.is_unknown()),
+                "{name}: no source locations from DWARF"
             );
-            let mut a = prepared.clone();
-            let mut b = prepared.clone();
-            let ra = run(&from_object, &mut a, &config);
-            let rb = run(&from_mir, &mut b, &config);
-            match (&ra, &rb) {
-                (Ok(sa), Ok(sb)) => assert_eq!(sa, sb, "{name}: statistics at width {width}"),
-                (Err(ea), Err(eb)) => {
-                    let (fa, fb) = (ea.fault().unwrap(), eb.fault().unwrap());
-                    assert_eq!((fa.pc, &fa.kind), (fb.pc, &fb.kind), "{name}");
+
+            let prepared = launch.prepare(func).unwrap();
+            for width in [1, 7, 32] {
+                let config = MachineConfig::builder().warp_width(width).build().unwrap();
+                let mut reference = prepared.clone();
+                let interp = warplift_ir::interp::run(
+                    func,
+                    &mut reference,
+                    &warplift_ir::interp::InterpConfig {
+                        warp_width: width,
+                        ..Default::default()
+                    },
+                );
+                let mut a = prepared.clone();
+                let mut b = prepared.clone();
+                let ra = run(&from_object, &mut a, &config);
+                let rb = run(&from_mir, &mut b, &config);
+                match (&ra, &rb) {
+                    (Ok(sa), Ok(sb)) => assert_eq!(sa, sb, "{name}: statistics at width {width}"),
+                    (Err(ea), Err(eb)) => {
+                        let (fa, fb) = (ea.fault().unwrap(), eb.fault().unwrap());
+                        assert_eq!((fa.pc, &fa.kind), (fb.pc, &fb.kind), "{name}");
+                    }
+                    _ => panic!("{name}: width {width}: {ra:?} vs {rb:?}"),
                 }
-                _ => panic!("{name}: width {width}: {ra:?} vs {rb:?}"),
-            }
-            for ((x, y), r) in a
-                .memory
-                .buffers
-                .iter()
-                .zip(&b.memory.buffers)
-                .zip(&reference.memory.buffers)
-            {
-                assert!(x.bytes == y.bytes, "{name}: buffer {} differs", x.name);
-                if interp.is_ok() {
-                    assert!(
-                        x.bytes == r.bytes,
-                        "{name}: buffer {} differs from the interpreter's at width {width}",
-                        x.name
-                    );
+                for ((x, y), r) in a
+                    .memory
+                    .buffers
+                    .iter()
+                    .zip(&b.memory.buffers)
+                    .zip(&reference.memory.buffers)
+                {
+                    assert!(x.bytes == y.bytes, "{name}: buffer {} differs", x.name);
+                    if interp.is_ok() {
+                        assert!(
+                            x.bytes == r.bytes,
+                            "{name}: buffer {} differs from the interpreter's at width {width}",
+                            x.name
+                        );
+                    }
                 }
+                assert_eq!(interp.is_ok(), ra.is_ok(), "{name}: width {width}");
+                runs += 1;
             }
-            assert_eq!(interp.is_ok(), ra.is_ok(), "{name}: width {width}");
-            runs += 1;
-        }
-    }
+            Ok::<_, Failure>(runs)
+        })
+        .into_iter()
+        .sum();
     assert!(runs >= 60, "only {runs} runs");
 }
 
@@ -158,7 +150,9 @@ fn a_fault_in_an_object_names_the_source_file_line_pc_and_instruction() {
 
     // Encoded in memory, without an object naming the source file, the same fault shows
     // its pc and the line alone.
-    let prog = Program::from_code(&encode(&module.kernels[0].mir).unwrap()).unwrap();
+    let prog =
+        Program::from_code(&warplift_codegen::isa::simt::encode(&module.kernels[0].mir).unwrap())
+            .unwrap();
     let mut prepared = launch.prepare(&funcs[0]).unwrap();
     let msg = run(&prog, &mut prepared, &config).unwrap_err().to_string();
     assert!(msg.contains("pc 0x") && msg.contains(", line 8:"), "{msg}");

@@ -5,13 +5,12 @@
 //! with a register file small enough to spill, leave the reference interpreter's memory
 //! (and fault where it faults).
 
-use std::path::{Path, PathBuf};
-use warplift_codegen::isa::simt::encode;
 use warplift_codegen::isa::simt::load_object;
 use warplift_codegen::lower::lower;
 use warplift_codegen::regalloc::{allocate, RegisterFile, ReservationRequest};
 use warplift_codegen::{lookup_by_name, Context, Settings};
 use warplift_emu::{run, MachineConfig, Program};
+use warplift_filetests::{Failure, Walk};
 use warplift_ir::interp::InterpConfig;
 use warplift_ir::launch::{BufferInit, Launch};
 use warplift_ir::parser::parse_functions;
@@ -57,7 +56,7 @@ fn programs(func: &Function) -> [Program; 2] {
     let tiny = allocate(&mir, &TINY, &ReservationRequest::none()).unwrap();
     [
         full,
-        Program::from_code(&encode(&tiny.func).unwrap()).unwrap(),
+        Program::from_code(&warplift_codegen::isa::simt::encode(&tiny.func).unwrap()).unwrap(),
     ]
 }
 
@@ -127,45 +126,45 @@ fn check(
 
 #[test]
 fn corpus_kernels_with_reseeded_random_buffers() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/corpus");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "wir"))
-        .collect();
-    files.sort();
-    let mut rng = Rng(0x5eed_0001);
-    let mut runs = 0;
-    for path in files {
-        let launch_path = Launch::path_next_to(&path);
-        if !launch_path.exists() {
-            continue;
-        }
-        let name = path.file_name().unwrap().to_string_lossy().into_owned();
-        let funcs = parse_functions(&std::fs::read_to_string(&path).unwrap()).unwrap();
-        let base = Launch::from_file(&launch_path).unwrap();
-        if !base
-            .buffers
-            .values()
-            .any(|b| matches!(b.init, BufferInit::Random { .. }))
-        {
-            continue;
-        }
-        let func = base.select_kernel(&funcs).unwrap();
-        let programs = programs(func);
-        for _ in 0..3 {
-            let mut launch = base.clone();
-            // The results no longer match the file's expectations; the interpreter's
-            // memory is the reference.
-            launch.expect.clear();
-            for spec in launch.buffers.values_mut() {
-                if let BufferInit::Random { seed, .. } = &mut spec.init {
-                    *seed = rng.next();
-                }
+    let runs: usize = Walk::corpus()
+        .with_launch()
+        .run(|file| {
+            let name = file.name.clone();
+            let funcs = file.functions()?;
+            let base = file.launch()?;
+            if !base
+                .buffers
+                .values()
+                .any(|b| matches!(b.init, BufferInit::Random { .. }))
+            {
+                return Ok(0);
             }
-            runs += check(&name, func, &programs, &launch, false);
-        }
-    }
+            // Each kernel's own sequence of seeds (from its name), so that the kernels run in
+            // parallel and a kernel added to the corpus changes no other kernel's buffers.
+            let mut rng = Rng(name.bytes().fold(0x5eed_0001, |h: u64, b| {
+                (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+            }));
+            let func = base
+                .select_kernel(&funcs)
+                .map_err(|e| Failure::new(e.to_string()))?;
+            let programs = programs(func);
+            let mut runs = 0;
+            for _ in 0..3 {
+                let mut launch = base.clone();
+                // The results no longer match the file's expectations; the interpreter's
+                // memory is the reference.
+                launch.expect.clear();
+                for spec in launch.buffers.values_mut() {
+                    if let BufferInit::Random { seed, .. } = &mut spec.init {
+                        *seed = rng.next();
+                    }
+                }
+                runs += check(&name, func, &programs, &launch, false);
+            }
+            Ok::<_, Failure>(runs)
+        })
+        .into_iter()
+        .sum();
     assert!(runs >= 100, "only {runs} runs");
 }
 

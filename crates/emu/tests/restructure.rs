@@ -9,8 +9,7 @@
 
 mod common;
 
-use common::{compile, corpus, load, References};
-use warplift_codegen::isa::simt::encode;
+use common::{compile, each_kernel, load, References};
 use warplift_emu::{run_with, MachineConfig, Program, RunOptions, Stats};
 use warplift_ir::cfg::classify;
 use warplift_ir::interp::{self, InterpConfig};
@@ -22,7 +21,8 @@ use warplift_ir::Function;
 /// memory must be the interpreter's.
 fn measure(func: &Function, prepared: &PreparedLaunch, settings: &[&str], width: u32) -> Stats {
     let kernel = compile(func, settings);
-    let prog = Program::from_code(&encode(&kernel.mir).unwrap()).unwrap();
+    let prog =
+        Program::from_code(&warplift_codegen::isa::simt::encode(&kernel.mir).unwrap()).unwrap();
     let config = MachineConfig::builder().warp_width(width).build().unwrap();
     let mut launch = prepared.clone();
     let options = RunOptions {
@@ -66,16 +66,20 @@ const KERNEL_PREDICATE: &[&str] = &[
 
 #[test]
 fn every_corpus_kernel_restructured_leaves_the_interpreters_memory() {
-    let mut runs = 0;
-    for (name, func, prepared) in corpus() {
-        let references = References::compute(&name, &func, &prepared);
+    let runs: usize = each_kernel(|name, func, prepared| {
+        let mut runs = 0;
+        let references = References::compute(name, &func, &prepared);
         for settings in [SELECTIVE, KERNEL, KERNEL_PREDICATE] {
             let kernel = compile(&func, settings);
-            let prog = Program::from_code(&encode(&kernel.mir).unwrap())
-                .unwrap_or_else(|e| panic!("{name}: {e}\n{}", kernel.mir));
+            let prog =
+                Program::from_code(&warplift_codegen::isa::simt::encode(&kernel.mir).unwrap())
+                    .unwrap_or_else(|e| panic!("{name}: {e}\n{}", kernel.mir));
             runs += references.check(&prog, &format!("{settings:?}"), &kernel.mir);
         }
-    }
+        runs
+    })
+    .into_iter()
+    .sum();
     assert!(runs >= 400, "only {runs} runs");
 }
 

@@ -9,13 +9,11 @@
 //! every run it changed.
 
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
-use warplift_codegen::isa::simt::encode;
+use std::path::Path;
 use warplift_codegen::lower::lower;
 use warplift_codegen::regalloc::{allocate, RegisterFile, ReservationRequest};
 use warplift_emu::{run_traced, MachineConfig, Program, SchedulerPolicy, Trace};
-use warplift_ir::launch::Launch;
-use warplift_ir::parser::parse_functions;
+use warplift_filetests::{bless_requested, Failure, Walk};
 
 /// A register file small enough that most corpus kernels spill (local memory traffic).
 const TINY: RegisterFile = RegisterFile {
@@ -34,29 +32,19 @@ fn fnv(h: &mut u64, bytes: &[u8]) {
 
 /// One line per run: the headline numbers readable, everything else in the digest.
 fn golden_lines() -> String {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/corpus");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("tests/corpus exists")
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "wir"))
-        .collect();
-    files.sort();
-    let mut out = String::new();
-    for path in files {
-        let name = path.file_stem().unwrap().to_string_lossy().into_owned();
-        let launch_path = Launch::path_next_to(&path);
-        if !launch_path.exists() {
-            continue;
-        }
-        let text = std::fs::read_to_string(&path).unwrap();
-        let funcs = parse_functions(&text).unwrap();
-        let launch = Launch::from_file(&launch_path).unwrap();
+    let lines = Walk::corpus().with_launch().run(|file| {
+        let name = file.stem();
+        let funcs = file.functions()?;
+        let launch = file.launch()?;
         let func = launch.select_kernel(&funcs).unwrap();
         let prepared = launch.prepare(func).unwrap();
+        let mut out = String::new();
         let mir = lower(func).unwrap();
         for (regs_name, regs) in [("max", RegisterFile::MAX), ("tiny", TINY)] {
             let allocated = allocate(&mir, &regs, &ReservationRequest::none()).unwrap();
-            let prog = Program::from_code(&encode(&allocated.func).unwrap()).unwrap();
+            let prog =
+                Program::from_code(&warplift_codegen::isa::simt::encode(&allocated.func).unwrap())
+                    .unwrap();
             for width in [1, 7, 32, 64] {
                 for (sched_name, sched) in
                     [("gto", SchedulerPolicy::Gto), ("lrr", SchedulerPolicy::Lrr)]
@@ -106,15 +94,16 @@ fn golden_lines() -> String {
                 }
             }
         }
-    }
-    out
+        Ok::<_, Failure>(out)
+    });
+    lines.concat()
 }
 
 #[test]
 fn timing_statistics_memory_and_traces_match_the_recorded_ones() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/stats.txt");
     let got = golden_lines();
-    if std::env::var_os("WARPLIFT_BLESS").is_some() {
+    if bless_requested() {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(&path, &got).unwrap();
         return;

@@ -6,11 +6,11 @@
 //! test of the emulator (the corpus one above all) a soundness check of the analysis.
 
 use std::path::Path;
-use warplift_codegen::isa::simt::encode;
 use warplift_codegen::lower::lower;
 use warplift_codegen::mir::MInstKind;
 use warplift_codegen::regalloc::{allocate, RegisterFile, ReservationRequest};
 use warplift_emu::{run, FaultKind, MachineConfig, Program, Stats};
+use warplift_filetests::Walk;
 use warplift_ir::launch::Launch;
 use warplift_ir::parser::parse_function;
 
@@ -67,7 +67,8 @@ fn run_checked(wir: &str) -> (Stats, usize, usize) {
             }
         }
     }
-    let prog = Program::from_code(&encode(&allocated.func).unwrap()).unwrap();
+    let prog =
+        Program::from_code(&warplift_codegen::isa::simt::encode(&allocated.func).unwrap()).unwrap();
     let mut emulated = prepared;
     let config = MachineConfig::builder().warp_width(32).build().unwrap();
     let stats = run(&prog, &mut emulated, &config).unwrap();
@@ -108,7 +109,8 @@ fn a_wrongly_uniform_branch_faults() {
             }
         }
     }
-    let prog = Program::from_code(&encode(&allocated.func).unwrap()).unwrap();
+    let prog =
+        Program::from_code(&warplift_codegen::isa::simt::encode(&allocated.func).unwrap()).unwrap();
     let config = MachineConfig::builder().warp_width(32).build().unwrap();
     let err = run(&prog, &mut prepared, &config).unwrap_err();
     let warplift_emu::EmuError::Fault(fault) = &err else {
@@ -125,89 +127,73 @@ fn a_wrongly_uniform_branch_faults() {
     );
 }
 
-/// The kernels with a launch file in `tests/corpus` and `tests/fuzz-regressions`.
-fn corpus_and_regressions() -> Vec<(
-    String,
-    warplift_ir::Function,
-    warplift_ir::launch::PreparedLaunch,
-)> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let mut kernels = Vec::new();
-    for dir in ["tests/corpus", "tests/fuzz-regressions"] {
-        let mut files: Vec<_> = std::fs::read_dir(root.join(dir))
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.extension().is_some_and(|e| e == "wir"))
-            .filter(|p| Launch::path_next_to(p).exists())
-            .collect();
-        files.sort();
-        for path in files {
-            let name = path.file_name().unwrap().to_string_lossy().into_owned();
-            let text = std::fs::read_to_string(&path).unwrap();
-            let funcs = warplift_ir::parser::parse_functions(&text).unwrap();
-            let launch = Launch::from_file(&Launch::path_next_to(&path)).unwrap();
-            let func = launch.select_kernel(&funcs).unwrap().clone();
-            let prepared = launch.prepare(&func).unwrap();
-            kernels.push((name, func, prepared));
-        }
-    }
-    kernels
-}
-
 /// The analysis is sound on every corpus kernel under both reconvergence models: lowered
 /// with its flags, no branch marked uniform ever splits a warp on the emulator (which
 /// faults when one does) at warp widths 4 and 32, and the memory is the interpreter's.
 #[test]
 fn no_uniform_branch_splits_a_warp_on_the_corpus() {
     use warplift_ir::divergence::Reconvergence;
-    let mut uniform_branches = 0;
-    let mut runs = 0;
-    for (name, func, prepared) in corpus_and_regressions() {
-        for model in [Reconvergence::Ipdom, Reconvergence::Independent] {
-            let mir = warplift_codegen::lower::lower_for(&func, model).unwrap();
-            let allocated =
-                allocate(&mir, &RegisterFile::MAX, &ReservationRequest::none()).unwrap();
-            for b in &allocated.func.order {
-                for inst in &allocated.func.blocks[*b].insts {
-                    if let MInstKind::Branch {
-                        divergent: false, ..
-                    } = inst.kind
-                    {
-                        uniform_branches += 1;
+    // The corpus kernels and the fuzzers' reproducers that have a launch file.
+    let walk = Walk::corpus()
+        .and_dir("tests/fuzz-regressions")
+        .with_launch();
+    let (uniform_branches, runs) = walk
+        .run(|file| {
+            let name = &file.name;
+            let (func, prepared) = file.kernel()?;
+            let mut uniform_branches = 0;
+            let mut runs = 0;
+            for model in [Reconvergence::Ipdom, Reconvergence::Independent] {
+                let mir = warplift_codegen::lower::lower_for(&func, model).unwrap();
+                let allocated =
+                    allocate(&mir, &RegisterFile::MAX, &ReservationRequest::none()).unwrap();
+                for b in &allocated.func.order {
+                    for inst in &allocated.func.blocks[*b].insts {
+                        if let MInstKind::Branch {
+                            divergent: false, ..
+                        } = inst.kind
+                        {
+                            uniform_branches += 1;
+                        }
                     }
                 }
-            }
-            let prog = Program::from_code(&encode(&allocated.func).unwrap()).unwrap();
-            for width in [4, 32] {
-                let mut reference = prepared.clone();
-                let interp_config = warplift_ir::interp::InterpConfig {
-                    warp_width: width,
-                    ..Default::default()
-                };
-                let interp = warplift_ir::interp::run(&func, &mut reference, &interp_config);
-                let mut emulated = prepared.clone();
-                let config = MachineConfig::builder().warp_width(width).build().unwrap();
-                let result = run(&prog, &mut emulated, &config);
-                if let Err(warplift_emu::EmuError::Fault(f)) = &result {
-                    assert!(
-                        !matches!(f.kind, FaultKind::UniformBranchDiverged { .. }),
-                        "{name} ({model:?}, width {width}): {f}\n{}",
-                        allocated.func
-                    );
+                let prog = Program::from_code(
+                    &warplift_codegen::isa::simt::encode(&allocated.func).unwrap(),
+                )
+                .unwrap();
+                for width in [4, 32] {
+                    let mut reference = prepared.clone();
+                    let interp_config = warplift_ir::interp::InterpConfig {
+                        warp_width: width,
+                        ..Default::default()
+                    };
+                    let interp = warplift_ir::interp::run(&func, &mut reference, &interp_config);
+                    let mut emulated = prepared.clone();
+                    let config = MachineConfig::builder().warp_width(width).build().unwrap();
+                    let result = run(&prog, &mut emulated, &config);
+                    if let Err(warplift_emu::EmuError::Fault(f)) = &result {
+                        assert!(
+                            !matches!(f.kind, FaultKind::UniformBranchDiverged { .. }),
+                            "{name} ({model:?}, width {width}): {f}\n{}",
+                            allocated.func
+                        );
+                    }
+                    match (interp, result) {
+                        (Ok(_), Ok(_)) => assert_eq!(
+                            emulated.memory.results_json(),
+                            reference.memory.results_json(),
+                            "{name} ({model:?}, width {width})"
+                        ),
+                        (Err(_), Err(_)) => {}
+                        (i, e) => panic!("{name} ({model:?}, width {width}): {i:?} / {e:?}"),
+                    }
+                    runs += 1;
                 }
-                match (interp, result) {
-                    (Ok(_), Ok(_)) => assert_eq!(
-                        emulated.memory.results_json(),
-                        reference.memory.results_json(),
-                        "{name} ({model:?}, width {width})"
-                    ),
-                    (Err(_), Err(_)) => {}
-                    (i, e) => panic!("{name} ({model:?}, width {width}): {i:?} / {e:?}"),
-                }
-                runs += 1;
             }
-        }
-    }
+            Ok::<_, warplift_filetests::Failure>((uniform_branches, runs))
+        })
+        .into_iter()
+        .fold((0, 0), |acc, x| (acc.0 + x.0, acc.1 + x.1));
     assert!(runs >= 100, "only {runs} runs");
     assert!(
         uniform_branches >= 20,

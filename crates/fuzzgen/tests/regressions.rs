@@ -2,33 +2,22 @@
 //! `.launch.toml`): each must pass the differential check — the interpreter and the
 //! emulator agree after every pipeline, at every warp width and register file.
 
-use std::path::PathBuf;
+use warplift_filetests::Walk;
 use warplift_fuzzgen::{check_case, CheckConfig, GeneratedCase};
 use warplift_ir::launch::Launch;
 use warplift_ir::parser::parse_function;
 
 #[test]
 fn fuzz_reproducers_pass_the_differential_check() {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/fuzz-regressions");
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .expect("tests/fuzz-regressions exists")
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "wir"))
-        .collect();
-    files.sort();
-    assert!(!files.is_empty());
-    for path in files {
-        let text = std::fs::read_to_string(&path).unwrap();
-        let launch_path = Launch::path_next_to(&path);
-        let launch_text = std::fs::read_to_string(&launch_path).unwrap();
+    Walk::dir("tests/fuzz-regressions").run(|file| {
+        let launch_path = file.launch_path();
+        let launch_text = std::fs::read_to_string(&launch_path).map_err(|e| e.to_string())?;
         let case = GeneratedCase {
-            func: parse_function(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display())),
-            launch: Launch::from_toml_str(&launch_text, &launch_path).unwrap(),
-            text,
+            func: parse_function(&file.text).map_err(|e| e.to_string())?,
+            launch: Launch::from_toml_str(&launch_text, &launch_path).map_err(|e| e.to_string())?,
+            text: file.text.clone(),
             launch_text,
         };
-        if let Err(m) = check_case(&case, &CheckConfig::default()) {
-            panic!("{}: {m}", path.display());
-        }
-    }
+        check_case(&case, &CheckConfig::default()).map_err(|m| m.to_string())
+    });
 }
