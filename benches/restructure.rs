@@ -14,7 +14,7 @@ use warplift::codegen::linearize::RegionMode;
 use warplift::codegen::restructure::{restructure, Options};
 use warplift::ir::parser::parse_function;
 
-/// A kernel of `units` short circuits in sequence (about 22 instructions each).
+/// A kernel of `units` short circuits in sequence (about 37 instructions each).
 fn short_circuit_kernel(units: usize) -> String {
     let mut s = String::from("kernel %restructure_bench(out: i64) {\nblock0(v0: i64):\n");
     s += "    v1 = thread_id x\n    v2 = iconst.i32 1\n    v3 = iconst.i32 0\n";
@@ -42,9 +42,14 @@ fn short_circuit_kernel(units: usize) -> String {
         let _ = writeln!(s, "block{d}(v{}: i32):", p(1));
         let x = work(&mut s, p(1));
         let _ = writeln!(s, "    brif v8, block{s1}(v{x}), block{s2}(v{x})");
-        for (blk, k) in [(s1, 2), (s2, 3)] {
+        // S1, the block the plain kernel runs twice, is heavy enough for restructuring
+        // to pay.
+        for (blk, k, rounds) in [(s1, 2, 8), (s2, 3, 1)] {
             let _ = writeln!(s, "block{blk}(v{}: i32):", p(k));
-            let x = work(&mut s, p(k));
+            let mut x = p(k);
+            for _ in 0..rounds {
+                x = work(&mut s, x);
+            }
             let _ = writeln!(s, "    jump block{next}(v{x})");
         }
     }
@@ -64,7 +69,7 @@ fn short_circuit_kernel(units: usize) -> String {
 fn bench_restructure(c: &mut Criterion) {
     let mut group = c.benchmark_group("restructure");
     group.sample_size(10);
-    for units in [45, 450, 4500] {
+    for units in [27, 270, 2700] {
         let func = parse_function(&short_circuit_kernel(units)).expect("the kernel parses");
         let n = func.num_placed_insts() as u64;
         group.throughput(Throughput::Elements(n));
