@@ -6,7 +6,7 @@
 mod common;
 mod darm;
 
-use common::{compile, corpus_dir};
+use common::compile;
 use warplift_emu::{run, MachineConfig, Program};
 use warplift_ir::interp::{self, InterpConfig};
 use warplift_ir::launch::{GlobalMemory, Launch, PreparedLaunch};
@@ -15,7 +15,9 @@ use warplift_ir::Function;
 
 /// The kernel of `tests/corpus/NAME.wir` with its launch, the block size set to `block`.
 fn load(name: &str, block: Option<u32>) -> (Function, PreparedLaunch) {
-    let path = corpus_dir().join(format!("{name}.wir"));
+    let path = warplift_filetests::repo_root()
+        .join("tests/corpus")
+        .join(format!("{name}.wir"));
     let text = std::fs::read_to_string(&path).unwrap();
     let funcs = parse_functions(&text).unwrap_or_else(|e| panic!("{name}: {e}"));
     let mut launch = Launch::from_file(&Launch::path_next_to(&path)).unwrap();
@@ -165,7 +167,8 @@ fn check_kernel(name: &str, other_block: u32) {
         );
 
         let kernel = compile(&func, &[]);
-        let prog = Program::from_mir(&kernel.mir).unwrap();
+        let prog =
+            Program::from_code(&warplift_codegen::isa::simt::encode(&kernel.mir).unwrap()).unwrap();
         for width in [1, 7, 32, 64] {
             let config = MachineConfig::builder().warp_width(width).build().unwrap();
             let mut emulated = prepared.clone();

@@ -9,16 +9,17 @@
 //! the unstructured kernel, the command prints the number of graphs and the distribution
 //! of the dynamic instruction overhead (thread-instructions restructured minus
 //! unstructured), then both methods side by side, the paper's numbers and LLVM's
-//! StructurizeCFG's (a stored table). Graphs run in parallel on every core.
+//! StructurizeCFG's (a stored table). Graphs run in parallel on every core (rayon), with
+//! a progress bar on standard error (`--quiet`: none).
 
 use crate::output::outln;
 use anyhow::{anyhow, Result};
 use clap::Args;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use rayon::prelude::*;
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
 use warplift_codegen::{lookup_by_name, Context, Settings};
 use warplift_emu::{run_with, MachineConfig, Program, RunOptions};
 use warplift_fuzzgen::cfg_family::{minimal_unstructured, KernelStyle, SmallCfg};
@@ -36,6 +37,26 @@ pub struct ExperimentArgs {
     /// Print one CSV line per graph instead of text.
     #[arg(long, conflicts_with = "json")]
     csv: bool,
+    /// No progress bar on standard error.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+/// The progress bar, as `warplift study` shows it: graphs done, elapsed time and time
+/// left.
+fn progress_bar(len: usize, shown: bool) -> ProgressBar {
+    let target = if shown {
+        ProgressDrawTarget::stderr()
+    } else {
+        ProgressDrawTarget::hidden()
+    };
+    let bar = ProgressBar::with_draw_target(Some(len as u64), target);
+    if let Ok(style) = ProgressStyle::with_template(
+        "{bar:30} {pos}/{len} graphs [{elapsed_precise} elapsed, {eta} left]",
+    ) {
+        bar.set_style(style);
+    }
+    bar
 }
 
 /// What one configuration did on one graph.
@@ -49,12 +70,14 @@ struct Run {
     insts: u64,
 }
 
-/// One graph's runs: unstructured, restructured, linearized.
+/// One graph's runs: unstructured, restructured (whole kernel, and selective with the
+/// cost model), linearized.
 struct Row {
     name: String,
     nodes: usize,
     base: Run,
     restructured: Run,
+    selective: Run,
     linearized: Run,
 }
 
@@ -114,6 +137,7 @@ fn row(cfg: &SmallCfg) -> Result<Row> {
         &case.launch,
         &[("passes", "restructure"), ("restructure_regions", "kernel")],
     )?;
+    let selective = measure(&case.func, &case.launch, &[("passes", "restructure")])?;
     let linearized = measure(
         &case.func,
         &case.launch,
@@ -128,6 +152,7 @@ fn row(cfg: &SmallCfg) -> Result<Row> {
         nodes: cfg.len(),
         base,
         restructured,
+        selective,
         linearized,
     })
 }
@@ -142,40 +167,23 @@ fn five(v: &mut [i64]) -> [i64; 5] {
 /// Runs `warplift restructure-experiment`.
 pub fn run(args: &ExperimentArgs) -> Result<ExitCode> {
     let graphs = minimal_unstructured(args.max_nodes);
-    let next = AtomicUsize::new(0);
-    let rows: Mutex<Vec<(usize, Result<Row>)>> = Mutex::new(Vec::new());
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let total = graphs.len();
-    std::thread::scope(|s| {
-        for _ in 0..threads {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                if i >= total {
-                    break;
-                }
-                let r = row(&graphs[i]);
-                let mut out = rows.lock().expect("no worker panics");
-                out.push((i, r));
-                let done = out.len();
-                if done.is_multiple_of(100) || done == total {
-                    eprint!("\r{done}/{total} graphs");
-                }
-            });
-        }
-    });
-    eprintln!();
-    let mut rows = rows.into_inner().expect("no worker panics");
-    rows.sort_by_key(|r| r.0);
-    let rows: Vec<Row> = rows
-        .into_iter()
-        .map(|(i, r)| r.map_err(|e| anyhow!("graph {i}: {e:#}")))
+    let bar = progress_bar(graphs.len(), !args.quiet);
+    let rows: Vec<Row> = graphs
+        .par_iter()
+        .enumerate()
+        .map(|(i, g)| {
+            let r = row(g).map_err(|e| anyhow!("graph {i} ({}): {e:#}", g.name()));
+            bar.inc(1);
+            r
+        })
         .collect::<Result<_>>()?;
+    bar.finish_and_clear();
 
     if args.csv {
-        outln!("graph,nodes,redundant,redundant_restructured,redundant_linearized,thread_insts,thread_insts_restructured,thread_insts_linearized,warp_insts,warp_insts_restructured,warp_insts_linearized,cycles,cycles_restructured,cycles_linearized,blocks,blocks_restructured,insts,insts_restructured")?;
+        outln!("graph,nodes,redundant,redundant_restructured,redundant_linearized,thread_insts,thread_insts_restructured,thread_insts_linearized,warp_insts,warp_insts_restructured,warp_insts_linearized,cycles,cycles_restructured,cycles_linearized,blocks,blocks_restructured,insts,insts_restructured,redundant_selective,warp_insts_selective")?;
         for r in &rows {
             outln!(
-                "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+                "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
                 r.name,
                 r.nodes,
                 r.base.redundant,
@@ -193,7 +201,9 @@ pub fn run(args: &ExperimentArgs) -> Result<ExitCode> {
                 r.base.blocks,
                 r.restructured.blocks,
                 r.base.insts,
-                r.restructured.insts
+                r.restructured.insts,
+                r.selective.redundant,
+                r.selective.warp_insts
             )?;
         }
         return Ok(ExitCode::SUCCESS);
@@ -215,15 +225,17 @@ pub fn run(args: &ExperimentArgs) -> Result<ExitCode> {
             .iter()
             .map(|r| json!({
                 "graph": r.name, "nodes": r.nodes,
-                "redundant": [r.base.redundant, r.restructured.redundant, r.linearized.redundant],
-                "thread_instructions": [r.base.thread_insts, r.restructured.thread_insts, r.linearized.thread_insts],
-                "warp_instructions": [r.base.warp_insts, r.restructured.warp_insts, r.linearized.warp_insts],
-                "cycles": [r.base.cycles, r.restructured.cycles, r.linearized.cycles],
+                "redundant": [r.base.redundant, r.restructured.redundant, r.linearized.redundant, r.selective.redundant],
+                "thread_instructions": [r.base.thread_insts, r.restructured.thread_insts, r.linearized.thread_insts, r.selective.thread_insts],
+                "warp_instructions": [r.base.warp_insts, r.restructured.warp_insts, r.linearized.warp_insts, r.selective.warp_insts],
+                "cycles": [r.base.cycles, r.restructured.cycles, r.linearized.cycles, r.selective.cycles],
             }))
             .collect();
         outln!(
             "{}",
-            serde_json::to_string_pretty(&json!({"groups": per_group, "graphs": graphs}))?
+            serde_json::to_string_pretty(
+                &json!({"columns": ["plain", "restructure", "linearize O3", "selective"], "groups": per_group, "graphs": graphs})
+            )?
         )?;
         return Ok(ExitCode::SUCCESS);
     }
@@ -252,18 +264,39 @@ pub fn run(args: &ExperimentArgs) -> Result<ExitCode> {
         .filter(|r| r.base.redundant > 7)
         .all(|r| overhead(r) < 0);
     outln!("")?;
-    outln!("{:<40} {:>12} {:>12}", "", "restructure", "linearize O3")?;
     outln!(
-        "{:<40} {:>12} {:>12}",
+        "{:<40} {:>12} {:>12} {:>12}",
+        "",
+        "restructure",
+        "selective",
+        "linearize O3"
+    )?;
+    outln!(
+        "{:<40} {:>12} {:>12} {:>12}",
         "graphs with redundant executions left",
         left(&|r| r.restructured.redundant),
+        left(&|r| r.selective.redundant),
         left(&|r| r.linearized.redundant)
+    )?;
+    outln!(
+        "{:<40} {:>12} {:>12} {:>12}",
+        "graphs with more warp-instructions",
+        rows.iter()
+            .filter(|r| r.restructured.warp_insts > r.base.warp_insts)
+            .count(),
+        rows.iter()
+            .filter(|r| r.selective.warp_insts > r.base.warp_insts)
+            .count(),
+        rows.iter()
+            .filter(|r| r.linearized.warp_insts > r.base.warp_insts)
+            .count()
     )?;
     let wi = |f: &dyn Fn(&Row) -> &Run| avg(&|r| f(r).warp_insts as f64 - r.base.warp_insts as f64);
     outln!(
-        "{:<40} {:>12.1} {:>12.1}",
+        "{:<40} {:>12.1} {:>12.1} {:>12.1}",
         "warp-instructions after - before (avg)",
         wi(&|r| &r.restructured),
+        wi(&|r| &r.selective),
         wi(&|r| &r.linearized)
     )?;
     let wmax = |f: &dyn Fn(&Row) -> &Run| {
@@ -273,16 +306,18 @@ pub fn run(args: &ExperimentArgs) -> Result<ExitCode> {
             .unwrap_or(0)
     };
     outln!(
-        "{:<40} {:>12} {:>12}",
+        "{:<40} {:>12} {:>12} {:>12}",
         "warp-instructions after - before (max)",
         wmax(&|r| &r.restructured),
+        wmax(&|r| &r.selective),
         wmax(&|r| &r.linearized)
     )?;
     let cy = |f: &dyn Fn(&Row) -> &Run| avg(&|r| f(r).cycles as f64 - r.base.cycles as f64);
     outln!(
-        "{:<40} {:>12.1} {:>12.1}",
+        "{:<40} {:>12.1} {:>12.1} {:>12.1}",
         "cycles after - before (avg)",
         cy(&|r| &r.restructured),
+        cy(&|r| &r.selective),
         cy(&|r| &r.linearized)
     )?;
     outln!(
@@ -344,8 +379,9 @@ pub fn run(args: &ExperimentArgs) -> Result<ExitCode> {
     outln!(
         "differ. Graphs are grouped by the emulator's redundant block executions of the compiled"
     )?;
-    outln!("kernel, which also counts the blocks the code generator adds (edge splits), so groups above")?;
-    outln!("one execution differ from the IPDOM model of cfg_family. Overheads are emulator")?;
-    outln!("thread-instructions of our code, not the CUDA profiler's.")?;
+    outln!("kernel (empty edge blocks are removed after allocation, so the groups equal the IPDOM model")?;
+    outln!("of cfg_family). Overheads are emulator thread-instructions of our code, not the CUDA")?;
+    outln!("profiler's. `restructure` restructures the whole kernel, as the paper does; `selective` is")?;
+    outln!("the default, which restructures only where its cost model says it pays.")?;
     Ok(ExitCode::SUCCESS)
 }

@@ -5,7 +5,8 @@
 //! - In selective mode (`divergent`, the default), no unstructured region holding a
 //!   divergent branch remains; with `all`, no unstructured region remains.
 //!
-//! Regions the pass reported as skipped are exempt: they were left as they were.
+//! Regions the pass reported as skipped, or that the cost model declined, are exempt:
+//! they were left as they were.
 
 use super::{find_regions, LoopMode, Options, Outcome};
 use crate::settings::RegionMode;
@@ -32,7 +33,8 @@ pub fn check(func: &Function, options: &Options, outcome: &Outcome) -> Result<()
         RegionMode::Kernel => {}
         mode if full => {
             let left = find_regions(func, mode);
-            if let Some(r) = left.first() {
+            let declined = |entry| outcome.declined.iter().any(|&(b, _)| b == entry);
+            if let Some(r) = left.iter().find(|r| !declined(r.entry)) {
                 return Err(format!(
                     "%{}: an unstructured region entered from {} ({} blocks) remains",
                     func.name,

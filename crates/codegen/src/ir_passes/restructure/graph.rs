@@ -163,6 +163,11 @@ impl Graph {
             .filter(move |(i, _)| !hidden.contains(i))
     }
 
+    /// The targets of the visible edges of `n`, in slot order (repeats included).
+    pub(crate) fn visible_targets(&self, n: Node) -> impl Iterator<Item = Node> + '_ {
+        self.visible(n).map(|(_, t)| t)
+    }
+
     fn new_pred(&mut self, values: u32) -> PredVar {
         self.stats.predicates += 1;
         self.preds_values.push(values)

@@ -90,6 +90,7 @@
 //! verified kernel and never changes a kernel it could not finish.
 
 pub mod check;
+mod cost;
 pub mod graph;
 mod merge;
 
@@ -268,6 +269,9 @@ pub struct Outcome {
     pub unchanged: u64,
     /// Why each region left alone was left alone.
     pub skipped: Vec<String>,
+    /// Regions the cost model declined (selective mode only): the block each is entered
+    /// from, and why.
+    pub declined: Vec<(Block, String)>,
     /// Counts of the graph transformations, over all regions.
     pub graph: GraphStats,
     /// Edges split so that a parameter's assignment happens on its edge only.
@@ -294,6 +298,10 @@ impl Outcome {
                 ("regions restructured", self.restructured),
                 ("regions already structured", self.unchanged),
                 ("regions skipped", self.skipped.len() as u64),
+                (
+                    "regions declined by the cost model",
+                    self.declined.len() as u64,
+                ),
                 ("loops", g.loops),
                 ("loops restructured", g.loops_restructured),
                 ("loops inverted", g.loops_inverted),
@@ -431,10 +439,36 @@ fn restructure_region(
     }
     // A trial on the graph alone: does the region need restructuring at all?
     let (mut trial, _) = build_graph(func, region, options.cascade).map_err(Skip::Before)?;
+    let plain = (options.regions == RegionMode::Divergent).then(|| trial.clone());
     transform(&mut trial, options, &|_| true).map_err(Skip::Before)?;
     if !trial.changed {
         out.unchanged += 1;
         return Ok(());
+    }
+    // Selective mode: only where the cost model says it pays.
+    if let Some(plain) = plain {
+        // Constants mostly become immediates of the instructions that use them.
+        let insts = |b: Block| {
+            func.layout
+                .block_insts(b)
+                .iter()
+                .filter(|&&i| func.dfg.insts[i].opcode() != Opcode::Iconst)
+                .count()
+        };
+        let weight = |k: &Kind| cost::kind_weight(k, &insts);
+        let params: Vec<usize> = region
+            .blocks
+            .iter()
+            .chain(region.exit.as_ref())
+            .map(|&b| func.dfg.block_params(b).len())
+            .collect();
+        let moves = params.iter().copied().max().unwrap_or(0) as f64;
+        // Every variable of the repair starts with a definition in the region's entry.
+        let setup = (trial.preds_values.len() + params.iter().sum::<usize>()) as f64;
+        if let cost::Verdict::Declines(why) = cost::decide(&plain, &trial, &weight, moves, setup) {
+            out.declined.push((region.entry, why));
+            return Ok(());
+        }
     }
     // From here on the kernel changes.
     let prepared = prepare(func, region).map_err(Skip::After)?;
