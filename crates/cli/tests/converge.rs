@@ -30,6 +30,9 @@ fn converge_is_listed_with_its_settings() {
         "converge_rename",
         "converge_hoist",
         "converge_sink",
+        "converge_split",
+        "converge_split_cost",
+        "converge_flatten",
     ] {
         assert!(
             settings.lines().any(|l| l.starts_with(name)),

@@ -329,6 +329,18 @@ declare_settings! {
     /// `converge` sinks common expressions of a divergent branch's arms to its
     /// reconvergence point.
     converge_sink: bool = true, check anything;
+    /// `converge` splits the arms of a divergent branch around the common expressions that
+    /// can neither rise nor sink: a temporary reconvergence point inside the arms
+    /// (Listings 1.5/1.6 of the paper), made only when the expressions pay for it.
+    converge_split: bool = true, check anything;
+    /// What each branch or jump that `converge`'s Split adds costs, in the emulator's
+    /// latency cycles (its branch latency, 4, by default); 0 splits wherever the matched
+    /// expressions pay for their copies alone.
+    converge_split_cost: u32 = 4, check anything;
+    /// `converge` flattens a divergent if-then(-else) whose arms are short, side-effect-free
+    /// straight-line code into `select`s (Algorithm 1's FlattenBranches, Listing 1.11), so
+    /// that the enclosing branch's arms can share what they compute.
+    converge_flatten: bool = true, check anything;
     /// What `restructure` restructures: `divergent` (unstructured regions holding a
     /// divergent branch; structured code keeps its bytes), `all` (every unstructured
     /// region) or `kernel` (the whole kernel, as the paper does).
@@ -411,7 +423,7 @@ mod tests {
         assert!(Settings::builder().set("verify", "maybe").is_err());
         assert!(Settings::builder().set("ptx_target", "sm_60").is_err());
         assert!(Settings::builder().set_assignment("verify").is_err());
-        assert_eq!(Settings::DESCRIPTIONS.len(), 21);
+        assert_eq!(Settings::DESCRIPTIONS.len(), 24);
         assert!(Settings::builder().set("linearize_stage", "ir").is_err());
         assert!(Settings::builder()
             .set("linearize_regions", "some")

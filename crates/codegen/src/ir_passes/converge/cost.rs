@@ -26,6 +26,10 @@ pub const SHARED_LATENCY: u32 = 30;
 /// The emulator's default latency of global- and local-memory loads and atomics (cycles).
 pub const GLOBAL_LATENCY: u32 = 400;
 
+/// The emulator's default latency of a taken control transfer (cycles): what a branch or
+/// jump that Split adds costs by default (the `converge_split_cost` setting).
+pub const BRANCH_LATENCY: u32 = 4;
+
 /// The benefit of converging one instruction: its latency class's cycles.
 pub fn benefit(data: &InstructionData) -> i64 {
     use Opcode::*;

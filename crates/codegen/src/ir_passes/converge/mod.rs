@@ -51,17 +51,33 @@
 //!    ending in jumps to it (a divergent `br_table`) gets the expressions common to all of
 //!    them, matched arm by arm against the first.
 //!
-//! Not done here: the paper's Split (a temporary reconvergence point inside the arms,
-//! Listings 1.5/1.6) and the flattening of nested branches (Listings 1.10/1.11); a branch
-//! whose arms offer nothing legal is left as it is, and the kernel with it.
+//! 7. **Split** ([`split`], Listings 1.5/1.6): what can neither rise nor sink is merged at
+//!    a temporary reconvergence point inside the arms — each arm cut into what the merged
+//!    instructions need (its prefix) and the rest (its suffix), a second branch on the
+//!    same condition between — when the cost model says the matched expressions pay for
+//!    the branch, the jumps and the copies it adds.
+//! 8. **Flattening** ([`flatten`], Algorithm 1's FlattenBranches, Listings 1.10/1.11):
+//!    a divergent if-then(-else) whose sides are short, side-effect-free, non-faulting
+//!    code becomes `select`s, so that the enclosing branch — visited next — sees its arm
+//!    as one straight block and can hoist what it shares with the other arm (nested
+//!    common code). It also turns an emptied diamond (Listing 1.3 after its Sink) into a
+//!    `select`, as LLVM's SimplifyCFG does. Flattening is the one step that runs code on
+//!    lanes that would not have run it; it is limited to code that cannot fault or write.
+//!
+//! Not done: hoisting across more than two arms (the multi-way case sinks only), and
+//! melding the bitonic step's ascending and descending compares (Listing 1.12), which
+//! differ in their condition code.
 
 pub mod cost;
 pub mod dag;
+pub mod edges;
+pub mod flatten;
 pub mod hoist;
 pub mod matching;
 pub mod multiway;
 pub mod pdg;
 pub mod sink;
+pub mod split;
 pub mod uses;
 
 use crate::analysis::{AnalysisCache, Preserved};
@@ -71,7 +87,6 @@ use dag::Arm;
 use matching::Matcher;
 use pdg::Direction;
 use uses::Uses;
-use warplift_ir::cfg::ControlFlowGraph;
 use warplift_ir::{Block, Function, InstructionData, Opcode};
 
 /// The `converge` IR pass.
@@ -83,13 +98,19 @@ impl IrPass for Converge {
     }
 
     fn description(&self) -> &'static str {
-        "Common Subexpression Convergence: hoist and sink the expressions the arms of a divergent branch share (paper: CSC, Algorithm 1)"
+        "Common Subexpression Convergence: hoist, sink and split the expressions the arms of a divergent branch share, flattening short branches (paper: CSC, Algorithm 1)"
     }
 
     fn variants(&self) -> &'static [&'static [(&'static str, &'static str)]] {
         // Everything on, and sinking alone (which then sees the expressions a hoist
         // would have taken); the threshold and renaming only ever remove moves.
-        &[&[], &[("converge_hoist", "false")]]
+        // The third splits wherever the matched code pays for its copies alone and keeps
+        // the control flow it makes (no flattening), so the differential tests run Splits.
+        &[
+            &[],
+            &[("converge_hoist", "false")],
+            &[("converge_split_cost", "0"), ("converge_flatten", "false")],
+        ]
     }
 
     fn run(
@@ -103,7 +124,10 @@ impl IrPass for Converge {
 
     /// A run that moved nothing left the kernel as it was.
     fn preserved(&self, report: &PassReport) -> Preserved {
-        if report.get("hoisted") == Some(0) && report.get("sunk") == Some(0) {
+        let changed = ["hoisted", "sunk", "multi-way sinks", "splits", "flattened"]
+            .iter()
+            .any(|count| report.get(count).unwrap_or(0) > 0);
+        if !changed {
             Preserved::ALL
         } else {
             Preserved::NOTHING
@@ -122,6 +146,12 @@ pub struct Options {
     pub hoist: bool,
     /// Sink to the reconvergence point.
     pub sink: bool,
+    /// Split the arms around what can neither rise nor sink.
+    pub split: bool,
+    /// What each branch or jump a Split adds costs, in cycles.
+    pub split_cost: i64,
+    /// Flatten short side-effect-free if-then(-else) regions into `select`s.
+    pub flatten: bool,
 }
 
 impl Default for Options {
@@ -138,6 +168,9 @@ impl Options {
             rename: s.converge_rename,
             hoist: s.converge_hoist,
             sink: s.converge_sink,
+            split: s.converge_split,
+            split_cost: i64::from(s.converge_split_cost),
+            flatten: s.converge_flatten,
         }
     }
 }
@@ -157,6 +190,16 @@ pub struct Stats {
     pub join_params: u64,
     /// Reconvergence points of three or more arms that expressions sank into.
     pub multiway: u64,
+    /// Divergent branches whose arms were split around a temporary reconvergence point.
+    pub splits: u64,
+    /// Instruction pairs merged at temporary reconvergence points.
+    pub split_pairs: u64,
+    /// Parameters of temporary reconvergence points (renamed or carried values).
+    pub split_params: u64,
+    /// Divergent branches flattened into `select`s.
+    pub flattened: u64,
+    /// Instructions the flattenings moved out of their arms (run by every lane).
+    pub speculated: u64,
     /// The summed profit of the moved expressions, in cycles.
     pub profit: i64,
 }
@@ -172,6 +215,11 @@ impl Stats {
                 ("selects", self.selects),
                 ("join params", self.join_params),
                 ("multi-way sinks", self.multiway),
+                ("splits", self.splits),
+                ("split pairs", self.split_pairs),
+                ("split params", self.split_params),
+                ("flattened", self.flattened),
+                ("speculated", self.speculated),
                 ("profit", self.profit.max(0) as u64),
             ],
         }
@@ -188,18 +236,20 @@ pub fn converge_in(func: &mut Function, opts: &Options, analyses: &mut AnalysisC
     let cfg = analyses.cfg(func);
     let postdom = analyses.postdom(func);
     let divergence = analyses.divergence(func);
+    let mut edges = edges::Edges::compute(func);
     let mut uses = Uses::compute(func);
     let mut stats = Stats::default();
     let order = cfg.reverse_post_order();
     for &block in order.iter().rev() {
-        if !divergence.is_divergent_branch(block) {
+        // A Split empties and removes an arm's entry block when its prefix is empty.
+        if !func.layout.is_block_inserted(block) || !divergence.is_divergent_branch(block) {
             continue;
         }
         stats.divergent_branches += 1;
         if opts.hoist {
             let arms = postdom
                 .ipdom(block)
-                .and_then(|join| hoist_arms(func, &cfg, block, join));
+                .and_then(|join| hoist_arms(func, &edges, block, join));
             if let Some((cond, then_block, else_block)) = arms {
                 let a = Arm::new(func, then_block);
                 let b = Arm::new(func, else_block);
@@ -225,7 +275,7 @@ pub fn converge_in(func: &mut Function, opts: &Options, analyses: &mut AnalysisC
         }
         if opts.sink {
             let join = postdom.ipdom(block);
-            match join.map(|j| (j, sink_arms(func, &cfg, j))) {
+            match join.map(|j| (j, sink_arms(func, &edges, j))) {
                 Some((join, Some(preds))) if preds.len() == 2 => {
                     let (a, b) = (Arm::new(func, preds[0]), Arm::new(func, preds[1]));
                     sink_pair(func, &mut uses, join, &a, &b, opts, &mut stats);
@@ -248,6 +298,32 @@ pub fn converge_in(func: &mut Function, opts: &Options, analyses: &mut AnalysisC
                 _ => {}
             }
         }
+        if opts.split {
+            let arms = postdom
+                .ipdom(block)
+                .and_then(|join| hoist_arms(func, &edges, block, join));
+            if let Some((cond, then_block, else_block)) = arms {
+                let a = Arm::new(func, then_block);
+                let b = Arm::new(func, else_block);
+                if let Some(done) = split::split(func, &mut uses, block, cond, &a, &b, opts) {
+                    stats.splits += 1;
+                    stats.split_pairs += done.pairs;
+                    stats.split_params += done.params;
+                    stats.profit += done.profit;
+                    // The control flow changed: what later (outer) branches look at must
+                    // see the new blocks.
+                    edges.refresh(func, &done.touched);
+                }
+            }
+        }
+        if opts.flatten {
+            if let Some(done) = flatten::flatten(func, &mut uses, &edges, block) {
+                stats.flattened += 1;
+                stats.speculated += done.speculated;
+                stats.selects += done.selects;
+                edges.refresh(func, &done.touched);
+            }
+        }
     }
     stats
 }
@@ -259,7 +335,7 @@ pub fn converge_in(func: &mut Function, opts: &Options, analyses: &mut AnalysisC
 /// exit runs once while the body runs every iteration).
 fn hoist_arms(
     func: &Function,
-    cfg: &ControlFlowGraph<Block>,
+    cfg: &edges::Edges,
     block: Block,
     join: Block,
 ) -> Option<(warplift_ir::Value, Block, Block)> {
@@ -278,7 +354,7 @@ fn hoist_arms(
 }
 
 /// Does a path from `from` reach `target` without passing `stop`?
-fn returns_to(cfg: &ControlFlowGraph<Block>, from: Block, target: Block, stop: Block) -> bool {
+fn returns_to(cfg: &edges::Edges, from: Block, target: Block, stop: Block) -> bool {
     let mut seen = std::collections::HashSet::from([from]);
     let mut stack = vec![from];
     while let Some(b) = stack.pop() {
@@ -342,7 +418,7 @@ fn sink_pair(
 
 /// The predecessors of the reconvergence point `join`, when it has two or more, all
 /// distinct, and each ends in a jump to it.
-fn sink_arms(func: &Function, cfg: &ControlFlowGraph<Block>, join: Block) -> Option<Vec<Block>> {
+fn sink_arms(func: &Function, cfg: &edges::Edges, join: Block) -> Option<Vec<Block>> {
     let preds = cfg.preds(join);
     let distinct: std::collections::HashSet<_> = preds.iter().collect();
     if preds.len() < 2 || distinct.len() != preds.len() {

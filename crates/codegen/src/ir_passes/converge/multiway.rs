@@ -239,6 +239,9 @@ fn apply(
         merged.insert(i, r);
         done.tuples += 1;
     }
+    for &term in &terms {
+        uses.add(func, term);
+    }
     // Replace the members' results and the parameters they were passed to.
     let mut results: HashMap<Value, usize> = HashMap::new();
     for &i in &t.nodes {

@@ -31,6 +31,10 @@ pub enum Direction {
     Hoist,
     /// To the start of the branch's reconvergence point.
     Sink,
+    /// To a temporary reconvergence point inside the arms (Split): the arm is cut in two
+    /// around the merged instructions, and [`super::split::partition`] checks that every
+    /// dependence of the arm still runs in its order.
+    Split,
 }
 
 /// The memory dependence edges of an arm, as, for each node, the nodes it must stay after
@@ -164,6 +168,7 @@ pub fn movable(func: &Function, arm: &Arm, deps: &MemoryDeps, node: usize, dir: 
         return match dir {
             Direction::Hoist => deps.preds(node).is_empty(),
             Direction::Sink => deps.succs(node).is_empty(),
+            Direction::Split => true,
         };
     }
     !op.has_side_effects() && op.has_result()

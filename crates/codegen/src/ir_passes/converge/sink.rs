@@ -160,6 +160,8 @@ pub fn sink(
         merged_results.insert(r);
         done.pairs += 1;
     }
+    uses.add(func, ta);
+    uses.add(func, tb);
     // The jumps now pass merged results (defined in `join`) where they passed the pairs'
     // results: those parameters are the merged results themselves.
     for k in (0..original_params).rev() {

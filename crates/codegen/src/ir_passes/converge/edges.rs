@@ -1,0 +1,66 @@
+//! The control-flow edges of the kernel as the pass changes them.
+//!
+//! Split and branch flattening add and remove blocks while the pass walks the divergent
+//! branches; recomputing the whole control-flow graph after each would make the pass
+//! quadratic in the kernel. Instead each change refreshes the edges of the few blocks
+//! whose terminators it touched. The post-dominator tree needs no refresh: the blocks a
+//! change removes are arms that only their branch enters, which post-dominate no other
+//! branch, and the blocks it adds are never visited.
+
+use std::collections::HashMap;
+use warplift_ir::{Block, Function};
+
+/// Predecessors and successors of every placed block, in terminator order (a block named
+/// twice by one terminator appears twice).
+#[derive(Clone, Debug, Default)]
+pub struct Edges {
+    preds: HashMap<Block, Vec<Block>>,
+    succs: HashMap<Block, Vec<Block>>,
+}
+
+impl Edges {
+    /// The edges of `func`.
+    pub fn compute(func: &Function) -> Edges {
+        let mut edges = Edges::default();
+        for &b in func.layout.blocks() {
+            edges.link(func, b);
+        }
+        edges
+    }
+
+    /// The blocks jumping to `b`.
+    pub fn preds(&self, b: Block) -> &[Block] {
+        self.preds.get(&b).map_or(&[], Vec::as_slice)
+    }
+
+    /// The blocks `b` jumps to.
+    pub fn succs(&self, b: Block) -> &[Block] {
+        self.succs.get(&b).map_or(&[], Vec::as_slice)
+    }
+
+    /// Reads again the terminators of `blocks` (removed blocks lose their edges).
+    pub fn refresh(&mut self, func: &Function, blocks: &[Block]) {
+        for &b in blocks {
+            for s in self.succs.remove(&b).unwrap_or_default() {
+                if let Some(ps) = self.preds.get_mut(&s) {
+                    if let Some(k) = ps.iter().position(|&p| p == b) {
+                        ps.remove(k);
+                    }
+                }
+            }
+        }
+        for &b in blocks {
+            if func.layout.is_block_inserted(b) {
+                self.link(func, b);
+            }
+        }
+    }
+
+    fn link(&mut self, func: &Function, b: Block) {
+        let succs: Vec<Block> = func.successors(b).collect();
+        for &s in &succs {
+            self.preds.entry(s).or_default().push(b);
+        }
+        self.succs.insert(b, succs);
+    }
+}
