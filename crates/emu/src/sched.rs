@@ -11,6 +11,19 @@
 //! tree is next read, so that a scheduler which mostly finds its warp without the tree
 //! (many warps ready) pays almost nothing for it.
 
+/// One node of the tree: the minimum of its leaves, how many hold it and the leftmost
+/// that does. The three sit together (16 bytes, two siblings in one cache line), since
+/// every step of an update or a query reads them together.
+#[derive(Copy, Clone, PartialEq, Eq)]
+struct Node {
+    /// The earliest ready cycle under the node.
+    min: u64,
+    /// How many leaves under the node hold `min`.
+    count: u32,
+    /// The leftmost leaf under the node holding `min`.
+    arg: u32,
+}
+
 /// The tree. Leaves are the slots ordered oldest warp first.
 pub(crate) struct AgeTree {
     /// Leaf `i`'s slot.
@@ -19,12 +32,8 @@ pub(crate) struct AgeTree {
     rank: Vec<u32>,
     /// Leaves, a power of two.
     p: usize,
-    /// Node `i`'s minimum (root 1, children `2i` and `2i + 1`, leaves from `p`).
-    min: Vec<u64>,
-    /// How many leaves under node `i` hold its minimum.
-    count: Vec<u32>,
-    /// The leftmost leaf under node `i` holding its minimum.
-    arg: Vec<u32>,
+    /// The nodes (root 1, children `2i` and `2i + 1`, leaves from `p`).
+    nodes: Vec<Node>,
     /// Slots changed since the tree was last brought up to date.
     dirty: Vec<u32>,
     /// Per slot, whether it is in `dirty`.
@@ -39,9 +48,13 @@ impl AgeTree {
             order: (0..n as u32).collect(),
             rank: (0..n as u32).collect(),
             p,
-            min: vec![u64::MAX; 2 * p],
-            count: vec![1; 2 * p],
-            arg: (0..2 * p).map(|i| i.saturating_sub(p) as u32).collect(),
+            nodes: (0..2 * p)
+                .map(|i| Node {
+                    min: u64::MAX,
+                    count: 1,
+                    arg: i.saturating_sub(p) as u32,
+                })
+                .collect(),
             dirty: Vec::with_capacity(n),
             marked: vec![false; n],
         }
@@ -70,10 +83,17 @@ impl AgeTree {
         while let Some(s) = self.dirty.pop() {
             self.marked[s as usize] = false;
             let mut i = self.p + self.rank[s as usize] as usize;
-            self.min[i] = ready[s as usize];
+            if self.nodes[i].min == ready[s as usize] {
+                continue;
+            }
+            self.nodes[i].min = ready[s as usize];
+            // Above a node that did not change, nothing changes either (the other
+            // changed leaves walk up on their own).
             while i > 1 {
                 i >>= 1;
-                self.pull(i);
+                if !self.pull(i) {
+                    break;
+                }
             }
         }
     }
@@ -81,25 +101,30 @@ impl AgeTree {
     /// Recomputes every node.
     fn rebuild(&mut self, ready: &[u64]) {
         for (i, &s) in self.order.iter().enumerate() {
-            self.min[self.p + i] = ready[s as usize];
+            self.nodes[self.p + i].min = ready[s as usize];
         }
         for i in (1..self.p).rev() {
             self.pull(i);
         }
     }
 
-    /// Recomputes inner node `i` from its children.
+    /// Recomputes inner node `i` from its children; whether it changed.
     #[inline]
-    fn pull(&mut self, i: usize) {
-        let (a, b) = (self.min[2 * i], self.min[2 * i + 1]);
-        let (ca, cb) = (self.count[2 * i], self.count[2 * i + 1]);
-        (self.min[i], self.count[i], self.arg[i]) = if a < b {
-            (a, ca, self.arg[2 * i])
-        } else if b < a {
-            (b, cb, self.arg[2 * i + 1])
+    fn pull(&mut self, i: usize) -> bool {
+        let (a, b) = (self.nodes[2 * i], self.nodes[2 * i + 1]);
+        let node = if a.min < b.min {
+            a
+        } else if b.min < a.min {
+            b
         } else {
-            (a, ca + cb, self.arg[2 * i])
+            Node {
+                count: a.count + b.count,
+                ..a
+            }
         };
+        let changed = self.nodes[i] != node;
+        self.nodes[i] = node;
+        changed
     }
 
     /// Makes the slots of `range` the youngest, in range order; `ready` holds every
@@ -122,12 +147,12 @@ impl AgeTree {
         let skip = skip.map(|s| self.p + s);
         let mut i = 1;
         loop {
-            if self.min[i] <= m && Some(i) != skip {
+            if self.nodes[i].min <= m && Some(i) != skip {
                 // Descend to the leftmost such leaf: at most one leaf (`skip`) is
                 // excluded, and only a leaf, so an inner node holding `skip` with a
                 // minimum at most `m` is retried to its right.
                 while i < self.p {
-                    i = if self.min[2 * i] <= m {
+                    i = if self.nodes[2 * i].min <= m {
                         2 * i
                     } else {
                         2 * i + 1
@@ -152,7 +177,7 @@ impl AgeTree {
     /// every query).
     #[inline]
     pub(crate) fn oldest_ready(&self, now: u64) -> Option<usize> {
-        if self.min[1] > now {
+        if self.nodes[1].min > now {
             return None;
         }
         self.first_at_most(now, None)
@@ -167,11 +192,11 @@ impl AgeTree {
         let mut i = self.p + self.rank[slot] as usize;
         while i > 1 {
             let s = i ^ 1;
-            let (a, ca) = (self.min[s], self.count[s]);
-            if a < m {
-                (m, c, leaf) = (a, ca, self.arg[s]);
-            } else if a == m {
-                c += ca;
+            let node = self.nodes[s];
+            if node.min < m {
+                (m, c, leaf) = (node.min, node.count, node.arg);
+            } else if node.min == m {
+                c += node.count;
             }
             i >>= 1;
         }

@@ -130,16 +130,20 @@
 //!   `if`/`else`) share a block, so they are chained into one; the result is the maximal,
 //!   pairwise disjoint structured sub-regions.
 //!
-//! Every traversal is iterative. The region search costs a few linear passes over the
-//! graph per iteration of Algorithm 2 (usually two or three per edge), and edges that
-//! already lie in a region found earlier are not searched again, so the cost is
-//! `O(regions × iterations × (blocks + edges))`: linear for the few unstructured regions
-//! of real kernels, quadratic only for kernels made of many separate ones.
+//! Every traversal is iterative. Each iteration of Algorithm 2 walks backwards from `P`
+//! and forwards from `D`; the walks stop at blocks whose strongly connected component
+//! comes before `D`'s or after `P`'s in topological order, which can neither be in the
+//! answer nor lead to it (see `rank.rs`). Edges that already lie in a region found
+//! earlier are not searched again. On a kernel made of a chain of regions (loop-free, or
+//! with the regions between loops) an iteration therefore costs the size of its region,
+//! and the whole search is linear in the kernel; only regions inside one large loop still
+//! walk that loop each time. A region with a virtual bound scans the whole kernel.
 
 use super::{ControlFlowGraph, DominatorTree, Loop, LoopForest, PostDominatorTree};
 use core::fmt::Debug;
 use core::hash::Hash;
 use cranelift_entity::{EntityRef, SecondaryMap};
+use rank::SccRank;
 use std::collections::HashSet;
 
 /// Which conditions of Definition 1 an unstructured edge satisfies (at least one).
@@ -639,9 +643,17 @@ struct Search<'a, N: EntityRef> {
     cfg: &'a ControlFlowGraph<N>,
     domtree: &'a DominatorTree<N>,
     postdom: &'a PostDominatorTree<N>,
+    /// Bounds the reachability walks to the blocks between a region's bounds.
+    rank: SccRank,
+    /// Walk the whole kernel and scan every block per step, as Algorithm 2 is written
+    /// (the tests' reference for the bounded walks).
+    exhaustive: bool,
     member: Vec<u32>,
     reach: Vec<u32>,
     from: Vec<u32>,
+    /// The blocks the last walks marked in `reach` and in `from`.
+    reach_list: Vec<N>,
+    from_list: Vec<N>,
     generation: u32,
     stack: Vec<N>,
 }
@@ -664,9 +676,13 @@ impl<'a, N: EntityRef + Copy + Eq + Hash + Debug> Search<'a, N> {
             cfg,
             domtree,
             postdom,
+            rank: SccRank::compute(cfg),
+            exhaustive: false,
             member: vec![0; n],
             reach: vec![0; n],
             from: vec![0; n],
+            reach_list: Vec::new(),
+            from_list: Vec::new(),
             generation: 0,
             stack: Vec::new(),
         }
@@ -699,9 +715,22 @@ impl<'a, N: EntityRef + Copy + Eq + Hash + Debug> Search<'a, N> {
 
     /// Marks in `reach` the blocks other than `p` that can reach `p` (all reachable
     /// blocks for the virtual exit), and in `from` those other than `d` that `d` can
-    /// reach (all of them for the virtual entry).
+    /// reach (all of them for the virtual entry), listing them in `reach_list` and
+    /// `from_list`. Between two real bounds the walks stop at blocks ranked below `d`
+    /// (backwards) or above `p` (forwards): those are neither dominated by `d` nor
+    /// post-dominated by `p`, and lead to no block that is (see [`SccRank`]), so every
+    /// block Algorithm 2 asks about is still marked exactly.
     fn mark_reachability(&mut self, d: Option<N>, p: Option<N>) -> (u32, u32) {
+        let lowest = match d {
+            Some(d) if !self.exhaustive => self.rank.of(d),
+            _ => 0,
+        };
+        let highest = match p {
+            Some(p) if !self.exhaustive => self.rank.of(p),
+            _ => u32::MAX,
+        };
         let g_reach = self.bump();
+        self.reach_list.clear();
         match p {
             None => {
                 for &n in self.domtree.rpo() {
@@ -713,8 +742,12 @@ impl<'a, N: EntityRef + Copy + Eq + Hash + Debug> Search<'a, N> {
                 self.stack.push(p);
                 while let Some(n) = self.stack.pop() {
                     for &k in self.cfg.preds(n) {
-                        if self.domtree.is_reachable(k) && self.reach[k.index()] != g_reach {
+                        if self.domtree.is_reachable(k)
+                            && self.reach[k.index()] != g_reach
+                            && self.rank.of(k) >= lowest
+                        {
                             self.reach[k.index()] = g_reach;
+                            self.reach_list.push(k);
                             self.stack.push(k);
                         }
                     }
@@ -722,6 +755,7 @@ impl<'a, N: EntityRef + Copy + Eq + Hash + Debug> Search<'a, N> {
             }
         }
         let g_from = self.bump();
+        self.from_list.clear();
         match d {
             None => {
                 for &n in self.domtree.rpo() {
@@ -733,8 +767,9 @@ impl<'a, N: EntityRef + Copy + Eq + Hash + Debug> Search<'a, N> {
                 self.stack.push(d);
                 while let Some(n) = self.stack.pop() {
                     for &s in self.cfg.succs(n) {
-                        if self.from[s.index()] != g_from {
+                        if self.from[s.index()] != g_from && self.rank.of(s) <= highest {
                             self.from[s.index()] = g_from;
+                            self.from_list.push(s);
                             self.stack.push(s);
                         }
                     }
@@ -742,6 +777,32 @@ impl<'a, N: EntityRef + Copy + Eq + Hash + Debug> Search<'a, N> {
             }
         }
         (g_reach, g_from)
+    }
+
+    /// Adds to the region the blocks of Algorithm 2, lines 10-14: `(N1 ∩ N2) ∪ (N3 ∩ N4)`
+    /// without `d` and `p`, from the marks of [`Self::mark_reachability`]. Between real
+    /// bounds only the marked blocks can qualify, so only they are looked at; a virtual
+    /// bound marks every block, and then every block is.
+    fn add_between(&mut self, d: Option<N>, p: Option<N>, member: u32, blocks: &mut Vec<N>) {
+        let (g_reach, g_from) = self.mark_reachability(d, p);
+        let candidates = if self.exhaustive || d.is_none() || p.is_none() {
+            self.domtree.rpo().to_vec()
+        } else {
+            let mut all = core::mem::take(&mut self.reach_list);
+            all.append(&mut self.from_list);
+            all
+        };
+        for &x in &candidates {
+            if Some(x) == d || Some(x) == p || self.member[x.index()] == member {
+                continue;
+            }
+            let n1 = d.is_none_or(|d| self.domtree.strictly_dominates(d, x));
+            let n3 = p.is_none_or(|p| self.postdom.strictly_post_dominates(p, x));
+            if (n1 && self.reach[x.index()] == g_reach) || (n3 && self.from[x.index()] == g_from) {
+                self.member[x.index()] = member;
+                blocks.push(x);
+            }
+        }
     }
 
     /// Grows `blocks` into a region satisfying Definition 4 that holds every edge of
@@ -767,21 +828,8 @@ impl<'a, N: EntityRef + Copy + Eq + Hash + Debug> Search<'a, N> {
         };
         loop {
             let before = blocks.len();
-            let (g_reach, g_from) = self.mark_reachability(d, p);
             // Algorithm 2, lines 10-14: (N1 ∩ N2) ∪ (N3 ∩ N4), without D and P.
-            for &x in self.domtree.rpo() {
-                if Some(x) == d || Some(x) == p || self.member[x.index()] == member {
-                    continue;
-                }
-                let n1 = d.is_none_or(|d| self.domtree.strictly_dominates(d, x));
-                let n3 = p.is_none_or(|p| self.postdom.strictly_post_dominates(p, x));
-                if (n1 && self.reach[x.index()] == g_reach)
-                    || (n3 && self.from[x.index()] == g_from)
-                {
-                    self.member[x.index()] = member;
-                    blocks.push(x);
-                }
-            }
+            self.add_between(d, p, member, &mut blocks);
             // Definition 4: edges enter only from D and leave only to P.
             for i in 0..blocks.len() {
                 let x = blocks[i];
@@ -882,8 +930,30 @@ pub fn find_unstructured_regions<N: EntityRef + Copy + Eq + Hash + Debug>(
     postdom: &PostDominatorTree<N>,
     edges: &UnstructuredEdges<N>,
 ) -> Vec<Region<N>> {
-    const FREE: u32 = u32::MAX;
+    find_regions(Search::new(cfg, domtree, postdom), edges)
+}
+
+/// [`find_unstructured_regions`] with unbounded walks and whole-kernel scans in every
+/// step of Algorithm 2: the reference the bounded search is checked against.
+#[cfg(test)]
+fn find_unstructured_regions_exhaustively<N: EntityRef + Copy + Eq + Hash + Debug>(
+    cfg: &ControlFlowGraph<N>,
+    domtree: &DominatorTree<N>,
+    postdom: &PostDominatorTree<N>,
+    edges: &UnstructuredEdges<N>,
+) -> Vec<Region<N>> {
     let mut search = Search::new(cfg, domtree, postdom);
+    search.exhaustive = true;
+    find_regions(search, edges)
+}
+
+/// The body of [`find_unstructured_regions`], with the search to use.
+fn find_regions<N: EntityRef + Copy + Eq + Hash + Debug>(
+    mut search: Search<'_, N>,
+    edges: &UnstructuredEdges<N>,
+) -> Vec<Region<N>> {
+    const FREE: u32 = u32::MAX;
+    let (cfg, domtree) = (search.cfg, search.domtree);
     // Slots of regions found so far; merged ones are emptied.
     let mut slots: Vec<Slot<N>> = Vec::new();
     // The slot holding each block, and the slot whose entry each block is.
@@ -1031,5 +1101,6 @@ pub fn select_regions<N: EntityRef + Copy + Eq + Hash + Debug>(
     }
 }
 
+mod rank;
 #[cfg(test)]
 mod tests;

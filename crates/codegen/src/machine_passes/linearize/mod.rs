@@ -156,6 +156,7 @@ use crate::passes::{MachinePass, PassError, PassReport};
 use crate::regalloc::{ReservationRequest, ReservedRegs};
 pub use crate::settings::RegionMode;
 use crate::settings::Settings;
+use cranelift_entity::EntityRef;
 use std::collections::{HashMap, HashSet};
 use warplift_ir::cfg::{ControlFlowGraph, DominatorTree, LoopForest};
 use warplift_ir::{IntCC, SourceLoc};
@@ -959,22 +960,25 @@ pub fn linearize_region(
         sequence.extend(part.blocks.iter().copied());
         sequence.extend(be_guards[i]);
     }
+    // The layout is walked once per region: a flag per block keeps that walk to a load
+    // per block (a hash per block made it most of the pass's time on large kernels).
+    let mut in_region = vec![false; func.blocks.len()];
+    for &b in &members {
+        in_region[b.index()] = true;
+    }
     let first = func
         .order
         .iter()
-        .position(|b| members.contains(b))
+        .position(|b| in_region[b.index()])
         .unwrap_or(func.order.len());
-    let mut new_order: Vec<MBlock> = func.order[..first]
-        .iter()
-        .copied()
-        .filter(|b| !members.contains(b))
-        .collect();
+    let mut new_order: Vec<MBlock> = Vec::with_capacity(func.order.len() + 2 * n + 1);
+    new_order.extend(func.order[..first].iter().copied());
     new_order.extend(sequence);
     new_order.extend(
         func.order[first..]
             .iter()
             .copied()
-            .filter(|b| !members.contains(b)),
+            .filter(|b| !in_region[b.index()]),
     );
     if region.exit.is_none() {
         new_order.push(exit);

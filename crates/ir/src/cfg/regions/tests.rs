@@ -38,6 +38,11 @@ impl<M: EntityRef + Copy + Eq + Hash + Debug> Analyses<M> {
         find_unstructured_regions(&self.cfg, &self.dt, &self.pdt, &self.ue)
     }
 
+    /// The regions by the unbounded search, as Algorithm 2 is written.
+    fn regions_exhaustively(&self) -> Vec<Region<M>> {
+        find_unstructured_regions_exhaustively(&self.cfg, &self.dt, &self.pdt, &self.ue)
+    }
+
     fn minimal(&self, from: M, to: M) -> Region<M> {
         let e = self
             .ue
@@ -472,6 +477,63 @@ fn corpus_figure_1() {
     assert_eq!(sel, regions);
 }
 
+/// The bounded region search finds the same regions as the unbounded one on every
+/// kernel of the corpus.
+#[test]
+fn corpus_regions_equal_the_unbounded_search() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/corpus");
+    let mut paths: Vec<_> = std::fs::read_dir(&dir)
+        .expect("corpus directory")
+        .map(|e| e.expect("corpus entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "wir"))
+        .collect();
+    paths.sort();
+    let mut with_regions = 0;
+    for path in &paths {
+        let text = std::fs::read_to_string(path).expect("corpus kernel reads");
+        let funcs = crate::parser::parse_functions(&text).expect("corpus kernel parses");
+        for f in &funcs {
+            let a = analyze_cfg(ControlFlowGraph::compute(f));
+            let regions = a.regions();
+            assert_eq!(regions, a.regions_exhaustively(), "{}", path.display());
+            with_regions += usize::from(!regions.is_empty());
+        }
+    }
+    assert!(
+        paths.len() > 40 && with_regions > 5,
+        "{with_regions} of {}",
+        paths.len()
+    );
+}
+
+/// Many unstructured regions in a chain, inside and between loops (the shape whose
+/// search used to walk the whole kernel per region): the bounded search agrees with the
+/// unbounded one.
+#[test]
+fn chains_of_regions_in_loops_equal_the_unbounded_search() {
+    let mut edges: Vec<Vec<u32>> = Vec::new();
+    for k in 0..40u32 {
+        let b = 7 * k;
+        // Figure 1 (b..b+5), then a latch b+6 that loops back to b every third copy.
+        edges.push(vec![b + 2, b + 1]);
+        edges.push(vec![b + 2, b + 4]);
+        edges.push(vec![b + 3, b + 4]);
+        edges.push(vec![b + 5]);
+        edges.push(vec![b + 5]);
+        edges.push(vec![b + 6]);
+        edges.push(if k % 3 == 2 {
+            vec![b + 7, b]
+        } else {
+            vec![b + 7]
+        });
+    }
+    edges.push(vec![]);
+    let a = analyze_cfg(ControlFlowGraph::compute(&Graph { edges }));
+    let regions = a.regions();
+    assert!(regions.len() >= 20, "{} regions", regions.len());
+    assert_eq!(regions, a.regions_exhaustively());
+}
+
 #[test]
 fn corpus_figure_3_is_structured() {
     let f = kernel(include_str!(
@@ -659,6 +721,7 @@ fn check_graph(edges: &[Vec<u32>]) {
     );
     assert_eq!(definition_1, brute_force_edges(&a), "{edges:?}");
     let regions = a.regions();
+    assert_eq!(regions, a.regions_exhaustively(), "{edges:?}");
     for e in a.ue.edges() {
         let holding: Vec<&Region<N>> = regions
             .iter()
