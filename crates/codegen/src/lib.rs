@@ -19,6 +19,7 @@ pub mod isa;
 pub mod linearize;
 pub mod linearize_ssa;
 pub mod lower;
+pub mod meld;
 pub mod mir;
 pub mod passes;
 pub mod regalloc;

@@ -144,6 +144,7 @@ pub static REGISTRY: &[Pass] = &[
     Pass::Ir(&crate::linearize_ssa::LinearizeSsa),
     Pass::Ir(&crate::converge::Converge),
     Pass::Ir(&crate::restructure::Restructure),
+    Pass::Ir(&crate::meld::Meld),
 ];
 
 /// The registered pass called `name`.
