@@ -141,7 +141,8 @@ impl Options {
 /// What the pass did to one kernel.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Stats {
-    /// Meldable divergent regions examined.
+    /// Meldable divergent regions examined, summed over the sweeps (a region left as it
+    /// was is examined again in the next sweep while other regions change).
     pub regions: u64,
     /// Subgraph pairs melded.
     pub melded: u64,
