@@ -193,6 +193,45 @@ impl SettingValue for String {
     }
 }
 
+/// A ratio between 0 and 1, written as a decimal (`0.2`), kept in thousandths so that
+/// settings stay comparable for equality.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Ratio(u32);
+
+impl Ratio {
+    /// The ratio of `thousandths` / 1000 (at most 1000).
+    pub const fn from_thousandths(thousandths: u32) -> Ratio {
+        Ratio(if thousandths > 1000 {
+            1000
+        } else {
+            thousandths
+        })
+    }
+
+    /// The ratio as a float.
+    pub fn as_f64(self) -> f64 {
+        f64::from(self.0) / 1000.0
+    }
+}
+
+impl core::fmt::Display for Ratio {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "{}", self.as_f64())
+    }
+}
+
+impl SettingValue for Ratio {
+    fn parse(s: &str) -> Result<Self, String> {
+        let x: f64 = s
+            .parse()
+            .map_err(|_| "expected a number from 0 to 1".to_string())?;
+        if !(0.0..=1.0).contains(&x) {
+            return Err("expected a number from 0 to 1".into());
+        }
+        Ok(Ratio((x * 1000.0).round() as u32))
+    }
+}
+
 macro_rules! declare_settings {
     ($( $(#[doc = $doc:literal])+ $name:ident: $ty:ty = $default:expr, check $check:expr; )+) => {
         /// The settings of a compilation. Build them with [`Settings::builder`].
@@ -359,6 +398,22 @@ declare_settings! {
     restructure_cascade: Cascade = Cascade::Depth, check anything;
     /// `restructure` leaves regions of more blocks than this as they are.
     restructure_max_blocks: u32 = 100_000, check anything;
+    /// `meld`'s profitability threshold: the least melding profitability `MP_S` (0 to 1,
+    /// the fraction of the two subgraphs' cycles melding may save; 0.5 for identical
+    /// opcode profiles) of a subgraph pair it melds, as in the paper (default 0.2). At 0
+    /// every meldable pair that aligns an instruction is melded, profitable or not.
+    meld_threshold: Ratio = Ratio::from_thousandths(200), check anything;
+    /// `meld` melds only diamonds whose two arms are single blocks jumping to the join:
+    /// branch fusion, the baseline the paper compares with.
+    meld_branch_fusion: bool = false, check anything;
+    /// `meld` does not align blocks of more instructions than this (alignment takes time
+    /// and memory quadratic in the size of the two blocks).
+    meld_align_limit: u32 = 2000, check anything;
+    /// `meld` leaves a run of unaligned instructions that cannot fault or touch memory in
+    /// the melded block, run by every lane, when it costs no more than the two branches
+    /// unpredication would add (the if-conversion of the paper's Fig. 4e). Off, every
+    /// unaligned run is unpredicated (Fig. 4d).
+    meld_if_convert: bool = true, check anything;
 }
 
 impl Settings {
@@ -423,7 +478,7 @@ mod tests {
         assert!(Settings::builder().set("verify", "maybe").is_err());
         assert!(Settings::builder().set("ptx_target", "sm_60").is_err());
         assert!(Settings::builder().set_assignment("verify").is_err());
-        assert_eq!(Settings::DESCRIPTIONS.len(), 24);
+        assert_eq!(Settings::DESCRIPTIONS.len(), 28);
         assert!(Settings::builder().set("linearize_stage", "ir").is_err());
         assert!(Settings::builder()
             .set("linearize_regions", "some")

@@ -7,7 +7,7 @@ use anyhow::{bail, Result};
 use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use warplift_codegen::mir::{dot::to_dot, MirFunction};
+use warplift_codegen::mir::{dot::to_dot_marked, MirFunction};
 use warplift_codegen::passes::Pipeline;
 use warplift_codegen::{lookup_by_name, Context};
 
@@ -71,7 +71,8 @@ pub fn run(args: &CfgArgs) -> Result<ExitCode> {
     let isa = lookup_by_name("simt", settings)?;
     let kernel = Context::new().compile_kernel(func, isa.as_ref())?;
     let text = if args.dot {
-        to_dot(&kernel.mir)
+        let marks = meld_marks(func, isa.settings())?;
+        to_dot_marked(&kernel.mir, &|b| marks.get(&b).copied())
     } else {
         edge_list(&kernel.mir)
     };
@@ -98,4 +99,37 @@ fn edge_list(func: &MirFunction) -> String {
         out.push('\n');
     }
     out
+}
+
+/// The blocks `meld` melded (green) and unpredicated (orange) when the pipeline runs it:
+/// the IR passes are run again on a copy, deterministically, to learn them.
+fn meld_marks(
+    func: &warplift_ir::Function,
+    settings: &warplift_codegen::Settings,
+) -> Result<std::collections::HashMap<warplift_ir::Block, (&'static str, &'static str)>> {
+    use warplift_codegen::meld::{meld, Options};
+    let mut marks = std::collections::HashMap::new();
+    let pipeline = Pipeline::for_settings(settings)?;
+    if !pipeline.ir.iter().any(|p| p.name() == "meld") {
+        return Ok(marks);
+    }
+    let mut f = func.clone();
+    for pass in &pipeline.ir {
+        if pass.name() == "meld" {
+            let stats = meld(&mut f, &Options::from_settings(settings));
+            for b in stats.melded_block_ids {
+                marks.insert(b, ("melded", "palegreen"));
+            }
+            for b in stats.unpredicated_block_ids {
+                marks.insert(b, ("unpredicated", "lightsalmon"));
+            }
+        } else {
+            pass.run(
+                &mut f,
+                &mut warplift_codegen::analysis::AnalysisCache::new(),
+                settings,
+            )?;
+        }
+    }
+    Ok(marks)
 }

@@ -20,4 +20,5 @@
 
 pub mod converge;
 pub mod linearize_ssa;
+pub mod meld;
 pub mod restructure;

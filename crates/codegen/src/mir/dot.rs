@@ -8,6 +8,16 @@ use core::fmt::Write;
 
 /// The CFG of `func` in Graphviz `dot` syntax.
 pub fn to_dot(func: &MirFunction) -> String {
+    to_dot_marked(func, &|_| None)
+}
+
+/// [`to_dot`], with the code blocks whose IR origin `mark` names filled in a colour and
+/// labelled (a pass's annotation: `meld` marks the blocks it melded): `mark` gives the
+/// label and the Graphviz colour.
+pub fn to_dot_marked(
+    func: &MirFunction,
+    mark: &dyn Fn(warplift_ir::Block) -> Option<(&'static str, &'static str)>,
+) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "digraph \"{}\" {{", escape(&func.name));
     let _ = writeln!(out, "    node [shape=box, fontname=monospace];");
@@ -21,8 +31,13 @@ pub fn to_dot(func: &MirFunction) -> String {
             let _ = write!(label, "\\n({})", data.kind.name());
         }
         let _ = write!(label, "\\n{} insts", data.insts.len());
+        let marked = data.origin.and_then(mark);
+        if let Some((what, _)) = marked {
+            let _ = write!(label, "\\n{what}");
+        }
+        let fill = marked.map(|(_, colour)| format!(", style=filled, fillcolor={colour}"));
         let style = match data.kind {
-            BlockKind::Code => "",
+            BlockKind::Code => fill.as_deref().unwrap_or(""),
             BlockKind::Guard => ", style=filled, fillcolor=lightgray",
             BlockKind::EdgeSplit => ", style=dashed",
         };

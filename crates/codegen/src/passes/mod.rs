@@ -174,6 +174,7 @@ pub static REGISTRY: &[Pass] = &[
     Pass::Ir(&crate::ir_passes::linearize_ssa::LinearizeSsa),
     Pass::Ir(&crate::ir_passes::converge::Converge),
     Pass::Ir(&crate::ir_passes::restructure::Restructure),
+    Pass::Ir(&crate::ir_passes::meld::Meld),
 ];
 
 /// The registered pass called `name`.

@@ -1,0 +1,504 @@
+//! Melding two corresponding subgraphs into one (Algorithm 2 and Section IV-D of the
+//! paper), with unpredication (Section IV-E) and the paper's pre-processing (Section
+//! IV-F) in block-parameter form.
+//!
+//! For each pair of corresponding blocks `(bt, bf)` a melded block `m` takes their place;
+//! its parameters stand for both blocks' parameters. Walking the instruction alignment:
+//!
+//! - an aligned pair becomes one instruction; an operand on which the two differ becomes
+//!   `select c, x_t, x_f` on the region's branch condition `c` (Fig. 3b);
+//! - a run of unaligned instructions goes under a branch on `c` (unpredication, Fig. 3c):
+//!   `m` ends in `brif c, P_t, P_f`, the true side's instructions in `P_t`, the false
+//!   side's in `P_f`, both jumping to a tail block that continues `m` and whose parameters
+//!   carry the values the run defines (the other path passes a zero, never read — the
+//!   paper's `undef`). So every store, atomic, load or division runs exactly on the lanes
+//!   that ran it before. Only a run of cheap instructions that can neither fault nor
+//!   touch memory, costing no more than the two branches unpredication adds, may stay in
+//!   `m`, run by every lane (the if-conversion the paper's Fig. 4e shows, a setting);
+//! - the terminators (paired by the isomorphism) become one, with a `select`ed condition
+//!   and arguments; an edge leaving the subgraph goes to a new block `brif c, n_t, n_f`
+//!   that sends each lane on along its own side — or, when both sides continue at the
+//!   region's join, straight there with `select`ed arguments: the lanes stay converged.
+//!
+//! Pre-processing: a value defined on one side before the subgraph (no longer dominating
+//! its uses once both sides flow into `m`) becomes a parameter of the melded entry, with a
+//! zero from the other side (the paper's Fig. 5).
+
+use super::align::{body, Step};
+use super::cost::{latency, BRANCH_LATENCY};
+use super::subgraph::Subgraph;
+use std::collections::{HashMap, HashSet};
+use warplift_ir::{Block, BlockCall, Function, Inst, InstructionData, Opcode, Type, Value};
+
+/// What one melding did.
+#[derive(Clone, Debug, Default)]
+pub struct Melded {
+    /// Blocks made by melding two blocks.
+    pub melded_blocks: Vec<Block>,
+    /// Instruction pairs melded into one.
+    pub aligned: u64,
+    /// `select`s inserted.
+    pub selects: u64,
+    /// Blocks made to run unaligned instructions under a branch.
+    pub unpredicated: Vec<Block>,
+    /// Every block this melding made.
+    pub created: Vec<Block>,
+}
+
+/// The two sides of a region around the subgraphs being melded.
+pub struct Sides<'a> {
+    /// The region's branch condition.
+    pub cond: Value,
+    /// The region's entry, where zeros are defined.
+    pub entry: Block,
+    /// The subgraphs being melded: true side, false side.
+    pub subgraphs: [&'a Subgraph; 2],
+    /// The blocks of each side before the subgraph.
+    pub before: [HashSet<Block>; 2],
+    /// The blocks of each side after the subgraph.
+    pub after: [HashSet<Block>; 2],
+}
+
+/// Can `data` run on a lane that would not have run it? Only when it touches no memory,
+/// cannot fault and has no effect but its result (integer division is kept under its
+/// branch as a target may trap on it).
+pub fn speculatable(data: &InstructionData) -> bool {
+    use Opcode::*;
+    !data.opcode().has_side_effects()
+        && !matches!(data.opcode(), Load | Sdiv | Udiv | Srem | Urem | Barrier)
+}
+
+struct Melder<'f> {
+    func: &'f mut Function,
+    cond: Value,
+    entry: Block,
+    map: HashMap<Value, Value>,
+    zeros: HashMap<Type, Value>,
+    out: Melded,
+    if_convert: bool,
+    /// The users of every value in the subgraphs and after them.
+    users: HashMap<Value, Vec<Inst>>,
+}
+
+impl Melder<'_> {
+    fn get(&self, v: Value) -> Value {
+        self.map.get(&v).copied().unwrap_or(v)
+    }
+
+    fn zero(&mut self, ty: Type) -> Value {
+        if let Some(&z) = self.zeros.get(&ty) {
+            return z;
+        }
+        let inst = self.func.dfg.make_inst(InstructionData::zero(ty), Some(ty));
+        let at = self
+            .func
+            .layout
+            .block_insts(self.entry)
+            .len()
+            .saturating_sub(1);
+        self.func.layout.insert_inst(inst, self.entry, at);
+        let z = self
+            .func
+            .dfg
+            .inst_result(inst)
+            .expect("a constant has a result");
+        self.zeros.insert(ty, z);
+        z
+    }
+
+    /// `x` where both sides agree, else `select c, x, y` appended to `block`.
+    fn select(&mut self, block: Block, x: Value, y: Value) -> Value {
+        if x == y {
+            return x;
+        }
+        let ty = self.func.dfg.value_type(x);
+        let inst = self.func.dfg.make_inst(
+            InstructionData::Ternary {
+                opcode: Opcode::Select,
+                args: [self.cond, x, y],
+            },
+            Some(ty),
+        );
+        self.func.layout.append_inst(inst, block);
+        self.out.selects += 1;
+        self.func
+            .dfg
+            .inst_result(inst)
+            .expect("select has a result")
+    }
+
+    fn new_block(&mut self, after: Block) -> Block {
+        let b = self.func.dfg.make_block();
+        self.func.layout.insert_block_after(b, after);
+        self.out.created.push(b);
+        b
+    }
+
+    /// Appends a copy of `inst` with mapped operands to `block`; maps its result.
+    fn clone_into(&mut self, inst: Inst, block: Block) -> Option<Value> {
+        let mut data = self.func.inst(inst).clone();
+        data.map_values(|v| self.map.get(&v).copied().unwrap_or(v));
+        let ty = self
+            .func
+            .dfg
+            .inst_result(inst)
+            .map(|v| self.func.dfg.value_type(v));
+        let new = self.func.dfg.make_inst(data, ty);
+        self.func.layout.append_inst(new, block);
+        self.func.srclocs[new] = self.func.srclocs[inst];
+        let res = self.func.dfg.inst_result(new);
+        if let (Some(old), Some(r)) = (self.func.dfg.inst_result(inst), res) {
+            self.map.insert(old, r);
+        }
+        res
+    }
+
+    /// Melds the aligned pair `(a, b)` into `block`.
+    fn meld_pair(&mut self, a: Inst, b: Inst, block: Block) {
+        let (da, db) = (self.func.inst(a).clone(), self.func.inst(b).clone());
+        let mut data = da.clone();
+        let args: Vec<Value> = da
+            .args()
+            .iter()
+            .zip(db.args())
+            .map(|(&x, &y)| (self.get(x), self.get(y)))
+            .collect::<Vec<_>>()
+            .into_iter()
+            .map(|(x, y)| self.select(block, x, y))
+            .collect();
+        data.args_mut().copy_from_slice(&args);
+        let ty = self
+            .func
+            .dfg
+            .inst_result(a)
+            .map(|v| self.func.dfg.value_type(v));
+        let new = self.func.dfg.make_inst(data, ty);
+        self.func.layout.append_inst(new, block);
+        self.func.srclocs[new] = self.func.srclocs[a];
+        if let Some(r) = self.func.dfg.inst_result(new) {
+            for old in [a, b] {
+                if let Some(v) = self.func.dfg.inst_result(old) {
+                    self.map.insert(v, r);
+                }
+            }
+        }
+        self.out.aligned += 1;
+    }
+
+    /// Places a run of unaligned instructions (`ts` from the true side, `fs` from the
+    /// false side) after `cur`; returns the block that continues.
+    fn gap_run(&mut self, cur: Block, ts: &[Inst], fs: &[Inst]) -> Block {
+        let all: Vec<Inst> = ts.iter().chain(fs).copied().collect();
+        let cost: u32 = all.iter().map(|&i| latency(self.func.inst(i))).sum();
+        if self.if_convert
+            && all.iter().all(|&i| speculatable(self.func.inst(i)))
+            && cost <= 2 * BRANCH_LATENCY
+        {
+            for &i in &all {
+                self.clone_into(i, cur);
+            }
+            return cur;
+        }
+        let run: HashSet<Inst> = all.iter().copied().collect();
+        let mut arms = [None, None];
+        let mut defined: Vec<(usize, Value, Value)> = Vec::new();
+        let mut last = cur;
+        for (side, list) in [ts, fs].into_iter().enumerate() {
+            if list.is_empty() {
+                continue;
+            }
+            let p = self.new_block(last);
+            last = p;
+            self.out.unpredicated.push(p);
+            arms[side] = Some(p);
+            for &i in list {
+                let old = self.func.dfg.inst_result(i);
+                let new = self.clone_into(i, p);
+                if let (Some(o), Some(n)) = (old, new) {
+                    let escapes = self
+                        .users
+                        .get(&o)
+                        .is_some_and(|us| us.iter().any(|u| !run.contains(u)));
+                    if escapes {
+                        defined.push((side, o, n));
+                    }
+                }
+            }
+        }
+        let tail = self.new_block(last);
+        // The tail's parameters carry the run's escaping values: each path passes its own
+        // value, or a zero where the value was not computed (never read there).
+        let mut zeros = Vec::with_capacity(defined.len());
+        for &(_, old, new) in &defined {
+            let ty = self.func.dfg.value_type(new);
+            let p = self.func.dfg.append_block_param(tail, ty);
+            zeros.push(self.zero(ty));
+            self.map.insert(old, p);
+        }
+        let mut dests = Vec::with_capacity(2);
+        for (side, arm) in arms.iter().enumerate() {
+            let args: Vec<Value> = defined
+                .iter()
+                .zip(&zeros)
+                .map(|(&(s, _, n), &z)| if s == side { n } else { z })
+                .collect();
+            match *arm {
+                Some(p) => {
+                    self.jump(p, tail, args);
+                    dests.push(BlockCall::new(p, []));
+                }
+                None => dests.push(BlockCall::new(tail, zeros.clone())),
+            }
+        }
+        let [d0, d1]: [BlockCall; 2] = dests.try_into().expect("two sides");
+        let br = self.func.dfg.make_inst(
+            InstructionData::Brif {
+                opcode: Opcode::Brif,
+                arg: self.cond,
+                dests: [d0, d1],
+            },
+            None,
+        );
+        self.func.layout.append_inst(br, cur);
+        tail
+    }
+
+    fn jump(&mut self, from: Block, to: Block, args: Vec<Value>) {
+        let j = self.func.dfg.make_inst(
+            InstructionData::Jump {
+                opcode: Opcode::Jump,
+                dest: BlockCall::new(to, args),
+            },
+            None,
+        );
+        self.func.layout.append_inst(j, from);
+    }
+}
+
+/// Melds the subgraphs `sides.subgraphs`, whose blocks correspond as `pairs` (in the
+/// true side's pre-order) with the instruction alignments `steps`, into one.
+pub fn meld(
+    func: &mut Function,
+    sides: &Sides,
+    pairs: &[(Block, Block)],
+    steps: &[Vec<Step>],
+    if_convert: bool,
+) -> Melded {
+    let [st, sf] = sides.subgraphs;
+    let in_sub: [HashSet<Block>; 2] = [
+        st.blocks.iter().copied().collect(),
+        sf.blocks.iter().copied().collect(),
+    ];
+    // The users of every value, in the subgraphs and the blocks after them.
+    let mut users: HashMap<Value, Vec<Inst>> = HashMap::new();
+    let later: Vec<Block> = in_sub
+        .iter()
+        .chain(&sides.after)
+        .flat_map(|s| s.iter().copied())
+        .collect();
+    for &b in &later {
+        for &i in func.layout.block_insts(b) {
+            for v in func.inst(i).all_values() {
+                users.entry(v).or_default().push(i);
+            }
+        }
+    }
+    let mut m = Melder {
+        func,
+        cond: sides.cond,
+        entry: sides.entry,
+        map: HashMap::new(),
+        zeros: HashMap::new(),
+        out: Melded::default(),
+        if_convert,
+        users,
+    };
+    // The melded blocks, with parameters standing for both blocks' parameters.
+    let mut melded: HashMap<Block, Block> = HashMap::new();
+    for &(bt, bf) in pairs {
+        let mb = m.new_block(bt);
+        m.out.melded_blocks.push(mb);
+        let (pt, pf) = (
+            m.func.dfg.block_params(bt).to_vec(),
+            m.func.dfg.block_params(bf).to_vec(),
+        );
+        for (&x, &y) in pt.iter().zip(&pf) {
+            let p = m.func.dfg.append_block_param(mb, m.func.dfg.value_type(x));
+            m.map.insert(x, p);
+            m.map.insert(y, p);
+        }
+        melded.insert(bt, mb);
+        melded.insert(bf, mb);
+    }
+    let entry = melded[&st.entry];
+    // Pre-processing: values defined on a side before the subgraphs and used in or after
+    // them enter the melded entry as parameters.
+    let mut carried: Vec<(usize, Value)> = Vec::new();
+    for side in 0..2 {
+        let mut defs: Vec<Value> = Vec::new();
+        for &b in &sides.before[side] {
+            defs.extend_from_slice(m.func.dfg.block_params(b));
+            defs.extend(
+                m.func
+                    .layout
+                    .block_insts(b)
+                    .iter()
+                    .filter_map(|&i| m.func.dfg.inst_result(i)),
+            );
+        }
+        defs.sort();
+        for v in defs {
+            if m.users.contains_key(&v) {
+                carried.push((side, v));
+            }
+        }
+    }
+    let mut extra_args: [Vec<Value>; 2] = [Vec::new(), Vec::new()];
+    for &(side, v) in &carried {
+        let ty = m.func.dfg.value_type(v);
+        let p = m.func.dfg.append_block_param(entry, ty);
+        let z = m.zero(ty);
+        for (k, args) in extra_args.iter_mut().enumerate() {
+            args.push(if k == side { v } else { z });
+        }
+        m.map.insert(v, p);
+    }
+    // Every edge into a subgraph's entry now enters the melded entry.
+    for (side, sub) in [st, sf].into_iter().enumerate() {
+        let preds: Vec<Block> = m
+            .func
+            .layout
+            .blocks()
+            .iter()
+            .copied()
+            .filter(|&b| sides.before[side].contains(&b) || b == sides.entry)
+            .collect();
+        for p in preds {
+            let Some(t) = m.func.terminator(p) else {
+                continue;
+            };
+            for call in m.func.dfg.insts[t].branch_destinations_mut() {
+                if call.block == sub.entry {
+                    call.block = entry;
+                    call.args.extend_from_slice(&extra_args[side]);
+                }
+            }
+        }
+    }
+    // The bodies and terminators, dominators first.
+    let mut exit: Option<Block> = None;
+    for (k, &(bt, bf)) in pairs.iter().enumerate() {
+        let mb = melded[&bt];
+        let (a, b) = (body(m.func, bt), body(m.func, bf));
+        let mut cur = mb;
+        let mut run: (Vec<Inst>, Vec<Inst>) = (Vec::new(), Vec::new());
+        for step in &steps[k] {
+            match *step {
+                Step::GapA(i) => run.0.push(a[i]),
+                Step::GapB(j) => run.1.push(b[j]),
+                Step::Match(i, j) => {
+                    if !run.0.is_empty() || !run.1.is_empty() {
+                        cur = m.gap_run(cur, &run.0, &run.1);
+                        run = (Vec::new(), Vec::new());
+                    }
+                    m.meld_pair(a[i], b[j], cur);
+                }
+            }
+        }
+        if !run.0.is_empty() || !run.1.is_empty() {
+            cur = m.gap_run(cur, &run.0, &run.1);
+        }
+        // The terminator.
+        let tt = m
+            .func
+            .terminator(bt)
+            .expect("a side block ends in a branch");
+        let tf = m
+            .func
+            .terminator(bf)
+            .expect("a side block ends in a branch");
+        let (dt, df) = (m.func.inst(tt).clone(), m.func.inst(tf).clone());
+        let mut data = dt.clone();
+        if let (Some(&x), Some(&y)) = (dt.args().first(), df.args().first()) {
+            let (x, y) = (m.get(x), m.get(y));
+            data.args_mut()[0] = m.select(cur, x, y);
+        }
+        let mut new_dests = Vec::new();
+        for (ct, cf) in dt
+            .branch_destinations()
+            .iter()
+            .zip(df.branch_destinations())
+        {
+            let at: Vec<Value> = ct.args.iter().map(|&v| m.get(v)).collect();
+            let af: Vec<Value> = cf.args.iter().map(|&v| m.get(v)).collect();
+            if in_sub[0].contains(&ct.block) {
+                let args: Vec<Value> = at
+                    .iter()
+                    .zip(&af)
+                    .map(|(&x, &y)| m.select(cur, x, y))
+                    .collect();
+                new_dests.push(BlockCall::new(melded[&ct.block], args));
+            } else if ct.block == cf.block {
+                // Both sides continue at the region's join: stay converged.
+                let args: Vec<Value> = at
+                    .iter()
+                    .zip(&af)
+                    .map(|(&x, &y)| m.select(cur, x, y))
+                    .collect();
+                new_dests.push(BlockCall::new(ct.block, args));
+            } else {
+                // Each lane goes back to its own side, through one block for all the
+                // subgraph's exits, whose parameters carry both sides' arguments.
+                let q = match exit {
+                    Some(q) => q,
+                    None => {
+                        let q = m.new_block(cur);
+                        let mut qt = Vec::new();
+                        let mut qf = Vec::new();
+                        for (list, target) in [(&mut qt, ct.block), (&mut qf, cf.block)] {
+                            for &p in &m.func.dfg.block_params(target).to_vec() {
+                                let ty = m.func.dfg.value_type(p);
+                                list.push(m.func.dfg.append_block_param(q, ty));
+                            }
+                        }
+                        let br = m.func.dfg.make_inst(
+                            InstructionData::Brif {
+                                opcode: Opcode::Brif,
+                                arg: sides.cond,
+                                dests: [BlockCall::new(ct.block, qt), BlockCall::new(cf.block, qf)],
+                            },
+                            None,
+                        );
+                        m.func.layout.append_inst(br, q);
+                        m.func.srclocs[br] = m.func.srclocs[tt];
+                        exit = Some(q);
+                        q
+                    }
+                };
+                let mut args = at;
+                args.extend(af);
+                new_dests.push(BlockCall::new(q, args));
+            }
+        }
+        for (d, call) in data.branch_destinations_mut().iter_mut().zip(new_dests) {
+            *d = call;
+        }
+        let term = m.func.dfg.make_inst(data, None);
+        m.func.layout.append_inst(term, cur);
+        m.func.srclocs[term] = m.func.srclocs[tt];
+    }
+    // Later blocks of the sides read the melded values.
+    for side in &sides.after {
+        for &b in side {
+            for &i in m.func.layout.block_insts(b) {
+                let map = &m.map;
+                m.func.dfg.insts[i].map_values(|v| map.get(&v).copied().unwrap_or(v));
+            }
+        }
+    }
+    for &(bt, bf) in pairs {
+        m.func.layout.remove_block(bt);
+        m.func.layout.remove_block(bf);
+    }
+    m.out
+}

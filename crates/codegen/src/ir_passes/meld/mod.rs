@@ -1,0 +1,486 @@
+//! Control-flow melding (`--passes meld`): when the two sides of a divergent branch do
+//! similar work, meld them so that the warp runs that work once, for all its lanes.
+//!
+//! The algorithm is DARM's, from "DARM: Control-Flow Melding for SIMT Thread Divergence
+//! Reduction" (CGO 2022; its longer version "Control-Flow Melding"). Take the divergent
+//! branch of bitonic sort (the paper's Fig. 1, lines 8–15; its Fig. 4a and 6a), in
+//! warplift IR: both sides compare two elements and swap them, with opposite compares.
+//!
+//! ```text
+//! block5:  brif v15, block6, block8           block5:  jump block13
+//! block6:  v24 = icmp sgt v22, v23            block13: v24 = icmp sgt v22, v23
+//!          brif v24, block7, block10                   v27 = icmp slt v22, v23
+//! block7:  store global v23, v18      ==>              v30 = select v15, v24, v27
+//!          store global v22, v21                       brif v30, block14, block10
+//!          jump block10                       block14: store global v23, v18
+//! block8:  v27 = icmp slt v22, v23                     store global v22, v21
+//!          brif v27, block9, block10                   jump block10
+//! block9:  store global v23, v18
+//!          store global v22, v21
+//!          jump block10
+//! ```
+//!
+//! Every lane now runs the stores of its own side once, with every lane active; the
+//! branch to `block14` is still divergent (it depends on the data), but the branch on
+//! `v15` is gone. The steps, each in its own module:
+//!
+//! 1. **Meldable divergent regions** ([`region`], Section IV-B, Definition 5): a block
+//!    ending in a divergent `brif` (by [`warplift_ir::divergence`]) whose successors do
+//!    not post-dominate each other; each side, up to the branch's immediate
+//!    post-dominator, is a closed acyclic subgraph. Simplification splits an edge into a
+//!    side that takes arguments.
+//! 2. **SESE subgraphs** ([`subgraph`], Definitions 3 and 6): each side is cut into a
+//!    chain of single blocks and simple regions ordered by post-dominance; two
+//!    subgraphs are meldable when both are single blocks or they are isomorphic.
+//! 3. **Profitability** ([`cost`], Section IV-C): `MP_B` of two blocks and `MP_S` of two
+//!    subgraphs from a per-opcode latency table (the emulator's latency classes).
+//! 4. **Subgraph alignment** ([`align`], Definition 7): the chains are aligned so that
+//!    the aligned pairs, each with `MP_S` at least the `meld_threshold` setting, have the
+//!    largest total profitability.
+//! 5. **Instruction alignment** ([`align`]): Smith–Waterman over the instructions of
+//!    each pair of corresponding blocks, with the paper's scoring (an aligned pair saves
+//!    its latency, less a `select` per differing operand; a gap run costs two branches).
+//! 6. **Melding** ([`codegen`], Algorithm 2, Section IV-D): aligned pairs become one
+//!    instruction with `select`s on the branch condition for differing operands;
+//!    unaligned runs go under a branch on the condition (**unpredication**, Section
+//!    IV-E), so a store, atomic, load or division never runs on a lane that would not
+//!    have run it; exits send each lane back to its own side unless both sides
+//!    continue at the region's join.
+//! 7. **Post-processing** ([`post`], Section IV-F): selects of equal operands, trivially
+//!    uniform branches and forwarding blocks left by melding are removed.
+//!
+//! As Algorithm 1, the pass repeats until no region offers a profitable pair; one pair
+//! per region is melded per sweep (the rest of the region becomes the two regions before
+//! and after the melded subgraph, aligned again on the next sweep), and regions that
+//! share no block are melded in the same sweep. Before melding a pair, the cost model
+//! checks the instruction alignment itself: the cycles of the aligned instructions and
+//! of the branch the melded terminators save must exceed the `select`s and the branches
+//! of unpredication and exits added, or the region is left unchanged. With
+//! `meld_threshold=0` every meldable pair that aligns at least one instruction (or two
+//! empty blocks) is melded, profitable or not, as the paper's sensitivity study does.
+//!
+//! The `meld_branch_fusion` setting restricts melding to diamonds whose arms are single
+//! blocks jumping to the join — branch fusion, the baseline the paper compares with
+//! (Section VI-A). Not done: region replication (melding a block with a block inside a
+//! region of the other side, Section IV-C case 2): such pairs are not meldable here.
+
+pub mod align;
+pub mod codegen;
+pub mod cost;
+pub mod post;
+pub mod region;
+pub mod subgraph;
+
+use crate::analysis::{AnalysisCache, Preserved};
+use crate::passes::{IrPass, PassError, PassReport};
+use crate::settings::Settings;
+use align::{align_insts, align_subgraphs, body, Step};
+use cost::{latency, BRANCH_LATENCY, SELECT_LATENCY};
+use std::collections::{HashMap, HashSet};
+use subgraph::Subgraph;
+use warplift_ir::cfg::{ControlFlowGraph, PostDominatorTree};
+use warplift_ir::divergence::Divergence;
+use warplift_ir::{Block, Function, Inst, Opcode, Value};
+
+/// The `meld` IR pass.
+pub struct Meld;
+
+impl IrPass for Meld {
+    fn name(&self) -> &'static str {
+        "meld"
+    }
+
+    fn description(&self) -> &'static str {
+        "Control-flow melding: meld similar subgraphs of divergent if-then-else regions (paper: DARM, CGO 2022)"
+    }
+
+    fn variants(&self) -> &'static [&'static [(&'static str, &'static str)]] {
+        &[
+            &[],
+            &[("meld_threshold", "0")],
+            &[("meld_threshold", "0"), ("meld_if_convert", "false")],
+            &[("meld_branch_fusion", "true")],
+        ]
+    }
+
+    fn run(
+        &self,
+        func: &mut Function,
+        _analyses: &mut AnalysisCache,
+        settings: &Settings,
+    ) -> Result<PassReport, PassError> {
+        // Melding recomputes its analyses after every sweep (each meld changes the CFG),
+        // so it takes none from the cache.
+        Ok(meld(func, &Options::from_settings(settings)).report())
+    }
+
+    /// A run that melded nothing left the kernel as it was.
+    fn preserved(&self, report: &PassReport) -> Preserved {
+        if report.get("regions melded") == Some(0) {
+            Preserved::ALL
+        } else {
+            Preserved::NOTHING
+        }
+    }
+}
+
+/// What the pass may do.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct Options {
+    /// The least `MP_S` of a melded pair (0 to 1; 0 melds every meldable pair).
+    pub threshold: f64,
+    /// Meld only diamonds with single-block arms (branch fusion).
+    pub branch_fusion: bool,
+    /// Blocks with more instructions than this are not aligned.
+    pub align_limit: usize,
+    /// Short runs of unaligned instructions that cannot fault stay in the melded block.
+    pub if_convert: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options::from_settings(&Settings::default())
+    }
+}
+
+impl Options {
+    /// The options the `meld_*` settings give.
+    pub fn from_settings(s: &Settings) -> Options {
+        Options {
+            threshold: s.meld_threshold.as_f64(),
+            branch_fusion: s.meld_branch_fusion,
+            align_limit: s.meld_align_limit as usize,
+            if_convert: s.meld_if_convert,
+        }
+    }
+}
+
+/// What the pass did to one kernel.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Meldable divergent regions examined, summed over the sweeps (a region left as it
+    /// was is examined again in the next sweep while other regions change).
+    pub regions: u64,
+    /// Subgraph pairs melded.
+    pub melded: u64,
+    /// Blocks made by melding two blocks.
+    pub melded_blocks: u64,
+    /// Instruction pairs melded into one.
+    pub aligned: u64,
+    /// `select`s added.
+    pub selects: u64,
+    /// Blocks added to run unaligned instructions under a branch (unpredication).
+    pub unpredicated: u64,
+    /// Blocks made by melding that are still in the kernel, in order of creation (what
+    /// `warplift cfg --dot --after meld` highlights).
+    pub melded_block_ids: Vec<Block>,
+    /// The unpredicated blocks still in the kernel.
+    pub unpredicated_block_ids: Vec<Block>,
+}
+
+impl Stats {
+    /// The statistics as a pass report.
+    pub fn report(&self) -> PassReport {
+        PassReport {
+            counts: vec![
+                ("divergent regions", self.regions),
+                ("regions melded", self.melded),
+                ("melded blocks", self.melded_blocks),
+                ("instructions aligned", self.aligned),
+                ("selects", self.selects),
+                ("unpredicated blocks", self.unpredicated),
+            ],
+        }
+    }
+}
+
+/// Runs control-flow melding on `func`.
+pub fn meld(func: &mut Function, opts: &Options) -> Stats {
+    let mut stats = Stats::default();
+    let mut melded_ids: Vec<Block> = Vec::new();
+    let mut unpred_ids: Vec<Block> = Vec::new();
+    let mut created: Vec<Block> = Vec::new();
+    // Every sweep melds at least one pair, which removes at least one block or one
+    // instruction from the sides of divergent regions; the bound only guards time.
+    let max_sweeps = 4 * func.layout.num_blocks() + func.num_placed_insts() + 16;
+    for _ in 0..max_sweeps {
+        simplify(func);
+        let cfg = ControlFlowGraph::compute(&*func);
+        let postdom = PostDominatorTree::compute(&cfg);
+        let divergence = Divergence::compute(func);
+        let mut touched: HashSet<Block> = HashSet::new();
+        let mut changed = false;
+        for &entry in cfg.reverse_post_order().iter().rev() {
+            if touched.contains(&entry) || !divergence.is_divergent_branch(entry) {
+                continue;
+            }
+            let Some(done) = meld_region(func, &cfg, &postdom, entry, opts, &touched) else {
+                continue;
+            };
+            stats.regions += 1;
+            let Some((region_blocks, m)) = done else {
+                continue;
+            };
+            touched.extend(region_blocks);
+            touched.extend(m.created.iter().copied());
+            stats.melded += 1;
+            stats.melded_blocks += m.melded_blocks.len() as u64;
+            stats.aligned += m.aligned;
+            stats.selects += m.selects;
+            stats.unpredicated += m.unpredicated.len() as u64;
+            melded_ids.extend(m.melded_blocks.iter().copied());
+            unpred_ids.extend(m.unpredicated.iter().copied());
+            let mut scope = vec![entry];
+            scope.extend(m.created.iter().copied());
+            post::cleanup(func, &scope, &scope);
+            created.extend(m.created.iter().copied());
+            changed = true;
+        }
+        if !changed {
+            break;
+        }
+    }
+    if !created.is_empty() {
+        // The forwarding blocks melding left, now that every predecessor is known.
+        let all: Vec<Block> = func.layout.blocks().to_vec();
+        post::cleanup(func, &created, &all);
+    }
+    stats.melded_block_ids = melded_ids
+        .into_iter()
+        .filter(|&b| func.layout.is_block_inserted(b))
+        .collect();
+    stats.unpredicated_block_ids = unpred_ids
+        .into_iter()
+        .filter(|&b| func.layout.is_block_inserted(b))
+        .collect();
+    stats
+}
+
+/// Region simplification: a divergent-looking two-way branch whose successor takes
+/// arguments and has the branch's block as its only predecessor gets a block of its own
+/// on that edge, so that each side starts with a block without parameters.
+fn simplify(func: &mut Function) {
+    let cfg = ControlFlowGraph::compute(&*func);
+    let blocks: Vec<Block> = func.layout.blocks().to_vec();
+    for b in blocks {
+        let Some(t) = func.terminator(b) else {
+            continue;
+        };
+        if func.inst(t).opcode() != Opcode::Brif {
+            continue;
+        }
+        let dests: Vec<Block> = func
+            .inst(t)
+            .branch_destinations()
+            .iter()
+            .map(|c| c.block)
+            .collect();
+        if dests[0] == dests[1] {
+            continue;
+        }
+        for (k, &d) in dests.iter().enumerate() {
+            if cfg.preds(d) == [b] && !func.dfg.block_params(d).is_empty() {
+                region::split_edge(func, b, k);
+            }
+        }
+    }
+}
+
+/// The outcome of one region: `None` when it is not a meldable divergent region;
+/// `Some(None)` when nothing in it is melded; otherwise the region's blocks before
+/// melding and what the melding did.
+type RegionOutcome = Option<Option<(Vec<Block>, codegen::Melded)>>;
+
+/// Examines the region headed by `entry` and melds its first profitable pair.
+fn meld_region(
+    func: &mut Function,
+    cfg: &ControlFlowGraph<Block>,
+    postdom: &PostDominatorTree<Block>,
+    entry: Block,
+    opts: &Options,
+    touched: &HashSet<Block>,
+) -> RegionOutcome {
+    let (cond, join, [t, f]) = region::candidate(func, postdom, entry)?;
+    if touched.contains(&join) {
+        return None;
+    }
+    let st = region::side(func, cfg, entry, t, join)?;
+    let sf = region::side(func, cfg, entry, f, join)?;
+    if st
+        .blocks
+        .iter()
+        .any(|b| sf.blocks.contains(b) || touched.contains(b))
+        || sf.blocks.iter().any(|b| touched.contains(b))
+    {
+        return None;
+    }
+    let ct = subgraph::chain(func, cfg, postdom, &st.blocks, t, join)?;
+    let cf = subgraph::chain(func, cfg, postdom, &sf.blocks, f, join)?;
+    if opts.branch_fusion
+        && !(ct.len() == 1 && cf.len() == 1 && ct[0].is_block() && cf[0].is_block())
+    {
+        return Some(None);
+    }
+    let too_big = |s: &Subgraph| {
+        s.blocks
+            .iter()
+            .any(|&b| func.layout.block_insts(b).len() > opts.align_limit)
+    };
+    let score = |i: usize, j: usize| {
+        if too_big(&ct[i]) || too_big(&cf[j]) {
+            return None;
+        }
+        let pairs = subgraph::correspondence(func, &ct[i], &cf[j])?;
+        let mp = cost::mp_subgraph(func, &pairs);
+        (mp >= opts.threshold).then_some(mp)
+    };
+    let alignment = align_subgraphs(ct.len(), cf.len(), score);
+    for (i, j) in alignment {
+        let pairs = subgraph::correspondence(func, &ct[i], &cf[j])?;
+        let steps: Vec<Vec<Step>> = pairs
+            .iter()
+            .map(|&(a, b)| align_insts(func, &body(func, a), &body(func, b)))
+            .collect();
+        if !worth_it(func, &pairs, &steps, [&ct[i], &cf[j]], join, opts) {
+            continue;
+        }
+        let before = [
+            ct[..i]
+                .iter()
+                .flat_map(|s| s.blocks.iter().copied())
+                .collect(),
+            cf[..j]
+                .iter()
+                .flat_map(|s| s.blocks.iter().copied())
+                .collect(),
+        ];
+        let after = [
+            ct[i + 1..]
+                .iter()
+                .flat_map(|s| s.blocks.iter().copied())
+                .collect(),
+            cf[j + 1..]
+                .iter()
+                .flat_map(|s| s.blocks.iter().copied())
+                .collect(),
+        ];
+        let sides = codegen::Sides {
+            cond,
+            entry,
+            subgraphs: [&ct[i], &cf[j]],
+            before,
+            after,
+        };
+        let mut region_blocks: Vec<Block> = vec![entry, join];
+        region_blocks.extend(st.blocks.iter().copied());
+        region_blocks.extend(sf.blocks.iter().copied());
+        let m = codegen::meld(func, &sides, &pairs, &steps, opts.if_convert);
+        return Some(Some((region_blocks, m)));
+    }
+    Some(None)
+}
+
+/// The cost model's verdict on melding two subgraphs with these block pairs and
+/// instruction alignments: the cycles saved (aligned instructions, one terminator per
+/// block pair) against those added (selects, the branches of unpredicated runs, the
+/// branches sending lanes back to their sides at the exits). With a zero threshold,
+/// any pair that aligns an instruction (or pairs empty blocks) is melded.
+fn worth_it(
+    func: &Function,
+    pairs: &[(Block, Block)],
+    steps: &[Vec<Step>],
+    subgraphs: [&Subgraph; 2],
+    join: Block,
+    opts: &Options,
+) -> bool {
+    let mut saved: i64 = 0;
+    let mut added: i64 = 0;
+    let mut matches = 0;
+    let mut empty = true;
+    // Values of the two sides that melding makes one (parameters of corresponding
+    // blocks, results of aligned pairs): operands that need no select.
+    let mut same: HashMap<Value, Value> = HashMap::new();
+    for &(a, b) in pairs {
+        for (&x, &y) in func
+            .dfg
+            .block_params(a)
+            .iter()
+            .zip(func.dfg.block_params(b))
+        {
+            same.insert(x, y);
+        }
+    }
+    let differ =
+        |same: &HashMap<Value, Value>, x: Value, y: Value| x != y && same.get(&x) != Some(&y);
+    for (&(a, b), steps) in pairs.iter().zip(steps) {
+        let (ia, ib) = (body(func, a), body(func, b));
+        empty &= ia.is_empty() && ib.is_empty();
+        saved += i64::from(BRANCH_LATENCY);
+        let mut run: Vec<Inst> = Vec::new();
+        let close = |run: &mut Vec<Inst>, added: &mut i64| {
+            if run.is_empty() {
+                return;
+            }
+            let cost: u32 = run.iter().map(|&i| latency(func.inst(i))).sum();
+            let cheap = opts.if_convert
+                && run.iter().all(|&i| codegen::speculatable(func.inst(i)))
+                && cost <= 2 * BRANCH_LATENCY;
+            if !cheap {
+                *added += 3 * i64::from(BRANCH_LATENCY);
+            }
+            run.clear();
+        };
+        for step in steps {
+            match *step {
+                Step::GapA(i) => run.push(ia[i]),
+                Step::GapB(j) => run.push(ib[j]),
+                Step::Match(i, j) => {
+                    close(&mut run, &mut added);
+                    matches += 1;
+                    saved += i64::from(latency(func.inst(ia[i])));
+                    let n = func
+                        .inst(ia[i])
+                        .args()
+                        .iter()
+                        .zip(func.inst(ib[j]).args())
+                        .filter(|&(&x, &y)| differ(&same, x, y))
+                        .count();
+                    added += n as i64 * i64::from(SELECT_LATENCY);
+                    if let (Some(x), Some(y)) =
+                        (func.dfg.inst_result(ia[i]), func.dfg.inst_result(ib[j]))
+                    {
+                        same.insert(x, y);
+                    }
+                }
+            }
+        }
+        close(&mut run, &mut added);
+        // Exits to different continuations keep a branch on the condition.
+        let (ta, tb) = (func.terminator(a), func.terminator(b));
+        if let (Some(ta), Some(tb)) = (ta, tb) {
+            let n = func
+                .inst(ta)
+                .all_values()
+                .zip(func.inst(tb).all_values())
+                .filter(|&(x, y)| differ(&same, x, y))
+                .count();
+            added += n as i64 * i64::from(SELECT_LATENCY);
+            for (x, y) in func
+                .inst(ta)
+                .branch_destinations()
+                .iter()
+                .zip(func.inst(tb).branch_destinations())
+            {
+                let exits = x.block == subgraphs[0].next;
+                if exits && !(x.block == join && y.block == join) {
+                    added += i64::from(BRANCH_LATENCY);
+                }
+            }
+        }
+    }
+    if opts.threshold <= 0.0 {
+        matches > 0 || empty
+    } else {
+        saved > added
+    }
+}

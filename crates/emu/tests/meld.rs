@@ -1,0 +1,500 @@
+//! Control-flow melding (`--passes meld`) on the emulator and the interpreter: every corpus
+//! kernel, melded under every setting variant of the pass, leaves the reference
+//! interpreter's memory at warp widths 1, 7, 32 and 64; the DARM paper's walk-through on
+//! bitonic sort (Fig. 4 and 6) melds exactly the blocks the paper melds; melding never runs
+//! a store, atomic or barrier on a lane that would not have run it (per-lane traces of
+//! random divergent kernels); melded PTX assembles; and SB1- and SB2-like kernels of the
+//! paper's Fig. 7 take fewer cycles at warp width 32.
+
+mod common;
+
+use common::{compile, each_kernel, emulate, load, References};
+use warplift_codegen::isa::ptx::ptxas::{check_assembles, ptxas_for_tests};
+use warplift_codegen::isa::simt::encode;
+use warplift_codegen::meld::{meld, Options};
+use warplift_codegen::passes::lookup;
+use warplift_codegen::{lookup_by_name, Context, Settings};
+use warplift_emu::Program;
+use warplift_ir::interp::{self, InterpConfig};
+use warplift_ir::parser::parse_functions;
+use warplift_ir::{Function, InstructionData, Opcode};
+
+/// `passes=meld` and each of the pass's setting variants, as `name=value` lists.
+fn variants() -> Vec<Vec<String>> {
+    let pass = lookup("meld").expect("meld is registered");
+    pass.variants()
+        .iter()
+        .map(|v| {
+            std::iter::once("passes=meld".to_string())
+                .chain(v.iter().map(|(n, val)| format!("{n}={val}")))
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn every_corpus_kernel_melded_leaves_the_interpreters_memory() {
+    let runs: usize = each_kernel(|name, func, prepared| {
+        let mut runs = 0;
+        let references = References::compute(name, &func, &prepared);
+        for settings in variants() {
+            let settings: Vec<&str> = settings.iter().map(String::as_str).collect();
+            let kernel = compile(&func, &settings);
+            let code = encode(&kernel.mir).unwrap_or_else(|e| panic!("{name}: {e}"));
+            let prog =
+                Program::from_code(&code).unwrap_or_else(|e| panic!("{name}: {e}\n{}", kernel.mir));
+            runs += references.check(&prog, &format!("{settings:?}"), &kernel.mir);
+        }
+        runs
+    })
+    .into_iter()
+    .sum();
+    assert!(runs >= 400, "only {runs} runs");
+}
+
+/// Each block of `func` in layout order: its opcodes, and where it branches.
+fn shape(func: &Function) -> Vec<String> {
+    func.layout
+        .blocks()
+        .iter()
+        .map(|&b| {
+            let ops: Vec<String> = func
+                .layout
+                .block_insts(b)
+                .iter()
+                .map(|&i| match func.inst(i) {
+                    InstructionData::IntCompare { cond, .. } => format!("icmp {cond}"),
+                    d if d.opcode().is_branch() => {
+                        let dests: Vec<String> = d
+                            .branch_destinations()
+                            .iter()
+                            .map(|c| c.block.to_string())
+                            .collect();
+                        format!("{} {}", d.opcode(), dests.join(" "))
+                    }
+                    d => d.opcode().to_string(),
+                })
+                .collect();
+            format!("{b}: {}", ops.join("; "))
+        })
+        .collect()
+}
+
+fn bitonic() -> Function {
+    let (_, func, _) = load("meld_bitonic_fig4.wir");
+    func
+}
+
+/// The paper's Fig. 4 and 6: the region (%B, %G) = (block5, block12) is meldable; the
+/// subgraphs (%C, %X1) and (%D, %X2) meld — here as the chain pairs ({block6, block8},
+/// {block7, block9}) and ({block10}, {block11}): three melded blocks (%C_D, %E_F,
+/// %X1_X2). The compares do not align (`slt`, `sgt`); the stores align with equal
+/// operands (no select); the one select picks the branch condition (%37). With
+/// unpredication alone (Fig. 4d, `if_convert` off) each compare runs in a block of its
+/// own under the branch condition (%P.S.1, %P.S.2); with the if-conversion of Fig. 4e
+/// they stay in %C_D. Either way the divergent branch on the sort direction is gone, and
+/// %X1_X2, empty, becomes a direct edge to %G.
+#[test]
+fn bitonic_walkthrough_melds_the_blocks_of_fig_4_and_6() {
+    let unpredicated = Options {
+        if_convert: false,
+        ..Options::default()
+    };
+    let mut f = bitonic();
+    let s = meld(&mut f, &unpredicated);
+    assert_eq!(
+        (
+            s.regions,
+            s.melded,
+            s.melded_blocks,
+            s.aligned,
+            s.selects,
+            s.unpredicated
+        ),
+        (4, 2, 3, 2, 1, 2),
+        "{f}"
+    );
+    assert_eq!(s.unpredicated_block_ids.len(), 2, "{f}");
+    // Fig. 4d / 6c: %B jumps to %C_D (block16), which runs each compare under the
+    // branch condition (%P.S.1 = block18, %P.S.2 = block19), joins in block20 with one
+    // select of the two compares (%37), branches to %E_F (block17) or straight to %G.
+    let region = |f: &Function| -> Vec<String> {
+        let got = shape(f);
+        let from = got.iter().position(|l| l.starts_with("block5:")).unwrap();
+        let to = got.iter().position(|l| l.starts_with("block12:")).unwrap();
+        got[from..=to].to_vec()
+    };
+    assert_eq!(
+        region(&f),
+        [
+            "block5: band; icmp eq; ishl; iadd; load; load; iconst; jump block16",
+            "block16: brif block18 block19",
+            "block18: icmp slt; jump block20",
+            "block19: icmp sgt; jump block20",
+            "block20: select; brif block17 block12",
+            "block17: store; store; jump block12",
+            "block12: barrier; ushr; jump block3",
+        ],
+        "{f}"
+    );
+    assert_eq!(s.melded_block_ids.len(), 2, "%X1_X2 became an edge");
+    assert_eq!(
+        s.unpredicated_block_ids
+            .iter()
+            .map(|b| b.to_string())
+            .collect::<Vec<_>>(),
+        ["block18", "block19"]
+    );
+    warplift_ir::verifier::verify_function(&f).unwrap();
+
+    let mut g = bitonic();
+    let s = meld(&mut g, &Options::default());
+    assert_eq!(
+        (
+            s.regions,
+            s.melded,
+            s.melded_blocks,
+            s.aligned,
+            s.selects,
+            s.unpredicated
+        ),
+        (2, 2, 3, 2, 1, 0),
+        "{g}"
+    );
+    // Fig. 4e: the compares stay in %C_D, run by every lane.
+    assert_eq!(
+        region(&g),
+        [
+            "block5: band; icmp eq; ishl; iadd; load; load; jump block16",
+            "block16: icmp slt; icmp sgt; select; brif block17 block12",
+            "block17: store; store; jump block12",
+            "block12: barrier; ushr; jump block3",
+        ],
+        "{g}"
+    );
+    warplift_ir::verifier::verify_function(&g).unwrap();
+}
+
+/// A small deterministic generator (an LCG), so the property test needs no seed corpus.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        self.0 >> 33
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+/// One operation of a generated arm.
+#[derive(Clone, Debug)]
+enum Op {
+    /// `acc = op acc, k`.
+    Arith(&'static str, u32),
+    /// Appends `site + (acc & 255)` to the lane's trace: load its count, store the event,
+    /// store the count plus one.
+    Trace(u32),
+    /// `acc += inp[(tid + k) & 63]`.
+    Load(u32),
+    /// `acc = sdiv acc, (acc | 1) + k` (a division only its own lanes may run).
+    Div(u32),
+    /// `atomic_rmw add` on the site's counter.
+    Atomic(u32),
+    /// `if (acc & k) != 0 { trace(site) }`: a nested, data-dependent divergent if-then.
+    If(u32, u32),
+}
+
+/// A random arm, and the other arm as a perturbation of it (so that melding has
+/// something to align, as in the paper's -R benchmarks).
+fn arms(rng: &mut Rng) -> [Vec<Op>; 2] {
+    let ops = ["iadd", "isub", "bxor", "imul", "band", "bor"];
+    let mut site = 1;
+    let one = |rng: &mut Rng, site: &mut u32| -> Op {
+        *site += 1;
+        match rng.below(6) {
+            0 => Op::Arith(ops[rng.below(6) as usize], rng.below(100) as u32 + 1),
+            1 => Op::Trace(*site * 1000),
+            2 => Op::Load(rng.below(64) as u32),
+            3 => Op::Div(rng.below(5) as u32),
+            4 => Op::Atomic(*site % 8),
+            _ => Op::If(rng.below(15) as u32 + 1, *site * 1000),
+        }
+    };
+    let n = 1 + rng.below(6);
+    let a: Vec<Op> = (0..n).map(|_| one(rng, &mut site)).collect();
+    let mut b = Vec::new();
+    for op in &a {
+        match rng.below(6) {
+            0 => {}                           // dropped
+            1 => b.push(one(rng, &mut site)), // replaced
+            2 => {
+                b.push(one(rng, &mut site)); // something inserted
+                b.push(op.clone());
+            }
+            _ => b.push(match op {
+                // Same shape, another site: the traced value differs (a select).
+                Op::Trace(s) => Op::Trace(s + 500),
+                other => other.clone(),
+            }),
+        }
+    }
+    [a, b]
+}
+
+/// The text of a kernel whose divergent branch on `tid`'s bits leads to the two arms.
+fn trace_kernel(arms: &[Vec<Op>; 2], mask: u32) -> String {
+    let mut s = String::new();
+    let mut v = 100;
+    let mut fresh = || {
+        v += 1;
+        format!("v{v}")
+    };
+    s += "kernel %meld_trace(inp: i64, log: i64, cnt: i64, out: i64) {\n";
+    s += "block0(v0: i64, v1: i64, v2: i64, v3: i64):\n";
+    s += "    v4 = thread_id x\n    v5 = uextend.i64 v4\n    v6 = iconst.i64 2\n";
+    s += "    v7 = ishl v5, v6\n    v8 = iadd v2, v7\n    v9 = iconst.i32 63\n";
+    s += "    v10 = iconst.i32 255\n    v11 = iconst.i32 1\n    v12 = iconst.i32 4\n";
+    s += "    v13 = iconst.i32 16\n    v14 = iadd v0, v7\n    v15 = load.i32 global v14\n";
+    s += &format!("    v16 = iconst.i32 {mask}\n    v17 = band v4, v16\n    v18 = iconst.i32 0\n");
+    s += "    v19 = icmp ne v17, v18\n    barrier\n    brif v19, block1, block2\n";
+    let mut blocks = 3;
+    for (k, arm) in arms.iter().enumerate() {
+        s += &format!("block{}:\n", k + 1);
+        let mut acc = "v15".to_string();
+        for op in arm {
+            let trace = |s: &mut String,
+                         fresh: &mut dyn FnMut() -> String,
+                         site: u32,
+                         acc: &str| {
+                let (n, slot, off, addr, lo, site_v, val, n1) = (
+                    fresh(),
+                    fresh(),
+                    fresh(),
+                    fresh(),
+                    fresh(),
+                    fresh(),
+                    fresh(),
+                    fresh(),
+                );
+                let (slot64, tidslot) = (fresh(), fresh());
+                *s += &format!(
+                    "    {n} = load.i32 global v8\n    {tidslot} = imul v4, v13\n    {slot} = iadd {tidslot}, {n}\n    \
+                     {slot64} = uextend.i64 {slot}\n    {off} = ishl {slot64}, v6\n    {addr} = iadd v1, {off}\n    \
+                     {lo} = band {acc}, v10\n    {site_v} = iconst.i32 {site}\n    {val} = iadd {site_v}, {lo}\n    \
+                     store global {val}, {addr}\n    {n1} = iadd {n}, v11\n    store global {n1}, v8\n"
+                );
+            };
+            match *op {
+                Op::Arith(o, c) => {
+                    let (k, r) = (fresh(), fresh());
+                    s += &format!("    {k} = iconst.i32 {c}\n    {r} = {o} {acc}, {k}\n");
+                    acc = r;
+                }
+                Op::Trace(site) => trace(&mut s, &mut fresh, site, &acc),
+                Op::Load(c) => {
+                    let (k, i, m, w, o, a, x, r) = (
+                        fresh(),
+                        fresh(),
+                        fresh(),
+                        fresh(),
+                        fresh(),
+                        fresh(),
+                        fresh(),
+                        fresh(),
+                    );
+                    s += &format!(
+                        "    {k} = iconst.i32 {c}\n    {i} = iadd v4, {k}\n    {m} = band {i}, v9\n    \
+                         {w} = uextend.i64 {m}\n    {o} = ishl {w}, v6\n    {a} = iadd v0, {o}\n    \
+                         {x} = load.i32 global {a}\n    {r} = iadd {acc}, {x}\n"
+                    );
+                    acc = r;
+                }
+                Op::Div(c) => {
+                    let (k, d, e, r) = (fresh(), fresh(), fresh(), fresh());
+                    s += &format!(
+                        "    {k} = iconst.i32 {c}\n    {d} = bor {acc}, v11\n    {e} = iadd {d}, {k}\n    {r} = sdiv {acc}, {e}\n"
+                    );
+                    acc = r;
+                }
+                Op::Atomic(c) => {
+                    let (k, a, old) = (fresh(), fresh(), fresh());
+                    s += &format!(
+                        "    {k} = iconst.i64 {}\n    {a} = iadd v3, {k}\n    {old} = atomic_rmw add global {a}, v11\n",
+                        256 + 4 * c
+                    );
+                }
+                Op::If(m, site) => {
+                    let (k, b, c) = (fresh(), fresh(), fresh());
+                    let (then, join) = (blocks, blocks + 1);
+                    blocks += 2;
+                    s += &format!(
+                        "    {k} = iconst.i32 {m}\n    {b} = band {acc}, {k}\n    {c} = icmp ne {b}, v18\n    \
+                         brif {c}, block{then}, block{join}\nblock{then}:\n"
+                    );
+                    trace(&mut s, &mut fresh, site, &acc);
+                    s += &format!("    jump block{join}\nblock{join}:\n");
+                }
+            }
+        }
+        s += &format!("    jump block999({acc})\n");
+    }
+    let join = 999;
+    s += &format!(
+        "block{join}(v99: i32):\n    barrier\n    v98 = iadd v3, v7\n    store global v99, v98\n    return\n}}\n"
+    );
+    s
+}
+
+/// The buffers the interpreter leaves after running `func` (64 threads, one warp of 32
+/// lanes for `lane_id`, which the kernels do not read).
+fn traces(func: &Function) -> Vec<Vec<u8>> {
+    let launch = warplift_ir::launch::LaunchBuilder::new()
+        .block([64])
+        .random::<i32>("inp", 64, 11)
+        .zeros::<i32>("log", 64 * 16)
+        .zeros::<i32>("cnt", 64)
+        .zeros::<i32>("out", 64 + 8)
+        .build();
+    let mut prepared = launch.prepare(func).unwrap();
+    let config = InterpConfig {
+        warp_width: 32,
+        ..Default::default()
+    };
+    interp::run(func, &mut prepared, &config).unwrap_or_else(|e| panic!("{e}\n{func}"));
+    prepared
+        .memory
+        .buffers
+        .iter()
+        .map(|b| b.bytes.clone())
+        .collect()
+}
+
+/// The property of unpredication (Section IV-E): every lane runs exactly the side
+/// effects it ran before melding, in the same order, with the same values. Each store
+/// event appends to the lane's own trace (its count, then the event), atomics count per
+/// site, nested data-dependent branches guard some events, and loads and divisions stand
+/// between them; the arms are perturbations of each other, so that melding aligns some of
+/// their stores and leaves others unaligned. Under every setting variant the traces after
+/// melding equal those before, and barriers stay where they were.
+#[test]
+fn melding_never_runs_a_side_effect_on_a_lane_that_would_not_have_run_it() {
+    let mut rng = Rng(0x5eed);
+    let (mut melded, mut unpredicated, mut aligned_stores) = (0, 0, 0);
+    let settings = [
+        Options::default(),
+        Options {
+            threshold: 0.0,
+            ..Options::default()
+        },
+        Options {
+            threshold: 0.0,
+            if_convert: false,
+            ..Options::default()
+        },
+    ];
+    for case in 0..60 {
+        let arms = arms(&mut rng);
+        let mask = [1u32, 2, 5, 16, 33][case % 5];
+        let text = trace_kernel(&arms, mask);
+        let func = parse_functions(&text)
+            .unwrap_or_else(|e| panic!("{e}\n{text}"))
+            .remove(0);
+        warplift_ir::verifier::verify_function(&func).unwrap_or_else(|e| panic!("{e:?}\n{text}"));
+        let before = traces(&func);
+        let barriers = |f: &Function| {
+            f.layout
+                .insts()
+                .filter(|&i| f.inst(i).opcode() == Opcode::Barrier)
+                .count()
+        };
+        for opts in &settings {
+            let mut after = func.clone();
+            let stats = meld(&mut after, opts);
+            warplift_ir::verifier::verify_function(&after)
+                .unwrap_or_else(|e| panic!("{e:?}\n{after}\nfrom\n{text}"));
+            assert_eq!(barriers(&after), barriers(&func));
+            assert!(
+                traces(&after) == before,
+                "case {case} {opts:?}: traces differ\n{after}\nfrom\n{text}"
+            );
+            melded += stats.melded;
+            unpredicated += stats.unpredicated;
+            aligned_stores += after
+                .layout
+                .insts()
+                .filter(|&i| after.inst(i).opcode() == Opcode::Store)
+                .count() as i64
+                - func
+                    .layout
+                    .insts()
+                    .filter(|&i| func.inst(i).opcode() == Opcode::Store)
+                    .count() as i64;
+        }
+    }
+    // The test is not vacuous: melding happened, unaligned side effects were
+    // unpredicated, and stores of both arms became one.
+    assert!(melded >= 60, "only {melded} melds");
+    assert!(
+        unpredicated >= 30,
+        "only {unpredicated} unpredicated blocks"
+    );
+    assert!(
+        aligned_stores <= -30,
+        "only {} stores melded",
+        -aligned_stores
+    );
+}
+
+/// Cycles at warp width 32: the baseline, branch fusion and `meld`.
+fn cycles(file: &str) -> (u64, u64, u64) {
+    let (_, func, prepared) = load(file);
+    let run = |settings: &[&str]| emulate(&func, &prepared, settings, 32).cycles;
+    (
+        run(&[]),
+        run(&["passes=meld", "meld_branch_fusion=true"]),
+        run(&["passes=meld"]),
+    )
+}
+
+/// The paper's synthetic patterns (Fig. 7) at warp width 32: SB1 (a diamond with
+/// identical arms) melds under both branch fusion and `meld`, SIMT efficiency rising to
+/// 1; SB2 (if-then regions on both sides) only under `meld`; bitonic sort gains from
+/// melding the compare-and-swap regions, which branch fusion cannot touch.
+#[test]
+fn melding_saves_cycles_on_sb1_sb2_and_bitonic_sort_at_warp_width_32() {
+    assert_eq!(cycles("meld_sb1.wir"), (4920, 3192, 3192));
+    assert_eq!(cycles("meld_sb2.wir"), (6008, 6008, 4760));
+    assert_eq!(cycles("meld_bitonic_fig4.wir"), (2631, 2631, 2472));
+    let (_, func, prepared) = load("meld_sb1.wir");
+    let after = emulate(&func, &prepared, &["passes=meld"], 32);
+    assert_eq!(after.simt_efficiency, 1.0);
+}
+
+/// The PTX of every corpus kernel melded (threshold 0: everything meldable) is accepted
+/// by `ptxas`.
+#[test]
+fn melded_ptx_assembles() {
+    let Some(ptxas) = ptxas_for_tests() else {
+        return;
+    };
+    let checked = each_kernel(|name, func, _| {
+        let settings = ["passes=meld", "meld_threshold=0"];
+        let mut b = Settings::builder();
+        for s in settings {
+            b.set_assignment(s).unwrap();
+        }
+        let isa = lookup_by_name("ptx", b.finish()).unwrap();
+        let code = Context::new()
+            .compile(&func, isa.as_ref())
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let ptx = code.text().expect("PTX is text");
+        check_assembles(&ptxas, ptx).unwrap_or_else(|e| panic!("{name} {settings:?}: {e}"));
+    })
+    .len();
+    assert!(checked >= 50, "only {checked} kernels assembled");
+}
