@@ -594,8 +594,8 @@ fn bad_specs_name_the_line_and_the_key() {
             ":3: kernels[0].files: `no/such/*.wir` names no kernel file",
         ),
         (
-            format!("{good}[[pipelines]]\nname = \"m\"\npasses = [\"meld\"]\n"),
-            ":8: pipelines[1].passes: unknown pass `meld`",
+            format!("{good}[[pipelines]]\nname = \"m\"\npasses = [\"nonesuch\"]\n"),
+            ":8: pipelines[1].passes: unknown pass `nonesuch`",
         ),
         (
             format!("{good}settings = {{ no_such_setting = 1 }}\n"),
