@@ -498,3 +498,22 @@ fn melded_ptx_assembles() {
     .len();
     assert!(checked >= 50, "only {checked} kernels assembled");
 }
+
+/// A run that melds nothing (no pair reaches a threshold of 1: identical subgraphs score
+/// 0.5) hands every corpus kernel back exactly as it came, region simplification
+/// included.
+#[test]
+fn a_run_that_melds_nothing_leaves_the_kernel_unchanged() {
+    let kernels = each_kernel(|name, func, _| {
+        let mut melded = func.clone();
+        let opts = Options {
+            threshold: 1.0,
+            ..Options::default()
+        };
+        let stats = meld(&mut melded, &opts);
+        assert_eq!(stats.melded, 0, "{name}");
+        assert_eq!(melded.to_string(), func.to_string(), "{name}");
+    })
+    .len();
+    assert!(kernels >= 50, "only {kernels} kernels");
+}

@@ -200,6 +200,9 @@ pub fn meld(func: &mut Function, opts: &Options) -> Stats {
     let mut melded_ids: Vec<Block> = Vec::new();
     let mut unpred_ids: Vec<Block> = Vec::new();
     let mut created: Vec<Block> = Vec::new();
+    // Region simplification splits edges before it knows whether any pair will pay; a run
+    // that melds nothing hands the kernel back exactly as it came.
+    let original = func.clone();
     // Every sweep melds at least one pair, which removes at least one block or one
     // instruction from the sides of divergent regions; the bound only guards time.
     let max_sweeps = 4 * func.layout.num_blocks() + func.num_placed_insts() + 16;
@@ -239,6 +242,10 @@ pub fn meld(func: &mut Function, opts: &Options) -> Stats {
         if !changed {
             break;
         }
+    }
+    if stats.melded == 0 {
+        *func = original;
+        return stats;
     }
     if !created.is_empty() {
         // The forwarding blocks melding left, now that every predecessor is known.
