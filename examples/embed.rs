@@ -21,7 +21,8 @@
 //! It is built with the `FunctionBuilder` and `Variable`s, verified, printed, compiled for
 //! PTX (sm_80) and for the SIMT target with and without `linearize`, run on the emulator at
 //! warp widths 32 and 8 with a launch built in code, and read back; every result must
-//! equal the Rust computation and the reference interpreter's.
+//! equal the Rust computation and the reference interpreter's. Last, a study sweeps it over
+//! both pipelines and both widths on all cores and writes its tables and plots.
 
 use std::error::Error;
 use warplift::codegen::{lookup, lookup_by_name, Context, Settings};
@@ -32,6 +33,7 @@ use warplift::ir::interp::InterpConfig;
 use warplift::ir::launch::Launch;
 use warplift::ir::verifier::verify_function;
 use warplift::ir::{AddrSpace, Dim, Function, IntCC, Param, Signature, Type};
+use warplift::study::{RunOptions, Study};
 use warplift::target_lexicon::triple;
 
 /// Builds the kernel (see the file's documentation).
@@ -209,5 +211,41 @@ fn main() -> Result<(), Box<dyn Error>> {
         }
     }
     println!("every run equals the Rust computation and the interpreter");
+
+    // A study: the kernel, written to a file, swept over both pipelines and both widths.
+    let dir = std::env::temp_dir().join(format!("warplift-embed-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    std::fs::write(dir.join("accumulate.wir"), func.to_string())?;
+    let spec = format!(
+        r#"
+        name = "embed"
+        [sweep]
+        warp_width = [8, 32]
+        [[kernels]]
+        files = "accumulate.wir"
+        [kernels.launch]
+        grid = [3]
+        block = [32]
+        args = {{ n = {n}, lo = {lo}, hi = {hi} }}
+        buffers.x = {{ type = "i32", init = "values", values = {x:?} }}
+        buffers.count = {{ type = "i32", init = "values", values = {count:?} }}
+        buffers.out = {{ type = "i32", len = {n} }}
+        [[pipelines]]
+        name = "base"
+        [[pipelines]]
+        name = "linearize"
+        passes = ["linearize"]
+        "#
+    );
+    // Relative paths in a spec start at its path (here a name: the file need not exist).
+    let study = Study::from_str(&spec, dir.join("embed.toml"))?;
+    let results = study.run(&RunOptions::default())?;
+    assert_eq!(results.rows().count(), 4);
+    for row in results.rows() {
+        assert_eq!(row.status, "ok"); // its memory equals the interpreter's
+        println!("{}: {:?} cycles", row.key, row.get("cycles"));
+    }
+    study.write_outputs(&dir.join("out"), &results)?; // CSV, JSON, summary, plots, index
+    std::fs::remove_dir_all(&dir)?;
     Ok(())
 }

@@ -9,6 +9,9 @@
 //!   PTX and SIMT-bytecode targets, and the [`codegen::Context`] that runs them;
 //! - [`emu`]: the multi-warp SIMT emulator that runs the bytecode and measures it;
 //! - [`target_lexicon`]: the target triples [`codegen::lookup`] takes;
+//! - `study` (the default feature `study`): the engine of `warplift study` — load a study
+//!   spec, run its kernels x pipelines x machines on all cores, get one typed row per run,
+//!   write its tables and plots (see `warplift_study` and docs/studies.md);
 //! - [`run_object`] and [`interpret`]: one call each to run a compiled object on the
 //!   emulator or a kernel on the reference interpreter, returning the memory the run left
 //!   and its statistics as a [`Run`] (see [`mod@exec`]).
@@ -104,6 +107,36 @@
 //!
 //! **Launch, run, read back, interpret**: [`mod@exec`] shows a launch built in code run
 //! on the emulator and on the interpreter, and the results read back as typed vectors.
+//!
+//! **Sweep** kernels over pipelines and machines with a study (feature `study`, on by
+//! default), from a spec file or its text:
+//!
+//! ```
+//! # #[cfg(feature = "study")] {
+//! use warplift::study::{RunOptions, Study};
+//!
+//! let spec = r#"
+//!     name = "fig1"
+//!     [[kernels]]
+//!     files = "tests/corpus/short_circuit_fig1.wir"
+//!     [[pipelines]]
+//!     name = "base"
+//!     [[pipelines]]
+//!     name = "O3"
+//!     passes = ["linearize"]
+//!     settings = { linearize_opt = 3, linearize_regions = "kernel" }
+//! "#;
+//! // Relative paths start at the spec's path (here: the repository root).
+//! let study = Study::from_str(spec, concat!(env!("CARGO_MANIFEST_DIR"), "/fig1.toml"))?;
+//! let results = study.run(&RunOptions::default())?;
+//! let redundant = |p: &str| {
+//!     let row = results.row(&format!("short_circuit_fig1|{p}|default")).unwrap();
+//!     row.get("redundant_block_executions").unwrap()
+//! };
+//! assert!(redundant("O3") < redundant("base"));
+//! # }
+//! # Ok::<(), anyhow::Error>(())
+//! ```
 
 pub mod exec;
 
@@ -112,3 +145,5 @@ pub use warplift_codegen as codegen;
 pub use warplift_codegen::target_lexicon;
 pub use warplift_emu as emu;
 pub use warplift_ir as ir;
+#[cfg(feature = "study")]
+pub use warplift_study as study;

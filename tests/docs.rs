@@ -87,7 +87,12 @@ fn docs_use_the_paths_an_embedder_writes() {
     }
     for doc in docs {
         let text = read(&doc);
-        for krate in ["warplift_ir::", "warplift_codegen::", "warplift_emu::"] {
+        for krate in [
+            "warplift_ir::",
+            "warplift_codegen::",
+            "warplift_emu::",
+            "warplift_study::",
+        ] {
             assert!(
                 !text.contains(krate),
                 "{doc} uses `{krate}`: an embedder depending on `warplift` writes `warplift::{}::`",

@@ -8,11 +8,12 @@ mod codegen_args;
 mod commands;
 mod launch_args;
 mod output;
-mod source;
+mod progress;
 mod watch;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
+use warplift_study::source;
 
 /// A retargetable compiler backend for SIMT kernels.
 #[derive(Parser)]

@@ -194,11 +194,31 @@ fn a_small_study_matches_individual_runs_and_draws_its_series() {
             ("max_stack_depth", &stats["max_stack_depth"]),
             ("transactions_global", &stats["transactions"]["global"]),
             ("transactions_shared", &stats["transactions"]["shared"]),
+            ("transactions_local", &stats["transactions"]["local"]),
         ] {
             assert_eq!(r[column], stat.to_string(), "{column} of {r:?}");
         }
-        let eff: f64 = r["simt_efficiency"].parse().unwrap();
-        assert_eq!(eff, stats["simt_efficiency"].as_f64().unwrap(), "{r:?}");
+        for column in ["simt_efficiency", "occupancy"] {
+            let ours: f64 = r[column].parse().unwrap();
+            assert_eq!(ours, stats[column].as_f64().unwrap(), "{column} of {r:?}");
+        }
+        // The static numbers equal those `warplift compile --stats` prints:
+        // `%k: N IR instructions -> L lowered -> F final in B blocks; ...`.
+        let object = dir.join("k.o");
+        let mut args = vec!["compile", r["file"].as_str(), "--stats", "-o"];
+        args.push(object.to_str().unwrap());
+        args.extend(["--set", "linearize_regions=kernel"]);
+        if r["pipeline"] == "O3" {
+            args.extend(["--passes", "linearize", "--set", "linearize_opt=3"]);
+        }
+        let o = warplift(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let err = stderr(&o);
+        let tail = err.split(" -> ").nth(2).unwrap_or_else(|| panic!("{err}"));
+        let words: Vec<&str> = tail.split_whitespace().collect();
+        assert_eq!(words[1..3], ["final", "in"], "{err}");
+        assert_eq!(r["static_instructions"], words[0], "{err}");
+        assert_eq!(r["static_blocks"], words[3], "{err}");
     }
     // Linearization removes Figure 1's redundant executions at width 4 (the paper's 3).
     let fig1 = |p: &str| {
@@ -602,6 +622,24 @@ fn bad_specs_name_the_line_and_the_key() {
             ":6: pipelines[0].settings.no_such_setting: unknown setting `no_such_setting`",
         ),
         (
+            format!("{good}settings = {{ linearize_opt = \"high\" }}\n"),
+            ":6: pipelines[0].settings.linearize_opt:",
+        ),
+        (
+            format!(
+                "{good}[[paper]]\nwhat = \"x\"\npaper = 1.0\nmetric = \"cycles\"\n\
+                 pipeline = \"base\"\nkernels = [\"nope*\"]\n"
+            ),
+            ":11: paper[0].kernels: no kernel of the study matches",
+        ),
+        (
+            format!(
+                "{good}[[paper]]\nwhat = \"x\"\npaper = 1.0\nmetric = \"speed\"\n\
+                 pipeline = \"base\"\n"
+            ),
+            ":9: paper[0].metric: unknown quantity `speed`",
+        ),
+        (
             format!("{good}[sweep]\nwarp_width = [8]\nwarp_wdth = [4]\n"),
             ":8: sweep.warp_wdth: unknown machine parameter",
         ),
@@ -660,12 +698,23 @@ fn bad_specs_name_the_line_and_the_key() {
     }
 }
 
+/// Every spec in studies/.
+fn shipped_specs() -> Vec<String> {
+    let mut specs: Vec<String> = std::fs::read_dir(repo_root().join("studies"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .map(|p| format!("studies/{}", p.file_name().unwrap().to_string_lossy()))
+        .collect();
+    specs.sort();
+    specs
+}
+
 #[test]
-fn the_shipped_specs_plan_or_name_the_pass_they_lack() {
-    for spec in [
-        "studies/anantpur-tables.toml",
-        "studies/anantpur-sensitivity.toml",
-    ] {
+fn every_shipped_spec_plans() {
+    let specs = shipped_specs();
+    assert_eq!(specs.len(), 5, "{specs:?}");
+    for spec in &specs {
         let o = warplift(&["study", spec, "--dry-run"]);
         assert!(o.status.success(), "{spec}: {}", stderr(&o));
     }
@@ -677,31 +726,60 @@ fn the_shipped_specs_plan_or_name_the_pass_they_lack() {
         ),
         "{text}"
     );
-    // The passes of these papers are not in the registry yet: each spec names its own.
-    for (spec, pass) in [
-        ("studies/reissmann-restructuring.toml", "restructure"),
-        ("studies/darm-melding.toml", "meld"),
-        ("studies/csc-microbenchmarks.toml", "converge"),
-    ] {
-        let registered = warplift(&["passes"]);
-        if String::from_utf8_lossy(&registered.stdout)
-            .lines()
-            .any(|l| l.split_whitespace().next() == Some(pass))
-        {
-            let o = warplift(&["study", spec, "--dry-run"]);
-            assert!(o.status.success(), "{spec}: {}", stderr(&o));
-            continue;
-        }
-        let o = warplift(&["study", spec, "--dry-run"]);
-        assert_eq!(o.status.code(), Some(1), "{spec}");
-        let want = format!("error: {spec}:");
-        let err = stderr(&o);
-        assert!(err.starts_with(&want), "{err}");
-        assert!(
-            err.contains(&format!(
-                "pipelines[1].passes: unknown pass `{pass}`: this warplift has no such pass"
-            )),
-            "{err}"
-        );
+}
+
+/// Every shipped spec runs end to end: a sample of each (one run in 40, as a shard) is
+/// compiled, run and checked against the interpreter, cheaply; whole studies are left to
+/// docs/studies.md's commands.
+#[test]
+fn a_sample_of_every_shipped_spec_runs() {
+    let dir = temp_dir("shipped");
+    for spec in shipped_specs() {
+        let name = Path::new(&spec)
+            .file_stem()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        let out = dir.join(&name);
+        let o = warplift(&[
+            "study",
+            &spec,
+            "--shard",
+            "1/40",
+            "--out",
+            out.to_str().unwrap(),
+            "-q",
+        ]);
+        assert!(o.status.success(), "{spec}: {}", stderr(&o));
+        let rows = std::fs::read_to_string(out.join("results.csv")).unwrap();
+        assert!(rows.lines().count() > 1, "{spec}: {rows}");
     }
+}
+
+/// The whole CSC study is small: it runs, and prints the paper's number beside ours.
+#[test]
+fn the_csc_study_runs_and_prints_the_papers_number() {
+    let dir = temp_dir("csc");
+    let out = dir.join("out");
+    let o = warplift(&[
+        "study",
+        "studies/csc-microbenchmarks.toml",
+        "--out",
+        out.to_str().unwrap(),
+        "-q",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    let line = summary
+        .lines()
+        .find(|l| l.contains("up to 26x"))
+        .unwrap_or_else(|| panic!("{summary}"));
+    // | what | pipeline | quantity | paper | warplift |
+    let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+    assert_eq!(cells[2], "converge", "{line}");
+    assert_eq!(cells[3], "min of transactions_global", "{line}");
+    assert_eq!(cells[4], "0.038", "{line}");
+    let ours: f64 = cells[5].parse().unwrap_or_else(|_| panic!("{line}"));
+    // Converge removes global transactions somewhere, and never adds them in all kernels.
+    assert!(ours > 0.0 && ours < 1.0, "{line}");
 }

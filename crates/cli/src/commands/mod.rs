@@ -6,7 +6,6 @@ pub mod compile;
 pub mod divergence;
 pub mod fmt;
 pub mod interp;
-pub mod measure;
 pub mod objdump;
 pub mod report;
 pub mod restructure_experiment;

@@ -15,16 +15,14 @@
 //!
 //! The report is a fixed study: its columns are the pipelines, its kernels every kernel
 //! of the files named, its machine the one of the flags, and the runs go through the
-//! study's engine ([`crate::commands::study::engine`]), in parallel. This file holds the
+//! study's engine ([`warplift_study::engine`]), in parallel. This file holds the
 //! command line, the columns and the driver, [`kernels`] a kernel's runs gathered by
 //! column, and [`tables`] the text and JSON.
 
 mod kernels;
 mod tables;
 
-use crate::commands::measure;
 use crate::commands::run::MachineArgs;
-use crate::commands::study::engine;
 use crate::source;
 use anyhow::{anyhow, bail, Result};
 use clap::{Args, ValueEnum};
@@ -33,6 +31,7 @@ use std::process::ExitCode;
 use warplift_codegen::settings::SettingsBuilder;
 use warplift_codegen::Settings;
 use warplift_ir::launch::Launch;
+use warplift_study::{engine, measure};
 
 use kernels::KernelReport;
 
@@ -280,7 +279,7 @@ pub fn run(args: &ReportArgs) -> Result<ExitCode> {
     }
     let options = engine::Options {
         threads: None,
-        progress: false,
+        progress: None,
         ptxas,
         what: "column",
         stop: None,

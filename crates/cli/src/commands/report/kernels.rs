@@ -1,7 +1,7 @@
 //! One kernel of the report in every column, gathered from the engine's runs.
 
-use crate::commands::measure::{Measured, Outcome};
 use std::path::PathBuf;
+use warplift_study::measure::{Measured, Outcome};
 
 /// One kernel in every column.
 #[derive(Clone, Debug, PartialEq)]

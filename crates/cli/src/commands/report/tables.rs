@@ -11,10 +11,10 @@
 
 use super::kernels::KernelReport;
 use super::Column;
-use crate::commands::measure::{Dynamic, Outcome, Ptxas, Static};
 use serde_json::{json, Value};
 use std::fmt::Write as _;
 use warplift_emu::MachineConfig;
+use warplift_study::measure::{Dynamic, Outcome, Ptxas, Static};
 
 /// Everything the report shows.
 pub struct Report<'a> {

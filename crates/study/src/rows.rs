@@ -8,8 +8,8 @@
 //! the only numbers that differ between two runs of the same study: tables and plots
 //! leave them out.
 
-use super::engine::Done;
-use crate::commands::measure::Outcome;
+use crate::engine::Done;
+use crate::measure::Outcome;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 

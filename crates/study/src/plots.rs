@@ -5,12 +5,15 @@
 //! kernels along a swept machine parameter (geometric for speedups, arithmetic for
 //! counts).
 //!
+//! Grids have a line at each labelled value only: plotters' default of ten fainter lines
+//! between labels made drawing the grid most of a small study's whole cost of plotting.
+//!
 //! Every series has a legend entry naming it (the pipeline, or the group), so a plot's
 //! SVG names the series it draws. The drawing depends only on the rows' metrics, never
 //! on timings, so a study's plots are the same byte for byte however it was run.
 
-use super::plan::Plot;
-use super::summary::{geomean, Results};
+use crate::plan::Plot;
+use crate::summary::{geomean, Results};
 use anyhow::{anyhow, Result};
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -52,7 +55,7 @@ fn colour(i: usize) -> RGBColor {
 /// mean for speedups, which are ratios, and the arithmetic mean for the other metrics,
 /// which are counts (often zero, which a geometric mean cannot take).
 fn aggregate(metric: &str, values: impl Iterator<Item = f64>) -> Option<f64> {
-    if metric == super::rows::SPEEDUP {
+    if metric == crate::rows::SPEEDUP {
         return geomean(values);
     }
     let (sum, n) = values.fold((0.0, 0u32), |(s, n), v| (s + v, n + 1));
@@ -61,7 +64,7 @@ fn aggregate(metric: &str, values: impl Iterator<Item = f64>) -> Option<f64> {
 
 /// What [`aggregate`] takes, for axis titles.
 fn aggregate_name(metric: &str) -> &'static str {
-    if metric == super::rows::SPEEDUP {
+    if metric == crate::rows::SPEEDUP {
         "geomean"
     } else {
         "mean"
@@ -117,6 +120,7 @@ fn bars(
         .map_err(err)?;
     chart
         .configure_mesh()
+        .max_light_lines(0)
         .disable_x_mesh()
         .disable_x_axis()
         .y_desc(plot.metric.as_str())
@@ -136,7 +140,7 @@ fn bars(
             .label(meta.pipelines[p].label.as_str())
             .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 10, y + 5)], c.filled()));
     }
-    if plot.metric == super::rows::SPEEDUP {
+    if plot.metric == crate::rows::SPEEDUP {
         chart
             .draw_series(LineSeries::new(
                 [(0.0, 1.0), (nk as f64, 1.0)],
@@ -223,6 +227,7 @@ fn boxes(
         .map_err(err)?;
     chart
         .configure_mesh()
+        .max_light_lines(0)
         .disable_x_mesh()
         .disable_x_axis()
         .y_desc(plot.metric.as_str())
@@ -365,6 +370,7 @@ fn scatter(
         .map_err(err)?;
     chart
         .configure_mesh()
+        .max_light_lines(0)
         .x_desc(format!("{} ({})", plot.metric, meta.pipelines[b].label))
         .y_desc(format!("{} (pipeline)", plot.metric))
         .draw()
@@ -462,6 +468,7 @@ fn lines(
     let categorical = numeric.is_none();
     chart
         .configure_mesh()
+        .max_light_lines(0)
         .x_desc(x_param)
         .y_desc(format!(
             "{} ({} over kernels)",

@@ -191,8 +191,12 @@ pub struct ClaimSpec {
     /// The pipeline compared with the baseline.
     pub pipeline: Spanned<String>,
     /// How kernels are combined: `geomean` of per-kernel ratios over the baseline
-    /// (default), `total` ratio of sums, or `mean` of the pipeline's values.
+    /// (default), `total` ratio of sums, `mean` of the pipeline's values, `min` or `max`
+    /// of the per-kernel ratios, or `max_increase`, the largest pipeline-minus-baseline
+    /// difference.
     pub statistic: Option<Spanned<String>>,
+    /// Only the kernels whose names match one of these glob patterns (default: all).
+    pub kernels: Option<Spanned<Vec<String>>>,
     /// Only the machines with these parameter values (default: the first machine).
     pub machine: Option<Spanned<toml::Table>>,
 }

@@ -21,8 +21,12 @@ pub fn read_text(path: &Path) -> Result<String> {
 
 /// Reads and parses every kernel of `path`.
 pub fn parse_file(path: &Path) -> Result<Vec<Function>> {
-    let text = read_text(path)?;
-    parse_functions(&text).map_err(|e| anyhow::anyhow!("{}:{e}", path.display()))
+    parse_text(path, &read_text(path)?)
+}
+
+/// Parses every kernel of `text`, read from `path`.
+pub fn parse_text(path: &Path, text: &str) -> Result<Vec<Function>> {
+    parse_functions(text).map_err(|e| anyhow::anyhow!("{}:{e}", path.display()))
 }
 
 /// Reads, parses and verifies every kernel of `path`.

@@ -6,8 +6,8 @@
 //! ratio of another metric is the pipeline's value over the baseline's. Summary rows
 //! take the geometric mean of the kernels that have a value in every column shown.
 
-use super::plan::{Claim, Meta};
-use super::rows::{self, Row, SPEEDUP};
+use crate::plan::{Claim, Meta};
+use crate::rows::{self, Row, SPEEDUP};
 use std::fmt::Write as _;
 
 /// The rows of a study by kernel, pipeline and machine.
@@ -29,11 +29,9 @@ pub fn geomean(values: impl IntoIterator<Item = f64>) -> Option<f64> {
 
 /// A value for a table cell: integers plainly, others with three decimals.
 pub fn fmt_value(v: f64) -> String {
-    if v.fract() == 0.0 && v.abs() < 1e15 {
-        format!("{}", v as i64)
-    } else {
-        format!("{v:.3}")
-    }
+    let mut s = String::new();
+    push_value(&mut s, v);
+    s
 }
 
 impl<'a> Results<'a> {
@@ -88,8 +86,9 @@ impl<'a> Results<'a> {
         let pairs = || {
             c.machines
                 .iter()
-                .flat_map(move |&m| (0..self.meta.kernels.len()).map(move |k| (k, m)))
+                .flat_map(move |&m| c.kernels.iter().map(move |&k| (k, m)))
         };
+        let ratios = || pairs().filter_map(|(k, m)| self.ratio(&c.metric, k, c.pipeline, m));
         match c.statistic.as_str() {
             "total" => {
                 let (mut base, mut this) = (0.0, 0.0);
@@ -110,25 +109,34 @@ impl<'a> Results<'a> {
                     .collect();
                 (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
             }
-            _ => geomean(pairs().filter_map(|(k, m)| self.ratio(&c.metric, k, c.pipeline, m))),
+            "min" => ratios().reduce(f64::min),
+            "max" => ratios().reduce(f64::max),
+            "max_increase" => pairs()
+                .filter_map(|(k, m)| {
+                    let base = self.value(&c.metric, k, b, m)?;
+                    Some(self.value(&c.metric, k, c.pipeline, m)? - base)
+                })
+                .reduce(f64::max),
+            _ => geomean(ratios()),
         }
     }
 
-    /// A run's cell: its value, or why there is none.
-    fn cell(&self, q: &str, k: usize, p: usize, m: usize, with_ratio: bool) -> String {
+    /// Appends a run's cell to `out`: its value, or why there is none.
+    fn push_cell(&self, out: &mut String, q: &str, (k, p, m): (usize, usize, usize), ratio: bool) {
         match self.row(k, p, m) {
-            None => "missing".into(),
-            Some(r) if r.failed() => r.status.to_uppercase(),
+            None => out.push_str("missing"),
+            Some(r) if r.failed() => out.push_str(&r.status.to_uppercase()),
             Some(_) => match self.value(q, k, p, m) {
-                None => "-".into(),
+                None => out.push('-'),
                 Some(v) => {
-                    let mut s = fmt_value(v);
-                    if with_ratio && p != self.meta.baseline {
+                    push_value(out, v);
+                    if ratio && p != self.meta.baseline {
                         if let Some(r) = self.ratio(q, k, p, m) {
-                            let _ = write!(s, " ({r:.2}x)");
+                            out.push_str(" (");
+                            push_fixed(out, r, 2);
+                            out.push_str("x)");
                         }
                     }
-                    s
                 }
             },
         }
@@ -145,10 +153,16 @@ impl<'a> Results<'a> {
         out.push_str(&"---:|".repeat(pipelines.len()));
         out.push('\n');
         let with_ratio = q != SPEEDUP;
+        // Cells are appended in place (no string per cell): a study's summary has
+        // thousands of them.
         for (k, name) in meta.kernels.iter().enumerate() {
-            let _ = write!(out, "| {name} |");
+            out.push_str("| ");
+            out.push_str(name);
+            out.push_str(" |");
             for &p in pipelines {
-                let _ = write!(out, " {} |", self.cell(q, k, p, m, with_ratio));
+                out.push(' ');
+                self.push_cell(&mut out, q, (k, p, m), with_ratio);
+                out.push_str(" |");
             }
             out.push('\n');
         }
@@ -164,12 +178,18 @@ impl<'a> Results<'a> {
                 geomean(complete.iter().filter_map(|&k| self.ratio(q, k, p, m)))
             };
             let r = geomean(complete.iter().filter_map(|&k| self.ratio(q, k, p, m)));
-            let text = match (g, r, with_ratio && p != meta.baseline) {
-                (Some(g), Some(r), true) => format!("{} ({r:.2}x)", fmt_value_mean(g)),
-                (Some(g), _, _) => fmt_value_mean(g),
-                _ => "-".into(),
-            };
-            let _ = write!(out, " {text} |");
+            out.push(' ');
+            match (g, r, with_ratio && p != meta.baseline) {
+                (Some(g), Some(r), true) => {
+                    push_mean(&mut out, g);
+                    out.push_str(" (");
+                    push_fixed(&mut out, r, 2);
+                    out.push_str("x)");
+                }
+                (Some(g), _, _) => push_mean(&mut out, g),
+                _ => out.push('-'),
+            }
+            out.push_str(" |");
         }
         out.push('\n');
         out
@@ -246,12 +266,15 @@ impl<'a> Results<'a> {
         if !meta.claims.is_empty() {
             out.push_str("\n## The paper's numbers and ours\n\n| what | pipeline | quantity | paper | warplift |\n|---|---|---|---:|---:|\n");
             for c in &meta.claims {
-                let ours = self
-                    .claim(c)
-                    .map_or_else(|| "-".into(), |v| format!("{v:.3}"));
+                let ours = self.claim(c).map_or_else(|| "-".into(), fmt_value);
+                let over = if c.kernels.len() == meta.kernels.len() {
+                    String::new()
+                } else {
+                    format!(" over {} kernels", c.kernels.len())
+                };
                 let _ = writeln!(
                     out,
-                    "| {} | {} | {} of {} | {} | {ours} |",
+                    "| {} | {} | {} of {}{over} | {} | {ours} |",
                     c.what,
                     meta.pipelines[c.pipeline].label,
                     c.statistic,
@@ -339,12 +362,38 @@ impl<'a> Results<'a> {
     }
 }
 
-/// A mean: one decimal for large values, three for small ones.
-fn fmt_value_mean(v: f64) -> String {
-    if v.abs() >= 100.0 {
-        format!("{v:.1}")
+/// Appends a mean: one decimal for large values, three for small ones.
+fn push_mean(out: &mut String, v: f64) {
+    push_fixed(out, v, if v.abs() >= 100.0 { 1 } else { 3 });
+}
+
+/// Appends a value as [`fmt_value`] writes it.
+fn push_value(out: &mut String, v: f64) {
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        let _ = write!(out, "{}", v as i64);
     } else {
-        format!("{v:.3}")
+        push_fixed(out, v, 3);
+    }
+}
+
+/// Appends `v` with `decimals` digits after the point (at most 6), rounded half away from
+/// zero: integer arithmetic, several times cheaper than `{:.N}` (a summary formats
+/// thousands of numbers). Values too large for it are left to `{:.N}`.
+pub fn push_fixed(out: &mut String, v: f64, decimals: u32) {
+    let decimals = decimals.min(6);
+    let scale = 10u64.pow(decimals);
+    let scaled = (v.abs() * scale as f64).round();
+    if !scaled.is_finite() || scaled >= 1e15 {
+        let _ = write!(out, "{v:.prec$}", prec = decimals as usize);
+        return;
+    }
+    let n = scaled as u64;
+    if v < 0.0 && n != 0 {
+        out.push('-');
+    }
+    let _ = write!(out, "{}", n / scale);
+    if decimals > 0 {
+        let _ = write!(out, ".{:0width$}", n % scale, width = decimals as usize);
     }
 }
 
@@ -358,5 +407,17 @@ mod tests {
         assert!((geomean([2.0, 8.0, 0.0]).unwrap() - 4.0).abs() < 1e-12);
         assert_eq!(fmt_value(3.0), "3");
         assert_eq!(fmt_value(0.5), "0.500");
+        let fixed = |v: f64, d: u32| {
+            let mut s = String::new();
+            push_fixed(&mut s, v, d);
+            s
+        };
+        assert_eq!(fixed(1.23456, 3), "1.235");
+        assert_eq!(fixed(0.996, 2), "1.00");
+        assert_eq!(fixed(-0.5, 1), "-0.5");
+        assert_eq!(fixed(-0.0001, 2), "0.00");
+        assert_eq!(fixed(7.0, 0), "7");
+        assert_eq!(fixed(1e300, 2), format!("{:.2}", 1e300));
+        assert_eq!(fixed(f64::NAN, 2), "NaN");
     }
 }

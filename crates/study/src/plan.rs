@@ -7,10 +7,10 @@
 //! the spec or the kernels). Runs are ordered kernel by kernel, then machine, then
 //! pipeline; a shard `I/N` takes every N-th run from the I-th.
 
-use super::engine::{self, Job, Plan};
-use super::rows::{self, fnv1a, SPEEDUP};
-use super::spec::{self, LaunchSpec, Source, Spec};
+use crate::engine::{self, Job, Plan};
+use crate::rows::{self, fnv1a, SPEEDUP};
 use crate::source;
+use crate::spec::{self, LaunchSpec, Source, Spec};
 use anyhow::{anyhow, Result};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -91,11 +91,16 @@ pub struct Claim {
     pub metric: String,
     /// The pipeline compared with the baseline.
     pub pipeline: usize,
-    /// `geomean`, `total` or `mean`.
+    /// `geomean`, `total`, `mean`, `min`, `max` or `max_increase`.
     pub statistic: String,
     /// The machines the value is taken over (indices).
     pub machines: Vec<usize>,
+    /// The kernels the value is taken over (indices).
+    pub kernels: Vec<usize>,
 }
+
+/// The statistics a claim can take.
+pub const STATISTICS: &[&str] = &["geomean", "total", "mean", "min", "max", "max_increase"];
 
 /// What the outputs of a study need.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -385,7 +390,9 @@ fn file_kernels(
     };
     let text =
         source::read_text(&file).map_err(|e| err(k.files.span(), "files", format!("{e:#}")))?;
-    let funcs = source::load_verified(&file)
+    // Parsed from the text already read (which the kernel's hash covers).
+    let funcs = source::parse_text(&file, &text)
+        .and_then(|funcs| source::verify_all(&file, &funcs).map(|()| funcs))
         .map_err(|e| src.error(k.files.span(), &key("files"), format!("{e:#}")))?;
     let (launch, launch_text) = match &k.launch {
         Some(l) => {
@@ -1088,15 +1095,39 @@ fn claims(src: &Source, spec: &Spec, meta: &Meta) -> Result<Vec<Claim>> {
         let pipeline = pipeline_index(src, meta, &c.pipeline, &key("pipeline"))?;
         let statistic = match &c.statistic {
             None => "geomean".to_string(),
-            Some(s) if ["geomean", "total", "mean"].contains(&s.get_ref().as_str()) => {
-                s.get_ref().clone()
-            }
+            Some(s) if STATISTICS.contains(&s.get_ref().as_str()) => s.get_ref().clone(),
             Some(s) => {
                 return Err(src.error(
                     s.span(),
                     &key("statistic"),
-                    format!("unknown statistic `{}` (geomean, total, mean)", s.get_ref()),
+                    format!(
+                        "unknown statistic `{}` ({})",
+                        s.get_ref(),
+                        STATISTICS.join(", ")
+                    ),
                 ))
+            }
+        };
+        let kernels = match &c.kernels {
+            None => (0..meta.kernels.len()).collect(),
+            Some(list) => {
+                let mut patterns = Vec::new();
+                for p in list.get_ref() {
+                    patterns.push(glob::Pattern::new(p).map_err(|e| {
+                        src.error(list.span(), &key("kernels"), format!("`{p}`: {e}"))
+                    })?);
+                }
+                let chosen: Vec<usize> = (0..meta.kernels.len())
+                    .filter(|&k| patterns.iter().any(|p| p.matches(&meta.kernels[k])))
+                    .collect();
+                if chosen.is_empty() {
+                    return Err(src.error(
+                        list.span(),
+                        &key("kernels"),
+                        "no kernel of the study matches these patterns",
+                    ));
+                }
+                chosen
             }
         };
         let machines = match &c.machine {
@@ -1110,6 +1141,7 @@ fn claims(src: &Source, spec: &Spec, meta: &Meta) -> Result<Vec<Claim>> {
             pipeline,
             statistic,
             machines,
+            kernels,
         });
     }
     Ok(out)

@@ -13,10 +13,10 @@
 //!
 //! A shard's directory has the first four; `warplift study merge` writes all of them.
 
-use super::plan::Meta;
-use super::plots;
-use super::rows::{self, Row};
-use super::summary::Results;
+use crate::plan::Meta;
+use crate::plots;
+use crate::rows::{self, Row};
+use crate::summary::Results;
 use anyhow::{anyhow, Context as _, Result};
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
@@ -63,10 +63,11 @@ pub fn write_study(dir: &Path, study: &StudyFile) -> Result<()> {
     )
 }
 
-/// The rows of `dir`'s result log, and whether some line was not a row. A line cut short
-/// (the process was killed while writing it) is such a line: that run is simply run
-/// again, and the log must be rewritten before anything is appended to it.
-pub fn read_log(dir: &Path) -> Result<(Vec<Row>, bool)> {
+/// The rows of `dir`'s result log, each with its line, and whether some line was not a
+/// row. A line cut short (the process was killed while writing it) is such a line: that
+/// run is simply run again, and the log must be rewritten before anything is appended to
+/// it.
+pub fn read_log(dir: &Path) -> Result<(Vec<(Row, String)>, bool)> {
     let path = dir.join(LOG);
     let text = match std::fs::read_to_string(&path) {
         Ok(t) => t,
@@ -77,18 +78,24 @@ pub fn read_log(dir: &Path) -> Result<(Vec<Row>, bool)> {
     let mut rows = Vec::new();
     for line in text.lines() {
         match serde_json::from_str::<Row>(line) {
-            Ok(r) => rows.push(r),
+            Ok(r) => rows.push((r, line.to_string())),
             Err(_) => bad = true,
         }
     }
     Ok((rows, bad))
 }
 
+/// A row as one line of JSON (without the line break): its line in the log and in
+/// `results.json`.
+pub fn row_line(row: &Row) -> Result<String> {
+    Ok(serde_json::to_string(row)?)
+}
+
 /// Rewrites the result log with exactly `rows`.
 pub fn write_log(dir: &Path, rows: &[&Row]) -> Result<()> {
     let mut text = String::new();
     for r in rows {
-        text.push_str(&serde_json::to_string(r)?);
+        text.push_str(&row_line(r)?);
         text.push('\n');
     }
     write_atomic(&dir.join(LOG), text.as_bytes())
@@ -104,17 +111,24 @@ pub fn append_log(dir: &Path) -> Result<std::fs::File> {
         .with_context(|| format!("cannot open {}", path.display()))
 }
 
-/// Appends one row to an open log and flushes it.
-pub fn log_row(file: &mut std::fs::File, row: &Row) -> Result<()> {
-    let mut line = serde_json::to_string(row)?;
-    line.push('\n');
-    file.write_all(line.as_bytes())?;
-    file.flush()?;
+/// Appends one row's line (from [`row_line`]) to an open log, in one write.
+pub fn log_line(file: &mut std::fs::File, line: &str) -> Result<()> {
+    let mut bytes = Vec::with_capacity(line.len() + 1);
+    bytes.extend_from_slice(line.as_bytes());
+    bytes.push(b'\n');
+    file.write_all(&bytes)?;
     Ok(())
 }
 
-/// Writes `results.csv` and `results.json` with the rows there are.
-pub fn write_results(dir: &Path, meta: &Meta, rows: &[Option<Row>]) -> Result<()> {
+/// Writes `results.csv` and `results.json` with the rows there are. `lines` holds the
+/// rows' JSON lines where already made (aligned with `rows`, or empty): each row is
+/// serialised once, for the log and the results alike.
+pub fn write_results(
+    dir: &Path,
+    meta: &Meta,
+    rows: &[Option<Row>],
+    lines: &[Option<String>],
+) -> Result<()> {
     let present: Vec<&Row> = rows.iter().flatten().collect();
     write_atomic(
         &dir.join("results.csv"),
@@ -122,19 +136,33 @@ pub fn write_results(dir: &Path, meta: &Meta, rows: &[Option<Row>]) -> Result<()
     )?;
     // One row per line: as readable as pretty-printing where it matters, and cheaper.
     let mut json = String::from("[\n");
-    for (i, r) in present.iter().enumerate() {
-        json.push_str(&serde_json::to_string(r)?);
-        json.push_str(if i + 1 < present.len() { ",\n" } else { "\n" });
+    let mut first = true;
+    for (i, row) in rows.iter().enumerate() {
+        let Some(row) = row else { continue };
+        if !first {
+            json.push_str(",\n");
+        }
+        first = false;
+        match lines.get(i).and_then(Option::as_ref) {
+            Some(line) => json.push_str(line),
+            None => json.push_str(&row_line(row)?),
+        }
     }
-    json.push_str("]\n");
+    json.push_str(if first { "]\n" } else { "\n]\n" });
     write_atomic(&dir.join("results.json"), json.as_bytes())
 }
 
 /// Writes everything but the study file and the log: the results, and unless `shard`
 /// the summary, the plots and the index (in parallel).
-pub fn write_all(dir: &Path, meta: &Meta, rows: &[Option<Row>], shard: bool) -> Result<()> {
+pub fn write_all(
+    dir: &Path,
+    meta: &Meta,
+    rows: &[Option<Row>],
+    lines: &[Option<String>],
+    shard: bool,
+) -> Result<()> {
     let (a, b) = rayon::join(
-        || write_results(dir, meta, rows),
+        || write_results(dir, meta, rows, lines),
         || match shard {
             true => Ok(()),
             false => write_report(dir, meta, rows, &existing_traces(dir, meta)),

@@ -1,21 +1,20 @@
-//! The run engine behind `warplift study` and `warplift report`: runs a list of jobs
-//! (kernel x pipeline x machine) on all cores, each measured by [`crate::commands::measure`].
+//! The run engine behind a study (and `warplift report`): runs a list of jobs (kernel x
+//! pipeline x machine) on all cores, each measured by [`crate::measure`].
 //!
 //! Work that several jobs share is done once, by whichever job needs it first: a kernel
 //! is compiled once per pipeline (compilation does not depend on the machine), and the
 //! reference interpreter runs once per kernel and warp width. Jobs run on a rayon pool;
 //! each finished job is handed to a callback at once (the study appends it to its result
-//! log there, so an interrupted study keeps it), and a progress bar on standard error
-//! shows the jobs done, the failures and the time left. A stop flag (set by Ctrl-C) lets
-//! the jobs in progress finish and starts no new one.
+//! log there, so an interrupted study keeps it), and a progress callback hears of every
+//! job done (the command line draws a bar from it). A stop flag (set by Ctrl-C in the
+//! command line) lets the jobs in progress finish and starts no new one.
 
-use crate::commands::measure::{self, Measured, Outcome, Ptxas, Static};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use crate::measure::{self, Measured, Outcome, Ptxas, Static};
 use rayon::prelude::*;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 use warplift_codegen::Settings;
 use warplift_emu::{MachineConfig, Program, Trace};
@@ -79,18 +78,32 @@ pub struct Plan {
     pub jobs: Vec<Job>,
 }
 
+/// How far the jobs of one [`execute`] call are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Progress {
+    /// Jobs finished.
+    pub done: usize,
+    /// Of those, jobs that failed (compilation, fault, or memory unlike the interpreter's).
+    pub failed: usize,
+    /// Jobs to run in all.
+    pub total: usize,
+}
+
+/// A function told of every finished job (from the worker thread that ran it).
+pub type ProgressFn<'a> = &'a (dyn Fn(Progress) + Sync);
+
 /// How the engine runs.
-pub struct Options {
+pub struct Options<'a> {
     /// Worker threads; `None`: one per core.
     pub threads: Option<usize>,
-    /// Show a progress bar on standard error (only drawn on a terminal).
-    pub progress: bool,
+    /// Told after every finished job.
+    pub progress: Option<ProgressFn<'a>>,
     /// Whether and where `ptxas` counts registers.
     pub ptxas: Ptxas,
     /// What a pipeline is called in messages (`column`, `pipeline`).
-    pub what: &'static str,
+    pub what: &'a str,
     /// Set to stop: jobs in progress finish, no new one starts.
-    pub stop: Option<&'static AtomicBool>,
+    pub stop: Option<&'a AtomicBool>,
 }
 
 /// One finished job.
@@ -161,8 +174,7 @@ where
     }
     let times = [AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0)];
     let failures = AtomicU64::new(0);
-    let bar = progress_bar(todo.len(), options.progress);
-    let bar = Mutex::new(bar);
+    let finished = AtomicU64::new(0);
 
     let run_one = |j: usize| -> Option<Finished<T>> {
         if options.stop.is_some_and(|s| s.load(Ordering::SeqCst)) {
@@ -237,9 +249,13 @@ where
         let made = on_done(j, &done);
         let failed_so_far =
             failures.fetch_add(u64::from(failed), Ordering::Relaxed) + u64::from(failed);
-        if let Ok(bar) = bar.lock() {
-            bar.set_message(format!("{failed_so_far} failed"));
-            bar.inc(1);
+        let done_so_far = finished.fetch_add(1, Ordering::Relaxed) + 1;
+        if let Some(progress) = options.progress {
+            progress(Progress {
+                done: usize::try_from(done_so_far).unwrap_or(usize::MAX),
+                failed: usize::try_from(failed_so_far).unwrap_or(usize::MAX),
+                total: todo.len(),
+            });
         }
         Some((j, done, made))
     };
@@ -253,9 +269,6 @@ where
             .filter_map(|&j| run_one(j))
             .collect()
     });
-    if let Ok(bar) = bar.lock() {
-        bar.finish_and_clear();
-    }
     let seconds = |a: &AtomicU64| a.load(Ordering::Relaxed) as f64 / 1e6;
     let work = Work {
         compile: seconds(&times[0]),
@@ -264,23 +277,6 @@ where
         wall: start.elapsed().as_secs_f64(),
     };
     Ok((results, work))
-}
-
-/// The progress bar: runs done, failures, elapsed time and time left.
-fn progress_bar(len: usize, shown: bool) -> ProgressBar {
-    let target = if shown {
-        ProgressDrawTarget::stderr()
-    } else {
-        ProgressDrawTarget::hidden()
-    };
-    let bar = ProgressBar::with_draw_target(Some(len as u64), target);
-    if let Ok(style) = ProgressStyle::with_template(
-        "{bar:30} {pos}/{len} runs, {msg} [{elapsed_precise} elapsed, {eta} left]",
-    ) {
-        bar.set_style(style);
-    }
-    bar.set_message("0 failed");
-    bar
 }
 
 /// Compiles `kernel` for `pipeline` (and asks ptxas for its registers if it runs).
