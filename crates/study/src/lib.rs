@@ -130,7 +130,8 @@ pub struct Study {
 pub struct RunOptions<'a> {
     /// The output directory: with one, every finished run is appended to its result log
     /// at once, earlier valid results there are reused (unless `fresh`), and the outputs
-    /// are written at the end. Without, nothing is read or written (but traces).
+    /// are written at the end, with the traces the spec asks for. Without, nothing is
+    /// read or written.
     pub out: Option<&'a Path>,
     /// Only the `I`-th of `N` disjoint parts of the sweep (`(I, N)`, 1 <= I <= N); a
     /// shard's directory gets the rows but no tables, plots or index ([`merge`] does).
