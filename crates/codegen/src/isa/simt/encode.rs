@@ -77,6 +77,21 @@ fn op_of(kind: &MInstKind, pc_of: &impl Fn(MBlock) -> Pc, reconv: Option<Pc>) ->
             c: mask(c, ty),
         },
         K::Fma { ty, dst, a, b, c } => Op::Fma { ty, dst, a, b, c },
+        K::Tern {
+            op,
+            ty,
+            dst,
+            a,
+            b,
+            c,
+        } => Op::Tern {
+            op,
+            ty,
+            dst,
+            a,
+            b,
+            c: mask(c, ty),
+        },
         K::Setp {
             cond,
             ty,
@@ -351,6 +366,21 @@ pub fn decoded_to_mir(kernel: &DecodedKernel, srcloc: impl Fn(u32) -> SourceLoc)
             Op::Un { op, ty, dst, src } => K::Un { op, ty, dst, src },
             Op::Mad { ty, dst, a, b, c } => K::Mad { ty, dst, a, b, c },
             Op::Fma { ty, dst, a, b, c } => K::Fma { ty, dst, a, b, c },
+            Op::Tern {
+                op,
+                ty,
+                dst,
+                a,
+                b,
+                c,
+            } => K::Tern {
+                op,
+                ty,
+                dst,
+                a,
+                b,
+                c,
+            },
             Op::Setp {
                 cond,
                 ty,
