@@ -26,7 +26,8 @@ macro_rules! isle_opcodes {
 /// The ISLE declarations of the bytecode's operation enums, from their table.
 macro_rules! isle_operations {
     ($( $(#[$doc:meta])* $enum:ident $what:literal {
-        $( $variant:ident = $code:literal, $name:literal, $ir:ident; )+
+        $( $variant:ident = $code:literal, $name:literal, $ir:ident
+           $( : [ $( $ty:ident ),+ ] )?; )+
     } )+) => {
         [ $( isle_enum(stringify!($enum), &[ $( stringify!($variant) ),+ ]) ),+ ].concat()
     };

@@ -8,11 +8,13 @@
 // format, and the IR opcode whose semantics it has (the emulator evaluates an operation
 // with the reference interpreter's rule for that opcode).
 //
-// A row is `Variant = code, "name", IrOpcode;`. Codes are spelled out, never derived from
-// the order of the rows, so that reordering rows cannot change the binary format.
+// A row is `Variant = code, "name", IrOpcode;`, or `Variant = code, "name", IrOpcode:
+// [types];` for an operation the machine defines at fewer types than its IR opcode (the
+// lowering expands the others). Codes are spelled out, never derived from the order of the
+// rows, so that reordering rows cannot change the binary format.
 
 /// Calls `$m!` with every operation enum:
-/// `Enum "what it is" { Variant = code, "name", IrOpcode; ... }`.
+/// `Enum "what it is" { Variant = code, "name", IrOpcode [: [MType, ...]]; ... }`.
 #[macro_export]
 #[doc(hidden)]
 macro_rules! for_each_operation {
@@ -58,10 +60,11 @@ macro_rules! for_each_operation {
                 FSqrt = 7, "fsqrt", Sqrt;
             }
             /// Three-operand operations (`tern`) other than the multiply-adds, which
-            /// have instructions of their own.
+            /// have instructions of their own. The funnel shifts are 32-bit, like PTX's
+            /// `shf`.
             TernOp "ternary operation" {
-                ShfL = 0, "shf.l", Fshl;
-                ShfR = 1, "shf.r", Fshr;
+                ShfL = 0, "shf.l", Fshl: [I32];
+                ShfR = 1, "shf.r", Fshr: [I32];
             }
             /// Conversions (`cvt`).
             CvtOp "conversion" {

@@ -144,9 +144,20 @@ impl Operand {
     }
 }
 
+/// The `machine_types` of a table row: its type list, if it has one.
+macro_rules! machine_types {
+    () => {
+        None
+    };
+    ($( $ty:ident ),+) => {
+        Some(&[ $( MType::$ty ),+ ])
+    };
+}
+
 macro_rules! declare_operations {
     ($( $(#[$doc:meta])* $enum:ident $what:literal {
-        $( $variant:ident = $code:literal, $name:literal, $ir:ident; )+
+        $( $variant:ident = $code:literal, $name:literal, $ir:ident
+           $( : [ $( $ty:ident ),+ ] )?; )+
     } )+) => { $(
         $(#[$doc])*
         /// Each has the semantics of the IR opcode it names ([`Self::ir_opcode`]).
@@ -169,6 +180,14 @@ macro_rules! declare_operations {
             pub fn name(self) -> &'static str {
                 match self { $( $enum::$variant => $name, )+ }
             }
+
+            /// The types the machine defines the operation at, when they are fewer than
+            /// its IR opcode's; `None`: all of them.
+            pub fn machine_types(self) -> Option<&'static [MType]> {
+                match self {
+                    $( $enum::$variant => machine_types!($( $( $ty ),+ )?), )+
+                }
+            }
         }
 
         impl crate::codes::ByteCode for $enum {
@@ -189,21 +208,23 @@ macro_rules! declare_operations {
 crate::for_each_operation!(declare_operations);
 
 /// Is an operation with the semantics of IR opcode `op` defined at type `ty`? By the
-/// opcode's type class: float operations on floats, bitwise ones on integers and
-/// predicates, the rest on integers.
-fn ir_class_accepts(op: Opcode, ty: MType) -> bool {
-    match op.type_class() {
+/// opcode's type class (float operations on floats, bitwise ones on integers and
+/// predicates, the rest on integers), within the operation's `machine_types` if it has
+/// them.
+fn accepts(op: Opcode, machine_types: Option<&[MType]>, ty: MType) -> bool {
+    let class = match op.type_class() {
         TypeClass::Float => ty.is_float(),
         TypeClass::IntOrBool => ty.is_int() || ty == MType::Pred,
         TypeClass::Int | TypeClass::Special => ty.is_int(),
-    }
+    };
+    class && machine_types.is_none_or(|types| types.contains(&ty))
 }
 
 impl BinOp {
     /// Is the operation defined at type `ty`? As its IR opcode: float operations on
     /// floats, bitwise ones on integers and predicates, the rest on integers.
     pub fn accepts(self, ty: MType) -> bool {
-        ir_class_accepts(self.ir_opcode(), ty)
+        accepts(self.ir_opcode(), self.machine_types(), ty)
     }
 }
 
@@ -211,17 +232,15 @@ impl UnOp {
     /// Is the operation defined at type `ty`? Float operations on floats, `not` on
     /// integers and predicates, the rest on integers.
     pub fn accepts(self, ty: MType) -> bool {
-        ir_class_accepts(self.ir_opcode(), ty)
+        accepts(self.ir_opcode(), self.machine_types(), ty)
     }
 }
 
 impl TernOp {
-    /// Is the operation defined at type `ty`? The funnel shifts are 32-bit, like PTX's
-    /// `shf` (the lowering expands the other widths into shifts).
+    /// Is the operation defined at type `ty`? At the types of its table row (the funnel
+    /// shifts at `i32`, like PTX's `shf`; the lowering expands the other widths).
     pub fn accepts(self, ty: MType) -> bool {
-        match self {
-            TernOp::ShfL | TernOp::ShfR => ty == MType::I32,
-        }
+        accepts(self.ir_opcode(), self.machine_types(), ty)
     }
 }
 
