@@ -80,18 +80,6 @@ const ACC_OPS: [AtomicRmwOp; 8] = [
     AtomicRmwOp::Or,
     AtomicRmwOp::Xor,
 ];
-/// Every atomic read-modify-write operation (on the thread's own slots any is race-free).
-const ALL_RMW_OPS: [AtomicRmwOp; 9] = [
-    AtomicRmwOp::Add,
-    AtomicRmwOp::Smin,
-    AtomicRmwOp::Smax,
-    AtomicRmwOp::Umin,
-    AtomicRmwOp::Umax,
-    AtomicRmwOp::And,
-    AtomicRmwOp::Or,
-    AtomicRmwOp::Xor,
-    AtomicRmwOp::Xchg,
-];
 /// Shared-memory slots (8 bytes) per thread in each phase's region of the shared window.
 const SHARED_SLOTS: u32 = 2;
 /// Slots (8 bytes) of the per-thread local variable (a power of two: indices are masked).
@@ -102,34 +90,6 @@ const MAX_GRID_BLOCKS: u32 = 6;
 
 const INT_TYPES: [Type; 4] = [Type::I8, Type::I16, Type::I32, Type::I64];
 const FLOAT_TYPES: [Type; 2] = [Type::F32, Type::F64];
-const INT_CCS: [IntCC; 10] = [
-    IntCC::Equal,
-    IntCC::NotEqual,
-    IntCC::SignedLessThan,
-    IntCC::SignedLessThanOrEqual,
-    IntCC::SignedGreaterThan,
-    IntCC::SignedGreaterThanOrEqual,
-    IntCC::UnsignedLessThan,
-    IntCC::UnsignedLessThanOrEqual,
-    IntCC::UnsignedGreaterThan,
-    IntCC::UnsignedGreaterThanOrEqual,
-];
-const FLOAT_CCS: [FloatCC; 14] = [
-    FloatCC::Ordered,
-    FloatCC::Unordered,
-    FloatCC::Equal,
-    FloatCC::OrderedNotEqual,
-    FloatCC::LessThan,
-    FloatCC::LessThanOrEqual,
-    FloatCC::GreaterThan,
-    FloatCC::GreaterThanOrEqual,
-    FloatCC::UnorderedOrEqual,
-    FloatCC::NotEqual,
-    FloatCC::UnorderedOrLessThan,
-    FloatCC::UnorderedOrLessThanOrEqual,
-    FloatCC::UnorderedOrGreaterThan,
-    FloatCC::UnorderedOrGreaterThanOrEqual,
-];
 const DIMS: [Dim; 3] = [Dim::X, Dim::Y, Dim::Z];
 
 /// Limits of the generator.
@@ -718,7 +678,7 @@ impl<'u, 'd, 'f> Gen<'u, 'd, 'f> {
         let a = self.uniform_i32()?;
         let k = self.u.int_in_range(-1..=4)?;
         let k = self.iconst(Type::I32, k);
-        let cc = self.pick(&INT_CCS)?;
+        let cc = self.pick(IntCC::ALL)?;
         Ok(self.b.ins().icmp(cc, a, k))
     }
 
@@ -960,7 +920,7 @@ impl<'u, 'd, 'f> Gen<'u, 'd, 'f> {
                 } else {
                     self.get(ty)?
                 };
-                let cc = self.pick(&INT_CCS)?;
+                let cc = self.pick(IntCC::ALL)?;
                 let r = self.b.ins().icmp(cc, a, b);
                 self.set(r)
             }
@@ -974,7 +934,7 @@ impl<'u, 'd, 'f> Gen<'u, 'd, 'f> {
                 let ty = self.pick(&FLOAT_TYPES)?;
                 let a = self.get(ty)?;
                 let b = self.get(ty)?;
-                let cc = self.pick(&FLOAT_CCS)?;
+                let cc = self.pick(FloatCC::ALL)?;
                 let r = self.b.ins().fcmp(cc, a, b);
                 self.set(r)
             }
@@ -1087,7 +1047,7 @@ impl<'u, 'd, 'f> Gen<'u, 'd, 'f> {
             };
             self.b.ins().atomic_cas(space, addr, offset, e, v)
         } else {
-            let op = self.pick(&ALL_RMW_OPS)?;
+            let op = self.pick(AtomicRmwOp::ALL)?;
             self.b.ins().atomic_rmw(op, space, addr, offset, v)
         })
     }
