@@ -1,4 +1,5 @@
-//! Instruction builders: one method per opcode.
+//! Instruction builders: one method per opcode, generated from the opcode table
+//! (`for_each_opcode!`), each carrying the table's documentation of its opcode.
 //!
 //! [`InstBuilder`] is implemented by anything that can place a new instruction somewhere:
 //! the SSA-constructing [`FunctionBuilder`](crate::frontend::FunctionBuilder) of embedders,
