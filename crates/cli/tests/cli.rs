@@ -1,27 +1,10 @@
 //! End-to-end tests of the `warplift` binary: exit codes, messages and output shapes.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Output};
 
-fn warplift(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_warplift"))
-        .args(args)
-        .current_dir(repo_root())
-        .output()
-        .expect("the warplift binary runs")
-}
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+mod common;
+use common::*;
 
 /// A failure must be an error message and exit code 1, never a panic (exit code 101).
 fn assert_fails_with(o: &Output, needle: &str) {

@@ -1,21 +1,7 @@
 //! `--passes converge` from the command line: listed, configurable, and run by `run`.
 
-use std::path::Path;
-use std::process::{Command, Output};
-
-fn warplift(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_warplift"))
-        .args(args)
-        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."))
-        .output()
-        .expect("the warplift binary runs")
-}
-
-fn json(args: &[&str]) -> serde_json::Value {
-    let o = warplift(args);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    serde_json::from_slice(&o.stdout).expect("JSON output")
-}
+mod common;
+use common::*;
 
 #[test]
 fn converge_is_listed_with_its_settings() {

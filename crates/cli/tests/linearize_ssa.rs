@@ -1,29 +1,8 @@
 //! `--passes linearize_ssa` on the command line: `run`, `compile` and `cfg` take the
 //! SSA-level linearization like any registered pass.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn warplift(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_warplift"))
-        .args(args)
-        .current_dir(repo_root())
-        .output()
-        .expect("the warplift binary runs")
-}
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn ok(o: &Output) -> String {
-    assert!(
-        o.status.success(),
-        "stderr: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
+mod common;
+use common::*;
 
 #[test]
 fn run_compile_and_cfg_take_linearize_ssa() {

@@ -1,28 +1,8 @@
 //! End-to-end tests of `warplift classify` and of the `restructure` pass from the command
 //! line.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn warplift(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_warplift"))
-        .args(args)
-        .current_dir(repo_root())
-        .output()
-        .expect("the warplift binary runs")
-}
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+mod common;
+use common::*;
 
 #[test]
 fn classify_prints_classes_subgraphs_and_the_table() {

@@ -2,24 +2,11 @@
 //! buffers summarised unless asked for (`--print all|none|NAME`), JSON with summaries, and
 //! an infinite loop stopped by the per-warp runaway budget with a precise message.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::PathBuf;
+use std::process::Command;
 
-fn warplift(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_warplift"))
-        .args(args)
-        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."))
-        .output()
-        .expect("the warplift binary runs")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+mod common;
+use common::*;
 
 fn temp_file(name: &str, contents: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("warplift-scale-test-{}", std::process::id()));

@@ -188,6 +188,19 @@ impl Thread<'_> {
                         .ok_or("fma type")?;
                         self.set(dst, ty, r);
                     }
+                    Tern {
+                        op,
+                        ty,
+                        dst,
+                        a,
+                        b,
+                        c,
+                    } => {
+                        let (a, b, c) = (self.reg(a, ty)?, self.reg(b, ty)?, self.val(c, ty)?);
+                        let r = ops::ternary(op.ir_opcode(), MType::to_ir(ty), a, b, c)
+                            .ok_or_else(|| format!("{} at {ty}", op.name()))?;
+                        self.set(dst, ty, r);
+                    }
                     Setp {
                         cond,
                         ty,

@@ -466,6 +466,24 @@ impl Warp {
                 }
                 self.scatter(w, ty.class(), dst, &sc.r, emask);
             }
+            Op::Tern {
+                op,
+                ty,
+                dst,
+                a,
+                b,
+                c,
+            } => {
+                let m = type_mask(ty);
+                self.gather(w, ty.class(), Operand::Reg(a), m, &mut sc.a);
+                self.gather(w, ty.class(), Operand::Reg(b), m, &mut sc.b);
+                self.gather(w, ty.class(), c, m, &mut sc.c);
+                let (t, opc) = (MType::to_ir(ty), op.ir_opcode());
+                for l in 0..w {
+                    sc.r[l] = ops::ternary(opc, t, sc.a[l], sc.b[l], sc.c[l]).unwrap_or(0);
+                }
+                self.scatter(w, ty.class(), dst, &sc.r, emask);
+            }
             Op::Setp {
                 cond,
                 ty,

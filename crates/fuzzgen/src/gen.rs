@@ -45,12 +45,13 @@
 
 use arbitrary::{Result, Unstructured};
 use std::path::Path;
+use std::sync::LazyLock;
 use warplift_ir::builder::InstBuilder;
 use warplift_ir::frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
 use warplift_ir::launch::Launch;
 use warplift_ir::{
-    AddrSpace, AtomicRmwOp, Block, BlockCall, Dim, FloatCC, Function, IntCC, LocalVar, Param,
-    SharedVar, Signature, Type, Value,
+    AddrSpace, AtomicRmwOp, Block, BlockCall, Dim, FloatCC, Function, InstructionFormat, IntCC,
+    LocalVar, Opcode, Param, ResultType, SharedVar, Signature, Type, TypeClass, Value,
 };
 
 /// Variables per type, in the order of [`Type::ALL`] (`i1 i8 i16 i32 i64 f32 f64`). Every
@@ -79,18 +80,6 @@ const ACC_OPS: [AtomicRmwOp; 8] = [
     AtomicRmwOp::Or,
     AtomicRmwOp::Xor,
 ];
-/// Every atomic read-modify-write operation (on the thread's own slots any is race-free).
-const ALL_RMW_OPS: [AtomicRmwOp; 9] = [
-    AtomicRmwOp::Add,
-    AtomicRmwOp::Smin,
-    AtomicRmwOp::Smax,
-    AtomicRmwOp::Umin,
-    AtomicRmwOp::Umax,
-    AtomicRmwOp::And,
-    AtomicRmwOp::Or,
-    AtomicRmwOp::Xor,
-    AtomicRmwOp::Xchg,
-];
 /// Shared-memory slots (8 bytes) per thread in each phase's region of the shared window.
 const SHARED_SLOTS: u32 = 2;
 /// Slots (8 bytes) of the per-thread local variable (a power of two: indices are masked).
@@ -101,34 +90,6 @@ const MAX_GRID_BLOCKS: u32 = 6;
 
 const INT_TYPES: [Type; 4] = [Type::I8, Type::I16, Type::I32, Type::I64];
 const FLOAT_TYPES: [Type; 2] = [Type::F32, Type::F64];
-const INT_CCS: [IntCC; 10] = [
-    IntCC::Equal,
-    IntCC::NotEqual,
-    IntCC::SignedLessThan,
-    IntCC::SignedLessThanOrEqual,
-    IntCC::SignedGreaterThan,
-    IntCC::SignedGreaterThanOrEqual,
-    IntCC::UnsignedLessThan,
-    IntCC::UnsignedLessThanOrEqual,
-    IntCC::UnsignedGreaterThan,
-    IntCC::UnsignedGreaterThanOrEqual,
-];
-const FLOAT_CCS: [FloatCC; 14] = [
-    FloatCC::Ordered,
-    FloatCC::Unordered,
-    FloatCC::Equal,
-    FloatCC::OrderedNotEqual,
-    FloatCC::LessThan,
-    FloatCC::LessThanOrEqual,
-    FloatCC::GreaterThan,
-    FloatCC::GreaterThanOrEqual,
-    FloatCC::UnorderedOrEqual,
-    FloatCC::NotEqual,
-    FloatCC::UnorderedOrLessThan,
-    FloatCC::UnorderedOrLessThanOrEqual,
-    FloatCC::UnorderedOrGreaterThan,
-    FloatCC::UnorderedOrGreaterThanOrEqual,
-];
 const DIMS: [Dim; 3] = [Dim::X, Dim::Y, Dim::Z];
 
 /// Limits of the generator.
@@ -717,7 +678,7 @@ impl<'u, 'd, 'f> Gen<'u, 'd, 'f> {
         let a = self.uniform_i32()?;
         let k = self.u.int_in_range(-1..=4)?;
         let k = self.iconst(Type::I32, k);
-        let cc = self.pick(&INT_CCS)?;
+        let cc = self.pick(IntCC::ALL)?;
         Ok(self.b.ins().icmp(cc, a, k))
     }
 
@@ -933,61 +894,22 @@ impl<'u, 'd, 'f> Gen<'u, 'd, 'f> {
     // ---- instructions ----
 
     fn inst(&mut self) -> Result<()> {
-        use warplift_ir::Opcode as O;
         match self.u.int_in_range(0..=21)? {
             0..=3 => {
                 let ty = self.pick(&INT_TYPES)?;
-                let op = self.pick(&[
-                    O::Iadd,
-                    O::Isub,
-                    O::Imul,
-                    O::Smulhi,
-                    O::Umulhi,
-                    O::Sdiv,
-                    O::Udiv,
-                    O::Srem,
-                    O::Urem,
-                    O::Smin,
-                    O::Smax,
-                    O::Umin,
-                    O::Umax,
-                    O::Band,
-                    O::Bor,
-                    O::Bxor,
-                    O::Ishl,
-                    O::Ushr,
-                    O::Sshr,
-                ])?;
-                let a = self.get(ty)?;
-                let b = if self.chance(1, 4)? {
-                    self.constant(ty)?
-                } else {
-                    self.get(ty)?
-                };
-                let r = int_binary(&mut self.b, op, a, b);
+                let op = self.pick(&OPS.int)?;
+                let r = self.operation(op, ty, 4)?;
                 self.set(r)
             }
             4 => {
                 let ty = self.pick(&INT_TYPES)?;
-                let a = self.get(ty)?;
-                let r = match self.u.int_in_range(0..=4)? {
-                    0 => self.b.ins().ineg(a),
-                    1 => self.b.ins().bnot(a),
-                    2 => self.b.ins().popcnt(a),
-                    3 => self.b.ins().clz(a),
-                    _ => self.b.ins().ctz(a),
-                };
+                let op = self.pick(&OPS.int_unary)?;
+                let r = self.operation(op, ty, 0)?;
                 self.set(r)
             }
             5 => {
-                let a = self.get(Type::I1)?;
-                let b = self.get(Type::I1)?;
-                let r = match self.u.int_in_range(0..=3)? {
-                    0 => self.b.ins().band(a, b),
-                    1 => self.b.ins().bor(a, b),
-                    2 => self.b.ins().bxor(a, b),
-                    _ => self.b.ins().bnot(a),
-                };
+                let op = self.pick(&OPS.bool)?;
+                let r = self.operation(op, Type::I1, 0)?;
                 self.set(r)
             }
             6 => {
@@ -998,36 +920,21 @@ impl<'u, 'd, 'f> Gen<'u, 'd, 'f> {
                 } else {
                     self.get(ty)?
                 };
-                let cc = self.pick(&INT_CCS)?;
+                let cc = self.pick(IntCC::ALL)?;
                 let r = self.b.ins().icmp(cc, a, b);
                 self.set(r)
             }
             7 | 8 => {
                 let ty = self.pick(&FLOAT_TYPES)?;
-                let a = self.get(ty)?;
-                let b = self.get(ty)?;
-                let r = match self.u.int_in_range(0..=9)? {
-                    0 => self.b.ins().fadd(a, b),
-                    1 => self.b.ins().fsub(a, b),
-                    2 => self.b.ins().fmul(a, b),
-                    3 => self.b.ins().fdiv(a, b),
-                    4 => self.b.ins().fmin(a, b),
-                    5 => self.b.ins().fmax(a, b),
-                    6 => self.b.ins().fneg(a),
-                    7 => self.b.ins().fabs(a),
-                    8 => self.b.ins().sqrt(a),
-                    _ => {
-                        let c = self.get(ty)?;
-                        self.b.ins().fma(a, b, c)
-                    }
-                };
+                let op = self.pick(&OPS.float)?;
+                let r = self.operation(op, ty, 0)?;
                 self.set(r)
             }
             9 => {
                 let ty = self.pick(&FLOAT_TYPES)?;
                 let a = self.get(ty)?;
                 let b = self.get(ty)?;
-                let cc = self.pick(&FLOAT_CCS)?;
+                let cc = self.pick(FloatCC::ALL)?;
                 let r = self.b.ins().fcmp(cc, a, b);
                 self.set(r)
             }
@@ -1081,6 +988,28 @@ impl<'u, 'd, 'f> Gen<'u, 'd, 'f> {
         }
     }
 
+    /// An instruction of `op` (format `Unary`, `Binary` or `Ternary`) on variables of type
+    /// `ty`; with `const_odds` above 0, the last operand is a constant with a chance of one
+    /// in `const_odds`.
+    fn operation(&mut self, op: Opcode, ty: Type, const_odds: u8) -> Result<Value> {
+        let arity = arity(op).unwrap_or(1);
+        let mut args = Vec::with_capacity(arity);
+        for i in 0..arity {
+            let constant = i + 1 == arity && const_odds > 0 && self.chance(1, const_odds)?;
+            args.push(if constant {
+                self.constant(ty)?
+            } else {
+                self.get(ty)?
+            });
+        }
+        let ins = self.b.ins();
+        Ok(match args[..] {
+            [a, b, c] => ins.ternary(op, a, b, c),
+            [a, b] => ins.binary(op, a, b),
+            _ => ins.unary(op, args[0]),
+        })
+    }
+
     /// A store, load or atomic on one of the thread's own scratch slots of `out`.
     fn own_global(&mut self) -> Result<()> {
         let slot = self.u.int_in_range(0..=SCRATCH_SLOTS - 1)?;
@@ -1118,7 +1047,7 @@ impl<'u, 'd, 'f> Gen<'u, 'd, 'f> {
             };
             self.b.ins().atomic_cas(space, addr, offset, e, v)
         } else {
-            let op = self.pick(&ALL_RMW_OPS)?;
+            let op = self.pick(AtomicRmwOp::ALL)?;
             self.b.ins().atomic_rmw(op, space, addr, offset, v)
         })
     }
@@ -1231,29 +1160,48 @@ fn linear(b: &mut FunctionBuilder, threads: bool) -> Value {
     b.ins().iadd(xy, zdxdy)
 }
 
-/// A binary integer operation by opcode.
-fn int_binary(b: &mut FunctionBuilder, op: warplift_ir::Opcode, x: Value, y: Value) -> Value {
-    use warplift_ir::Opcode as O;
-    let i = b.ins();
-    match op {
-        O::Iadd => i.iadd(x, y),
-        O::Isub => i.isub(x, y),
-        O::Imul => i.imul(x, y),
-        O::Smulhi => i.smulhi(x, y),
-        O::Umulhi => i.umulhi(x, y),
-        O::Sdiv => i.sdiv(x, y),
-        O::Udiv => i.udiv(x, y),
-        O::Srem => i.srem(x, y),
-        O::Urem => i.urem(x, y),
-        O::Smin => i.smin(x, y),
-        O::Smax => i.smax(x, y),
-        O::Umin => i.umin(x, y),
-        O::Umax => i.umax(x, y),
-        O::Band => i.band(x, y),
-        O::Bor => i.bor(x, y),
-        O::Bxor => i.bxor(x, y),
-        O::Ishl => i.ishl(x, y),
-        O::Ushr => i.ushr(x, y),
-        _ => i.sshr(x, y),
+/// The value operands of an opcode of format `Unary`, `Binary` or `Ternary`.
+fn arity(op: Opcode) -> Option<usize> {
+    match op.format() {
+        InstructionFormat::Unary => Some(1),
+        InstructionFormat::Binary => Some(2),
+        InstructionFormat::Ternary => Some(3),
+        _ => None,
     }
 }
+
+/// The opcodes the generator picks from, by kind, taken from the IR's opcode table (so a
+/// new arithmetic opcode is generated without an edit here): every opcode whose operands
+/// and result share one type of its class.
+struct OpLists {
+    /// Integer operations of two or three operands (`iadd` … `sshr`, `fshl`, `fshr`).
+    int: Vec<Opcode>,
+    /// Integer operations of one operand (`ineg`, `bnot`, `popcnt`, `clz`, `ctz`).
+    int_unary: Vec<Opcode>,
+    /// The operations defined on `i1` (`band`, `bor`, `bxor`, `bnot`).
+    bool: Vec<Opcode>,
+    /// Float operations (`fadd` … `fma`).
+    float: Vec<Opcode>,
+}
+
+static OPS: LazyLock<OpLists> = LazyLock::new(|| {
+    let ops = |keep: &dyn Fn(TypeClass, usize) -> bool| -> Vec<Opcode> {
+        Opcode::ALL
+            .iter()
+            .copied()
+            .filter(|&op| {
+                let class = op.type_class();
+                class != TypeClass::Special
+                    && op.result_type() == ResultType::Operand(0)
+                    && arity(op).is_some_and(|n| keep(class, n))
+            })
+            .collect()
+    };
+    let int = |c| matches!(c, TypeClass::Int | TypeClass::IntOrBool);
+    OpLists {
+        int: ops(&|c, n| int(c) && n >= 2),
+        int_unary: ops(&|c, n| int(c) && n == 1),
+        bool: ops(&|c, _| c == TypeClass::IntOrBool),
+        float: ops(&|c, _| c == TypeClass::Float),
+    }
+});

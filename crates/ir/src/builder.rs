@@ -1,4 +1,5 @@
-//! Instruction builders: one method per opcode.
+//! Instruction builders: one method per opcode, generated from the opcode table
+//! (`for_each_opcode!`), each carrying the table's documentation of its opcode.
 //!
 //! [`InstBuilder`] is implemented by anything that can place a new instruction somewhere:
 //! the SSA-constructing [`FunctionBuilder`](crate::frontend::FunctionBuilder) of embedders,
@@ -17,15 +18,198 @@
 use crate::condcodes::{AddrSpace, AtomicRmwOp, Dim, FloatCC, IntCC};
 use crate::entities::{Block, Inst, LocalVar, SharedVar, Value};
 use crate::function::Function;
-use crate::instructions::{BlockCall, InstructionData, Opcode};
+use crate::instructions::{BlockCall, InstructionData, Opcode, ResultType};
 use crate::srcloc::SourceLoc;
 use crate::types::Type;
+
+/// One builder method per row of the opcode table: the row's documentation, its method
+/// name, and the parameters its instruction format takes.
+macro_rules! builder_methods {
+    ($( $(#[$doc:meta])* $variant:ident = $method:ident $name:literal,
+        $format:ident -> $result:ident, $class:ident; )+) => {
+        $( builder_method! { [$(#[$doc])*] $variant $method $format $result } )+
+    };
+}
+
+/// The builder method of one opcode, by instruction format (and, where the format alone
+/// does not say, by where the result type comes from).
+macro_rules! builder_method {
+    ([$($doc:tt)*] $v:ident $m:ident Nullary None) => {
+        $($doc)*
+        fn $m(self) -> Inst {
+            self.build_effect(InstructionData::Nullary { opcode: Opcode::$v })
+        }
+    };
+    ([$($doc:tt)*] $v:ident $m:ident Nullary $r:ident) => {
+        $($doc)*
+        fn $m(self) -> Value {
+            self.build_value(InstructionData::Nullary { opcode: Opcode::$v }, Type::$r)
+        }
+    };
+    ([$($doc:tt)*] $v:ident $m:ident UnaryImm $r:ident) => {
+        $($doc)*
+        fn $m(self, ty: Type, imm: i64) -> Value {
+            let imm = imm as u64 & ty.mask();
+            self.build_value(InstructionData::UnaryImm { opcode: Opcode::$v, imm }, ty)
+        }
+    };
+    ([$($doc:tt)*] $v:ident $m:ident FloatConst F32) => {
+        $($doc)*
+        fn $m(self, x: f32) -> Value {
+            let bits = u64::from(x.to_bits());
+            self.build_value(InstructionData::FloatConst { opcode: Opcode::$v, bits }, Type::F32)
+        }
+    };
+    ([$($doc:tt)*] $v:ident $m:ident FloatConst F64) => {
+        $($doc)*
+        fn $m(self, x: f64) -> Value {
+            let bits = x.to_bits();
+            self.build_value(InstructionData::FloatConst { opcode: Opcode::$v, bits }, Type::F64)
+        }
+    };
+    ([$($doc:tt)*] $v:ident $m:ident Unary Explicit) => {
+        $($doc)*
+        fn $m(self, ty: Type, arg: Value) -> Value {
+            self.unary_to(Opcode::$v, ty, arg)
+        }
+    };
+    ([$($doc:tt)*] $v:ident $m:ident Unary $r:ident) => {
+        $($doc)*
+        fn $m(self, arg: Value) -> Value {
+            self.unary(Opcode::$v, arg)
+        }
+    };
+    ([$($doc:tt)*] $v:ident $m:ident Binary $r:ident) => {
+        $($doc)*
+        fn $m(self, a: Value, b: Value) -> Value {
+            self.binary(Opcode::$v, a, b)
+        }
+    };
+    ([$($doc:tt)*] $v:ident $m:ident Ternary $r:ident) => {
+        $($doc)*
+        fn $m(self, a: Value, b: Value, c: Value) -> Value {
+            self.ternary(Opcode::$v, a, b, c)
+        }
+    };
+    ([$($doc:tt)*] $v:ident $m:ident IntCompare $r:ident) => {
+        $($doc)*
+        fn $m(self, cond: IntCC, a: Value, b: Value) -> Value {
+            let data = InstructionData::IntCompare { opcode: Opcode::$v, cond, args: [a, b] };
+            self.build_value(data, Type::I1)
+        }
+    };
+    ([$($doc:tt)*] $v:ident $m:ident FloatCompare $r:ident) => {
+        $($doc)*
+        fn $m(self, cond: FloatCC, a: Value, b: Value) -> Value {
+            let data = InstructionData::FloatCompare { opcode: Opcode::$v, cond, args: [a, b] };
+            self.build_value(data, Type::I1)
+        }
+    };
+    ([$($doc:tt)*] $v:ident $m:ident Geometry $r:ident) => {
+        $($doc)*
+        fn $m(self, dim: Dim) -> Value {
+            self.build_value(InstructionData::Geometry { opcode: Opcode::$v, dim }, Type::I32)
+        }
+    };
+    ([$($doc:tt)*] $v:ident $m:ident Load $r:ident) => {
+        $($doc)*
+        fn $m(self, ty: Type, space: AddrSpace, addr: Value, offset: i32) -> Value {
+            let data = InstructionData::Load { opcode: Opcode::$v, space, arg: addr, offset };
+            self.build_value(data, ty)
+        }
+    };
+    ([$($doc:tt)*] $v:ident $m:ident Store $r:ident) => {
+        $($doc)*
+        fn $m(self, space: AddrSpace, value: Value, addr: Value, offset: i32) -> Inst {
+            let args = [value, addr];
+            self.build_effect(InstructionData::Store { opcode: Opcode::$v, space, args, offset })
+        }
+    };
+    ([$($doc:tt)*] $v:ident $m:ident AtomicRmw $r:ident) => {
+        $($doc)*
+        fn $m(
+            self,
+            op: AtomicRmwOp,
+            space: AddrSpace,
+            addr: Value,
+            offset: i32,
+            operand: Value,
+        ) -> Value {
+            let ty = self.value_type(operand);
+            let args = [addr, operand];
+            let data = InstructionData::AtomicRmw { opcode: Opcode::$v, op, space, args, offset };
+            self.build_value(data, ty)
+        }
+    };
+    ([$($doc:tt)*] $v:ident $m:ident AtomicCas $r:ident) => {
+        $($doc)*
+        fn $m(
+            self,
+            space: AddrSpace,
+            addr: Value,
+            offset: i32,
+            expected: Value,
+            replacement: Value,
+        ) -> Value {
+            let ty = self.value_type(expected);
+            let args = [addr, expected, replacement];
+            let data = InstructionData::AtomicCas { opcode: Opcode::$v, space, args, offset };
+            self.build_value(data, ty)
+        }
+    };
+    ([$($doc:tt)*] $v:ident $m:ident SharedAddr $r:ident) => {
+        $($doc)*
+        fn $m(self, var: SharedVar) -> Value {
+            self.build_value(InstructionData::SharedAddr { opcode: Opcode::$v, var }, Type::I32)
+        }
+    };
+    ([$($doc:tt)*] $v:ident $m:ident LocalAddr $r:ident) => {
+        $($doc)*
+        fn $m(self, var: LocalVar) -> Value {
+            self.build_value(InstructionData::LocalAddr { opcode: Opcode::$v, var }, Type::I32)
+        }
+    };
+    ([$($doc:tt)*] $v:ident $m:ident Jump $r:ident) => {
+        $($doc)*
+        fn $m(self, dest: Block, args: &[Value]) -> Inst {
+            let dest = BlockCall::new(dest, args);
+            self.build_effect(InstructionData::Jump { opcode: Opcode::$v, dest })
+        }
+    };
+    ([$($doc:tt)*] $v:ident $m:ident Brif $r:ident) => {
+        $($doc)*
+        fn $m(
+            self,
+            c: Value,
+            then: Block,
+            then_args: &[Value],
+            else_: Block,
+            else_args: &[Value],
+        ) -> Inst {
+            let dests = [BlockCall::new(then, then_args), BlockCall::new(else_, else_args)];
+            self.build_effect(InstructionData::Brif { opcode: Opcode::$v, arg: c, dests })
+        }
+    };
+    ([$($doc:tt)*] $v:ident $m:ident BrTable $r:ident) => {
+        $($doc)*
+        ///
+        /// `targets[i]` is the destination of index `i`; `default` that of an index
+        /// (unsigned) out of range.
+        fn $m(self, index: Value, default: BlockCall, targets: &[BlockCall]) -> Inst {
+            let mut dests = Vec::with_capacity(targets.len() + 1);
+            dests.push(default);
+            dests.extend_from_slice(targets);
+            self.build_effect(InstructionData::BrTable { opcode: Opcode::$v, arg: index, dests })
+        }
+    };
+}
 
 /// Builds instructions, one method per opcode.
 ///
 /// Implementors provide [`InstBuilder::value_type`] (for result type inference) and
 /// [`InstBuilder::build`] (to create and place the instruction). The builder is consumed by
-/// each call, like Cranelift's: write `b.ins().iadd(x, y)`.
+/// each call, like Cranelift's: write `b.ins().iadd(x, y)`. The per-opcode methods are
+/// generated from the opcode table (`for_each_opcode!`) and carry its documentation.
 pub trait InstBuilder: Sized {
     /// The type of an existing value.
     fn value_type(&self, v: Value) -> Type;
@@ -47,465 +231,46 @@ pub trait InstBuilder: Sized {
         self.build(data, None).0
     }
 
-    /// A binary operation whose result has the type of its first operand.
+    /// The result type of an `opcode` instruction on `args` by the opcode table: a fixed
+    /// type, or the type of the operand the table names (the first one otherwise).
     #[doc(hidden)]
-    fn binary(self, opcode: Opcode, a: Value, b: Value) -> Value {
-        let ty = self.value_type(a);
-        self.build_value(
-            InstructionData::Binary {
-                opcode,
-                args: [a, b],
-            },
-            ty,
-        )
+    fn inferred_type(&self, opcode: Opcode, args: &[Value]) -> Type {
+        match opcode.result_type() {
+            ResultType::Fixed(ty) => ty,
+            ResultType::Operand(i) => self.value_type(args.get(i).copied().unwrap_or(args[0])),
+            ResultType::Explicit | ResultType::None => self.value_type(args[0]),
+        }
     }
 
-    /// A unary operation with an explicit result type.
-    #[doc(hidden)]
+    /// A one-operand instruction of `opcode` (format `Unary`), its result typed by the
+    /// opcode table.
+    fn unary(self, opcode: Opcode, arg: Value) -> Value {
+        let ty = self.inferred_type(opcode, &[arg]);
+        self.unary_to(opcode, ty, arg)
+    }
+
+    /// A one-operand instruction of `opcode` with the result type `ty`.
     fn unary_to(self, opcode: Opcode, ty: Type, arg: Value) -> Value {
         self.build_value(InstructionData::Unary { opcode, arg }, ty)
     }
 
-    /// A unary operation whose result has the type of its operand.
-    #[doc(hidden)]
-    fn unary(self, opcode: Opcode, arg: Value) -> Value {
-        let ty = self.value_type(arg);
-        self.unary_to(opcode, ty, arg)
+    /// A two-operand instruction of `opcode` (format `Binary`), its result typed by the
+    /// opcode table.
+    fn binary(self, opcode: Opcode, a: Value, b: Value) -> Value {
+        let ty = self.inferred_type(opcode, &[a, b]);
+        let args = [a, b];
+        self.build_value(InstructionData::Binary { opcode, args }, ty)
     }
 
-    /// A geometry read (`i32`).
-    #[doc(hidden)]
-    fn geometry(self, opcode: Opcode, dim: Dim) -> Value {
-        self.build_value(InstructionData::Geometry { opcode, dim }, Type::I32)
+    /// A three-operand instruction of `opcode` (format `Ternary`), its result typed by
+    /// the opcode table.
+    fn ternary(self, opcode: Opcode, a: Value, b: Value, c: Value) -> Value {
+        let ty = self.inferred_type(opcode, &[a, b, c]);
+        let args = [a, b, c];
+        self.build_value(InstructionData::Ternary { opcode, args }, ty)
     }
 
-    // ---- constants ----
-
-    /// `iconst.ty imm`: the immediate is truncated to the width of `ty`, so both `-1` and
-    /// `0xff` give the all-ones `i8`.
-    fn iconst(self, ty: Type, imm: i64) -> Value {
-        let imm = imm as u64 & ty.mask();
-        self.build_value(
-            InstructionData::UnaryImm {
-                opcode: Opcode::Iconst,
-                imm,
-            },
-            ty,
-        )
-    }
-
-    /// `f32const x`, keeping the exact bits of `x` (NaN payloads included).
-    fn f32const(self, x: f32) -> Value {
-        self.build_value(
-            InstructionData::FloatConst {
-                opcode: Opcode::F32const,
-                bits: u64::from(x.to_bits()),
-            },
-            Type::F32,
-        )
-    }
-
-    /// `f64const x`, keeping the exact bits of `x`.
-    fn f64const(self, x: f64) -> Value {
-        self.build_value(
-            InstructionData::FloatConst {
-                opcode: Opcode::F64const,
-                bits: x.to_bits(),
-            },
-            Type::F64,
-        )
-    }
-
-    // ---- integer arithmetic ----
-
-    /// Wrapping `a + b`.
-    fn iadd(self, a: Value, b: Value) -> Value {
-        self.binary(Opcode::Iadd, a, b)
-    }
-    /// Wrapping `a - b`.
-    fn isub(self, a: Value, b: Value) -> Value {
-        self.binary(Opcode::Isub, a, b)
-    }
-    /// Wrapping `a * b`.
-    fn imul(self, a: Value, b: Value) -> Value {
-        self.binary(Opcode::Imul, a, b)
-    }
-    /// High half of the signed product.
-    fn smulhi(self, a: Value, b: Value) -> Value {
-        self.binary(Opcode::Smulhi, a, b)
-    }
-    /// High half of the unsigned product.
-    fn umulhi(self, a: Value, b: Value) -> Value {
-        self.binary(Opcode::Umulhi, a, b)
-    }
-    /// Signed division.
-    fn sdiv(self, a: Value, b: Value) -> Value {
-        self.binary(Opcode::Sdiv, a, b)
-    }
-    /// Unsigned division.
-    fn udiv(self, a: Value, b: Value) -> Value {
-        self.binary(Opcode::Udiv, a, b)
-    }
-    /// Signed remainder.
-    fn srem(self, a: Value, b: Value) -> Value {
-        self.binary(Opcode::Srem, a, b)
-    }
-    /// Unsigned remainder.
-    fn urem(self, a: Value, b: Value) -> Value {
-        self.binary(Opcode::Urem, a, b)
-    }
-    /// Signed minimum.
-    fn smin(self, a: Value, b: Value) -> Value {
-        self.binary(Opcode::Smin, a, b)
-    }
-    /// Signed maximum.
-    fn smax(self, a: Value, b: Value) -> Value {
-        self.binary(Opcode::Smax, a, b)
-    }
-    /// Unsigned minimum.
-    fn umin(self, a: Value, b: Value) -> Value {
-        self.binary(Opcode::Umin, a, b)
-    }
-    /// Unsigned maximum.
-    fn umax(self, a: Value, b: Value) -> Value {
-        self.binary(Opcode::Umax, a, b)
-    }
-    /// Bitwise and.
-    fn band(self, a: Value, b: Value) -> Value {
-        self.binary(Opcode::Band, a, b)
-    }
-    /// Bitwise or.
-    fn bor(self, a: Value, b: Value) -> Value {
-        self.binary(Opcode::Bor, a, b)
-    }
-    /// Bitwise exclusive or.
-    fn bxor(self, a: Value, b: Value) -> Value {
-        self.binary(Opcode::Bxor, a, b)
-    }
-    /// Shift left.
-    fn ishl(self, a: Value, b: Value) -> Value {
-        self.binary(Opcode::Ishl, a, b)
-    }
-    /// Logical shift right.
-    fn ushr(self, a: Value, b: Value) -> Value {
-        self.binary(Opcode::Ushr, a, b)
-    }
-    /// Arithmetic shift right.
-    fn sshr(self, a: Value, b: Value) -> Value {
-        self.binary(Opcode::Sshr, a, b)
-    }
-    /// Wrapping negation.
-    fn ineg(self, a: Value) -> Value {
-        self.unary(Opcode::Ineg, a)
-    }
-    /// Bitwise not.
-    fn bnot(self, a: Value) -> Value {
-        self.unary(Opcode::Bnot, a)
-    }
-    /// Population count.
-    fn popcnt(self, a: Value) -> Value {
-        self.unary(Opcode::Popcnt, a)
-    }
-    /// Leading zeros.
-    fn clz(self, a: Value) -> Value {
-        self.unary(Opcode::Clz, a)
-    }
-    /// Trailing zeros.
-    fn ctz(self, a: Value) -> Value {
-        self.unary(Opcode::Ctz, a)
-    }
-    /// Integer comparison (`i1`).
-    fn icmp(self, cond: IntCC, a: Value, b: Value) -> Value {
-        self.build_value(
-            InstructionData::IntCompare {
-                opcode: Opcode::Icmp,
-                cond,
-                args: [a, b],
-            },
-            Type::I1,
-        )
-    }
-
-    // ---- float arithmetic ----
-
-    /// Float `a + b`.
-    fn fadd(self, a: Value, b: Value) -> Value {
-        self.binary(Opcode::Fadd, a, b)
-    }
-    /// Float `a - b`.
-    fn fsub(self, a: Value, b: Value) -> Value {
-        self.binary(Opcode::Fsub, a, b)
-    }
-    /// Float `a * b`.
-    fn fmul(self, a: Value, b: Value) -> Value {
-        self.binary(Opcode::Fmul, a, b)
-    }
-    /// Float `a / b`.
-    fn fdiv(self, a: Value, b: Value) -> Value {
-        self.binary(Opcode::Fdiv, a, b)
-    }
-    /// Float minimum.
-    fn fmin(self, a: Value, b: Value) -> Value {
-        self.binary(Opcode::Fmin, a, b)
-    }
-    /// Float maximum.
-    fn fmax(self, a: Value, b: Value) -> Value {
-        self.binary(Opcode::Fmax, a, b)
-    }
-    /// Float negation.
-    fn fneg(self, a: Value) -> Value {
-        self.unary(Opcode::Fneg, a)
-    }
-    /// Float absolute value.
-    fn fabs(self, a: Value) -> Value {
-        self.unary(Opcode::Fabs, a)
-    }
-    /// Square root.
-    fn sqrt(self, a: Value) -> Value {
-        self.unary(Opcode::Sqrt, a)
-    }
-    /// Fused `a * b + c`.
-    fn fma(self, a: Value, b: Value, c: Value) -> Value {
-        let ty = self.value_type(a);
-        self.build_value(
-            InstructionData::Ternary {
-                opcode: Opcode::Fma,
-                args: [a, b, c],
-            },
-            ty,
-        )
-    }
-    /// Float comparison (`i1`).
-    fn fcmp(self, cond: FloatCC, a: Value, b: Value) -> Value {
-        self.build_value(
-            InstructionData::FloatCompare {
-                opcode: Opcode::Fcmp,
-                cond,
-                args: [a, b],
-            },
-            Type::I1,
-        )
-    }
-
-    /// `a` where `c` holds, `b` elsewhere.
-    fn select(self, c: Value, a: Value, b: Value) -> Value {
-        let ty = self.value_type(a);
-        self.build_value(
-            InstructionData::Ternary {
-                opcode: Opcode::Select,
-                args: [c, a, b],
-            },
-            ty,
-        )
-    }
-
-    // ---- conversions ----
-
-    /// Zero-extension to the wider `ty`.
-    fn uextend(self, ty: Type, v: Value) -> Value {
-        self.unary_to(Opcode::Uextend, ty, v)
-    }
-    /// Sign-extension to the wider `ty`.
-    fn sextend(self, ty: Type, v: Value) -> Value {
-        self.unary_to(Opcode::Sextend, ty, v)
-    }
-    /// Truncation to the narrower `ty`.
-    fn ireduce(self, ty: Type, v: Value) -> Value {
-        self.unary_to(Opcode::Ireduce, ty, v)
-    }
-    /// Float to signed integer `ty`, saturating.
-    fn fcvt_to_sint(self, ty: Type, v: Value) -> Value {
-        self.unary_to(Opcode::FcvtToSint, ty, v)
-    }
-    /// Float to unsigned integer `ty`, saturating.
-    fn fcvt_to_uint(self, ty: Type, v: Value) -> Value {
-        self.unary_to(Opcode::FcvtToUint, ty, v)
-    }
-    /// Signed integer to float `ty`.
-    fn fcvt_from_sint(self, ty: Type, v: Value) -> Value {
-        self.unary_to(Opcode::FcvtFromSint, ty, v)
-    }
-    /// Unsigned integer to float `ty`.
-    fn fcvt_from_uint(self, ty: Type, v: Value) -> Value {
-        self.unary_to(Opcode::FcvtFromUint, ty, v)
-    }
-    /// `f32` to `f64`.
-    fn fpromote(self, v: Value) -> Value {
-        self.unary_to(Opcode::Fpromote, Type::F64, v)
-    }
-    /// `f64` to `f32`.
-    fn fdemote(self, v: Value) -> Value {
-        self.unary_to(Opcode::Fdemote, Type::F32, v)
-    }
-    /// The bits of `v` as the same-width `ty`.
-    fn bitcast(self, ty: Type, v: Value) -> Value {
-        self.unary_to(Opcode::Bitcast, ty, v)
-    }
-
-    // ---- geometry ----
-
-    /// The thread's index in its block along `dim`.
-    fn thread_id(self, dim: Dim) -> Value {
-        self.geometry(Opcode::ThreadId, dim)
-    }
-    /// The block's index in the grid along `dim`.
-    fn block_id(self, dim: Dim) -> Value {
-        self.geometry(Opcode::BlockId, dim)
-    }
-    /// Threads per block along `dim`.
-    fn block_dim(self, dim: Dim) -> Value {
-        self.geometry(Opcode::BlockDim, dim)
-    }
-    /// Blocks in the grid along `dim`.
-    fn grid_dim(self, dim: Dim) -> Value {
-        self.geometry(Opcode::GridDim, dim)
-    }
-    /// The thread's lane in its warp.
-    fn lane_id(self) -> Value {
-        self.build_value(
-            InstructionData::Nullary {
-                opcode: Opcode::LaneId,
-            },
-            Type::I32,
-        )
-    }
-
-    // ---- memory ----
-
-    /// Loads a `ty` from `addr + offset` in `space`.
-    fn load(self, ty: Type, space: AddrSpace, addr: Value, offset: i32) -> Value {
-        self.build_value(
-            InstructionData::Load {
-                opcode: Opcode::Load,
-                space,
-                arg: addr,
-                offset,
-            },
-            ty,
-        )
-    }
-    /// Stores `value` at `addr + offset` in `space`.
-    fn store(self, space: AddrSpace, value: Value, addr: Value, offset: i32) -> Inst {
-        self.build_effect(InstructionData::Store {
-            opcode: Opcode::Store,
-            space,
-            args: [value, addr],
-            offset,
-        })
-    }
-    /// Atomic `op` of `operand` into `addr + offset`; gives the old value.
-    fn atomic_rmw(
-        self,
-        op: AtomicRmwOp,
-        space: AddrSpace,
-        addr: Value,
-        offset: i32,
-        operand: Value,
-    ) -> Value {
-        let ty = self.value_type(operand);
-        self.build_value(
-            InstructionData::AtomicRmw {
-                opcode: Opcode::AtomicRmw,
-                op,
-                space,
-                args: [addr, operand],
-                offset,
-            },
-            ty,
-        )
-    }
-    /// Atomic compare-and-swap at `addr + offset`; gives the old value.
-    fn atomic_cas(
-        self,
-        space: AddrSpace,
-        addr: Value,
-        offset: i32,
-        expected: Value,
-        replacement: Value,
-    ) -> Value {
-        let ty = self.value_type(expected);
-        self.build_value(
-            InstructionData::AtomicCas {
-                opcode: Opcode::AtomicCas,
-                space,
-                args: [addr, expected, replacement],
-                offset,
-            },
-            ty,
-        )
-    }
-    /// The address of shared variable `var`.
-    fn shared_addr(self, var: SharedVar) -> Value {
-        self.build_value(
-            InstructionData::SharedAddr {
-                opcode: Opcode::SharedAddr,
-                var,
-            },
-            Type::I32,
-        )
-    }
-    /// The address of local variable `var`.
-    fn local_addr(self, var: LocalVar) -> Value {
-        self.build_value(
-            InstructionData::LocalAddr {
-                opcode: Opcode::LocalAddr,
-                var,
-            },
-            Type::I32,
-        )
-    }
-    /// A block-wide barrier.
-    fn barrier(self) -> Inst {
-        self.build_effect(InstructionData::Nullary {
-            opcode: Opcode::Barrier,
-        })
-    }
-
-    // ---- control flow ----
-
-    /// Jumps to `dest` with `args`.
-    fn jump(self, dest: Block, args: &[Value]) -> Inst {
-        self.build_effect(InstructionData::Jump {
-            opcode: Opcode::Jump,
-            dest: BlockCall::new(dest, args),
-        })
-    }
-    /// Branches to `then` when `c` holds, to `else_` otherwise.
-    fn brif(
-        self,
-        c: Value,
-        then: Block,
-        then_args: &[Value],
-        else_: Block,
-        else_args: &[Value],
-    ) -> Inst {
-        self.build_effect(InstructionData::Brif {
-            opcode: Opcode::Brif,
-            arg: c,
-            dests: [
-                BlockCall::new(then, then_args),
-                BlockCall::new(else_, else_args),
-            ],
-        })
-    }
-    /// Branches to `targets[index]`, or to `default` when `index` (unsigned) is out of
-    /// range.
-    fn br_table(self, index: Value, default: BlockCall, targets: &[BlockCall]) -> Inst {
-        let mut dests = Vec::with_capacity(targets.len() + 1);
-        dests.push(default);
-        dests.extend_from_slice(targets);
-        self.build_effect(InstructionData::BrTable {
-            opcode: Opcode::BrTable,
-            arg: index,
-            dests,
-        })
-    }
-    /// Ends the thread.
-    fn return_(self) -> Inst {
-        self.build_effect(InstructionData::Nullary {
-            opcode: Opcode::Return,
-        })
-    }
+    crate::for_each_opcode!(builder_methods);
 }
 
 /// Appends instructions at the end of one block of a [`Function`], with a source location.

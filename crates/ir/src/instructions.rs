@@ -1,8 +1,11 @@
 //! Opcodes and instruction data.
 //!
-//! Every opcode is declared once, in the table inside the `for_each_opcode!` macro, with its
-//! text-format name, its instruction format and its documentation. The `Opcode` enum, the
-//! name lookup used by the parser and the format dispatch all come from that one table. The
+//! Every opcode is declared once, in the table of the `for_each_opcode!` macro
+//! (`opcode_table.rs`), with its text-format name, its builder method, its instruction
+//! format, where its result type comes from, the types its operands take and its
+//! documentation. The `Opcode` enum, the name lookup used by the parser, the format
+//! dispatch, the typing rules, the builder methods, the code generator's ISLE declaration
+//! of the opcodes and the fuzz generator's opcode lists all come from that one table. The
 //! semantics of each opcode for every input are defined in `docs/ir.md` and implemented by
 //! the reference interpreter.
 //!
@@ -56,160 +59,68 @@ pub enum InstructionFormat {
     BrTable,
 }
 
-/// Calls `$mac!` with the table of every opcode: `Variant = "name", Format, has_result;`
-/// each preceded by its documentation.
-#[macro_export]
-#[doc(hidden)]
-macro_rules! for_each_opcode {
-    ($mac:ident) => {
-        $mac! {
-            /// An integer constant: `v = iconst.i32 42`.
-            Iconst = "iconst", UnaryImm, true;
-            /// An `f32` constant: `v = f32const 1.5`.
-            F32const = "f32const", FloatConst, true;
-            /// An `f64` constant: `v = f64const 1.5`.
-            F64const = "f64const", FloatConst, true;
+/// Where an opcode's result type comes from (the `Result` column of the opcode table).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum ResultType {
+    /// The instruction defines no value.
+    None,
+    /// The type of the value operand at this index.
+    Operand(usize),
+    /// Written in the text after a dot (`iconst.i32`), an argument of the builder method.
+    Explicit,
+    /// Always this type.
+    Fixed(Type),
+}
 
-            /// Wrapping integer addition.
-            Iadd = "iadd", Binary, true;
-            /// Wrapping integer subtraction.
-            Isub = "isub", Binary, true;
-            /// Wrapping integer multiplication (low half of the product).
-            Imul = "imul", Binary, true;
-            /// High half of the signed double-width product.
-            Smulhi = "smulhi", Binary, true;
-            /// High half of the unsigned double-width product.
-            Umulhi = "umulhi", Binary, true;
-            /// Signed division rounding toward zero; `x / 0 = -1`, `MIN / -1 = MIN`.
-            Sdiv = "sdiv", Binary, true;
-            /// Unsigned division; `x / 0 = all ones`.
-            Udiv = "udiv", Binary, true;
-            /// Signed remainder with the sign of the dividend; `x % 0 = x`, `MIN % -1 = 0`.
-            Srem = "srem", Binary, true;
-            /// Unsigned remainder; `x % 0 = x`.
-            Urem = "urem", Binary, true;
-            /// Signed minimum.
-            Smin = "smin", Binary, true;
-            /// Signed maximum.
-            Smax = "smax", Binary, true;
-            /// Unsigned minimum.
-            Umin = "umin", Binary, true;
-            /// Unsigned maximum.
-            Umax = "umax", Binary, true;
-            /// Bitwise and (also on `i1`).
-            Band = "band", Binary, true;
-            /// Bitwise or (also on `i1`).
-            Bor = "bor", Binary, true;
-            /// Bitwise exclusive or (also on `i1`).
-            Bxor = "bxor", Binary, true;
-            /// Shift left; the amount is unsigned and clamped to the width (result 0).
-            Ishl = "ishl", Binary, true;
-            /// Logical shift right; the amount is unsigned and clamped to the width.
-            Ushr = "ushr", Binary, true;
-            /// Arithmetic shift right; the amount is unsigned and clamped to the width.
-            Sshr = "sshr", Binary, true;
-            /// Wrapping negation.
-            Ineg = "ineg", Unary, true;
-            /// Bitwise not (also on `i1`).
-            Bnot = "bnot", Unary, true;
-            /// Number of one bits.
-            Popcnt = "popcnt", Unary, true;
-            /// Number of leading zero bits (the width for 0).
-            Clz = "clz", Unary, true;
-            /// Number of trailing zero bits (the width for 0).
-            Ctz = "ctz", Unary, true;
-            /// Integer comparison, giving an `i1`.
-            Icmp = "icmp", IntCompare, true;
+/// The types an opcode's value operands take (the `Class` column of the opcode table).
+/// For every class but `Special`, all value operands have one type of the class, and so
+/// does the result unless the opcode fixes it (comparisons give `i1`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum TypeClass {
+    /// Integers of 8 to 64 bits.
+    Int,
+    /// Integers of 1 to 64 bits.
+    IntOrBool,
+    /// `f32` and `f64`.
+    Float,
+    /// Typed by a rule of its own (see the verifier).
+    Special,
+}
 
-            /// Float addition, rounding to nearest even.
-            Fadd = "fadd", Binary, true;
-            /// Float subtraction, rounding to nearest even.
-            Fsub = "fsub", Binary, true;
-            /// Float multiplication, rounding to nearest even.
-            Fmul = "fmul", Binary, true;
-            /// Float division, correctly rounded to nearest even.
-            Fdiv = "fdiv", Binary, true;
-            /// Float minimum; a NaN operand is ignored, `fmin(-0, +0) = -0`.
-            Fmin = "fmin", Binary, true;
-            /// Float maximum; a NaN operand is ignored, `fmax(-0, +0) = +0`.
-            Fmax = "fmax", Binary, true;
-            /// Float negation (flips the sign bit, NaN included).
-            Fneg = "fneg", Unary, true;
-            /// Float absolute value (clears the sign bit, NaN included).
-            Fabs = "fabs", Unary, true;
-            /// Square root, correctly rounded.
-            Sqrt = "sqrt", Unary, true;
-            /// Fused multiply-add `a * b + c` with a single rounding.
-            Fma = "fma", Ternary, true;
-            /// Float comparison, giving an `i1`.
-            Fcmp = "fcmp", FloatCompare, true;
-
-            /// `select c, a, b` is `a` where `c` holds and `b` elsewhere.
-            Select = "select", Ternary, true;
-
-            /// Zero-extension to a wider integer type.
-            Uextend = "uextend", Unary, true;
-            /// Sign-extension to a wider integer type (`i1` true becomes all ones).
-            Sextend = "sextend", Unary, true;
-            /// Truncation to a narrower integer type.
-            Ireduce = "ireduce", Unary, true;
-            /// Float to signed integer, rounding toward zero, saturating; NaN gives 0.
-            FcvtToSint = "fcvt_to_sint", Unary, true;
-            /// Float to unsigned integer, rounding toward zero, saturating; NaN gives 0.
-            FcvtToUint = "fcvt_to_uint", Unary, true;
-            /// Signed integer to float, rounding to nearest even.
-            FcvtFromSint = "fcvt_from_sint", Unary, true;
-            /// Unsigned integer to float, rounding to nearest even.
-            FcvtFromUint = "fcvt_from_uint", Unary, true;
-            /// `f32` to `f64`, exactly.
-            Fpromote = "fpromote", Unary, true;
-            /// `f64` to `f32`, rounding to nearest even.
-            Fdemote = "fdemote", Unary, true;
-            /// Reinterprets the bits of a value as another type of the same width.
-            Bitcast = "bitcast", Unary, true;
-
-            /// The thread's index within its block, in one dimension (`i32`).
-            ThreadId = "thread_id", Geometry, true;
-            /// The block's index within the grid, in one dimension (`i32`).
-            BlockId = "block_id", Geometry, true;
-            /// The number of threads per block, in one dimension (`i32`).
-            BlockDim = "block_dim", Geometry, true;
-            /// The number of blocks in the grid, in one dimension (`i32`).
-            GridDim = "grid_dim", Geometry, true;
-            /// The thread's lane within its warp: its linear index in the block modulo
-            /// the warp width (`i32`).
-            LaneId = "lane_id", Nullary, true;
-
-            /// Loads a value of the result type from memory at `address + offset`.
-            Load = "load", Load, true;
-            /// Stores a value to memory at `address + offset`.
-            Store = "store", Store, false;
-            /// Atomically applies an operation to memory, giving the old value.
-            AtomicRmw = "atomic_rmw", AtomicRmw, true;
-            /// Atomic compare-and-swap, giving the old value.
-            AtomicCas = "atomic_cas", AtomicCas, true;
-            /// The `i32` address of a shared-memory variable.
-            SharedAddr = "shared_addr", SharedAddr, true;
-            /// The `i32` address of a local-memory variable.
-            LocalAddr = "local_addr", LocalAddr, true;
-            /// Waits until every thread of the block has reached this barrier; orders the
-            /// memory accesses of the block around it.
-            Barrier = "barrier", Nullary, false;
-
-            /// Unconditional jump.
-            Jump = "jump", Jump, false;
-            /// Conditional branch on an `i1`: to the first destination when it holds.
-            Brif = "brif", Brif, false;
-            /// Branch table on an `i32` index, with a default for indices out of range.
-            BrTable = "br_table", BrTable, false;
-            /// Ends the thread.
-            Return = "return", Nullary, false;
+impl TypeClass {
+    /// Does the class hold `ty`?
+    pub fn contains(self, ty: Type) -> bool {
+        match self {
+            TypeClass::Int => ty.is_wide_int(),
+            TypeClass::IntOrBool => ty.is_int(),
+            TypeClass::Float => ty.is_float(),
+            TypeClass::Special => true,
         }
+    }
+}
+
+/// The `ResultType` of a `Result` column entry.
+macro_rules! result_type {
+    (None) => {
+        ResultType::None
+    };
+    (Arg0) => {
+        ResultType::Operand(0)
+    };
+    (Arg1) => {
+        ResultType::Operand(1)
+    };
+    (Explicit) => {
+        ResultType::Explicit
+    };
+    ($ty:ident) => {
+        ResultType::Fixed(Type::$ty)
     };
 }
 
 macro_rules! declare_opcodes {
-    ($( $(#[$doc:meta])* $variant:ident = $name:literal, $format:ident, $result:literal; )+) => {
+    ($( $(#[$doc:meta])* $variant:ident = $method:ident $name:literal,
+        $format:ident -> $result:ident, $class:ident; )+) => {
         /// An instruction's operation.
         #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
         pub enum Opcode {
@@ -230,20 +141,30 @@ macro_rules! declare_opcodes {
                 match self { $( Opcode::$variant => InstructionFormat::$format, )+ }
             }
 
-            /// Does an instruction with this opcode define a result value?
-            pub fn has_result(self) -> bool {
-                match self { $( Opcode::$variant => $result, )+ }
+            /// Where the result type comes from.
+            pub fn result_type(self) -> ResultType {
+                match self { $( Opcode::$variant => result_type!($result), )+ }
+            }
+
+            /// The types the value operands take.
+            pub fn type_class(self) -> TypeClass {
+                match self { $( Opcode::$variant => TypeClass::$class, )+ }
             }
         }
     };
 }
 
-for_each_opcode!(declare_opcodes);
+crate::for_each_opcode!(declare_opcodes);
 
 impl Opcode {
     /// Looks an opcode up by its text-format name.
     pub fn from_name(name: &str) -> Option<Opcode> {
         Opcode::ALL.iter().copied().find(|op| op.name() == name)
+    }
+
+    /// Does an instruction with this opcode define a result value?
+    pub fn has_result(self) -> bool {
+        self.result_type() != ResultType::None
     }
 
     /// Does this opcode end a block?
@@ -262,32 +183,14 @@ impl Opcode {
     /// Does the text format write this opcode's result type after a dot
     /// (`iconst.i32`, `load.f32`, `uextend.i64`)? Other opcodes infer it from operands.
     pub fn has_explicit_type(self) -> bool {
-        matches!(
-            self,
-            Opcode::Iconst
-                | Opcode::Load
-                | Opcode::Uextend
-                | Opcode::Sextend
-                | Opcode::Ireduce
-                | Opcode::FcvtToSint
-                | Opcode::FcvtToUint
-                | Opcode::FcvtFromSint
-                | Opcode::FcvtFromUint
-                | Opcode::Bitcast
-        )
+        self.result_type() == ResultType::Explicit
     }
 
     /// The result type this opcode always produces, for opcodes whose result type is not
     /// written in the text and not taken from an operand; `None` otherwise.
     pub fn fixed_result_type(self) -> Option<Type> {
-        use Opcode::*;
-        match self {
-            Icmp | Fcmp => Some(Type::I1),
-            ThreadId | BlockId | BlockDim | GridDim | LaneId | SharedAddr | LocalAddr => {
-                Some(Type::I32)
-            }
-            F32const | Fdemote => Some(Type::F32),
-            F64const | Fpromote => Some(Type::F64),
+        match self.result_type() {
+            ResultType::Fixed(ty) => Some(ty),
             _ => None,
         }
     }
@@ -296,8 +199,8 @@ impl Opcode {
     /// fixes it: the second for `select c, a, b` and for atomics (the first is the
     /// condition or the address), the first for everything else.
     pub fn result_type_operand(self) -> usize {
-        match self {
-            Opcode::Select | Opcode::AtomicRmw | Opcode::AtomicCas => 1,
+        match self.result_type() {
+            ResultType::Operand(i) => i,
             _ => 0,
         }
     }

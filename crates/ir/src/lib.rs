@@ -27,6 +27,7 @@ pub mod interp;
 pub mod launch;
 pub mod layout;
 mod named_enum;
+mod opcode_table;
 pub mod parser;
 pub mod srcloc;
 pub mod types;
@@ -37,7 +38,9 @@ pub use crate::condcodes::{AddrSpace, AtomicRmwOp, Dim, FloatCC, IntCC};
 pub use crate::dfg::{DataFlowGraph, ValueDef};
 pub use crate::entities::{Block, Inst, LocalVar, SharedVar, Value};
 pub use crate::function::{Function, MemVarData, Param, Signature};
-pub use crate::instructions::{BlockCall, InstructionData, InstructionFormat, Opcode};
+pub use crate::instructions::{
+    BlockCall, InstructionData, InstructionFormat, Opcode, ResultType, TypeClass,
+};
 pub use crate::layout::Layout;
 pub use crate::srcloc::SourceLoc;
 pub use crate::types::Type;

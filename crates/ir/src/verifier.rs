@@ -59,7 +59,7 @@ use crate::cfg::{ControlFlowGraph, DominatorTree};
 use crate::dfg::ValueDef;
 use crate::entities::{Block, Inst, Value};
 use crate::function::{var_extents, Function};
-use crate::instructions::{InstructionData, InstructionFormat, Opcode};
+use crate::instructions::{InstructionData, InstructionFormat, Opcode, TypeClass};
 use crate::srcloc::SourceLoc;
 use crate::types::Type;
 use crate::write::{count, inst_to_string};
@@ -538,55 +538,29 @@ impl Verifier<'_> {
                 }
             }
             (O::F64const, _) => result_is(Type::F64)?,
-            (O::Band | O::Bor | O::Bxor, D::Binary { args, .. }) => {
+            // Arithmetic, bitwise and comparison opcodes, typed by the opcode table: all
+            // operands of one type of the opcode's class, the result of that type too
+            // unless the opcode fixes it (`i1` for comparisons).
+            (
+                _,
+                D::Unary { .. }
+                | D::Binary { .. }
+                | D::Ternary { .. }
+                | D::IntCompare { .. }
+                | D::FloatCompare { .. },
+            ) if opcode.type_class() != TypeClass::Special => {
+                let args = data.args();
                 let t = ty(args[0]);
-                same(t, ty(args[1]))?;
-                int(t)?;
-                result_is(t)?;
-            }
-            (O::Bnot, &D::Unary { arg, .. }) => {
-                int(ty(arg))?;
-                result_is(ty(arg))?;
-            }
-            (O::Fadd | O::Fsub | O::Fmul | O::Fdiv | O::Fmin | O::Fmax, D::Binary { args, .. }) => {
-                let t = ty(args[0]);
-                same(t, ty(args[1]))?;
-                float(t)?;
-                result_is(t)?;
-            }
-            (_, D::Binary { args, .. }) => {
-                // Every other binary opcode is integer arithmetic or a shift.
-                let t = ty(args[0]);
-                same(t, ty(args[1]))?;
-                wide_int(t)?;
-                result_is(t)?;
-            }
-            (O::Ineg | O::Popcnt | O::Clz | O::Ctz, &D::Unary { arg, .. }) => {
-                wide_int(ty(arg))?;
-                result_is(ty(arg))?;
-            }
-            (O::Fneg | O::Fabs | O::Sqrt, &D::Unary { arg, .. }) => {
-                float(ty(arg))?;
-                result_is(ty(arg))?;
-            }
-            (O::Icmp, D::IntCompare { args, .. }) => {
-                let t = ty(args[0]);
-                same(t, ty(args[1]))?;
-                wide_int(t)?;
-                result_is(Type::I1)?;
-            }
-            (O::Fcmp, D::FloatCompare { args, .. }) => {
-                let t = ty(args[0]);
-                same(t, ty(args[1]))?;
-                float(t)?;
-                result_is(Type::I1)?;
-            }
-            (O::Fma, D::Ternary { args, .. }) => {
-                let t = ty(args[0]);
-                same(t, ty(args[1]))?;
-                same(t, ty(args[2]))?;
-                float(t)?;
-                result_is(t)?;
+                for &v in &args[1..] {
+                    same(t, ty(v))?;
+                }
+                match opcode.type_class() {
+                    TypeClass::Int => wide_int(t)?,
+                    TypeClass::IntOrBool => int(t)?,
+                    TypeClass::Float => float(t)?,
+                    TypeClass::Special => {}
+                }
+                result_is(opcode.fixed_result_type().unwrap_or(t))?;
             }
             (O::Select, D::Ternary { args, .. }) => {
                 let c = ty(args[0]);

@@ -3,9 +3,10 @@
 //! The codes are spelled out here, not derived from declaration order in the IR or MIR
 //! crates, so reordering a Rust enum can never silently change the binary format. Each
 //! table is declared once and gives both directions; a byte without a variant is a
-//! decoding error.
+//! decoding error. The codes of the operation enums (`BinOp`, `UnOp`, `TernOp`, `CvtOp`)
+//! are in their table, `op_tables.rs`.
 
-use crate::operands::{BinOp, Cond, CvtOp, MType, SpecialReg, UnOp};
+use crate::operands::{Cond, MType, SpecialReg};
 use warplift_ir::{AddrSpace, AtomicRmwOp, Dim, FloatCC, IntCC, Type};
 
 /// A type with a one-byte code in the binary format.
@@ -56,58 +57,6 @@ byte_codes!(Type, "parameter type" {
     [Type::I64] = 4,
     [Type::F32] = 5,
     [Type::F64] = 6,
-});
-
-byte_codes!(BinOp, "binary operation" {
-    [BinOp::Add] = 0,
-    [BinOp::Sub] = 1,
-    [BinOp::Mul] = 2,
-    [BinOp::MulHiS] = 3,
-    [BinOp::MulHiU] = 4,
-    [BinOp::DivS] = 5,
-    [BinOp::DivU] = 6,
-    [BinOp::RemS] = 7,
-    [BinOp::RemU] = 8,
-    [BinOp::MinS] = 9,
-    [BinOp::MinU] = 10,
-    [BinOp::MaxS] = 11,
-    [BinOp::MaxU] = 12,
-    [BinOp::And] = 13,
-    [BinOp::Or] = 14,
-    [BinOp::Xor] = 15,
-    [BinOp::Shl] = 16,
-    [BinOp::ShrU] = 17,
-    [BinOp::ShrS] = 18,
-    [BinOp::FAdd] = 19,
-    [BinOp::FSub] = 20,
-    [BinOp::FMul] = 21,
-    [BinOp::FDiv] = 22,
-    [BinOp::FMin] = 23,
-    [BinOp::FMax] = 24,
-});
-
-byte_codes!(UnOp, "unary operation" {
-    [UnOp::Neg] = 0,
-    [UnOp::Not] = 1,
-    [UnOp::Popc] = 2,
-    [UnOp::Clz] = 3,
-    [UnOp::Ctz] = 4,
-    [UnOp::FNeg] = 5,
-    [UnOp::FAbs] = 6,
-    [UnOp::FSqrt] = 7,
-});
-
-byte_codes!(CvtOp, "conversion" {
-    [CvtOp::Zext] = 0,
-    [CvtOp::Sext] = 1,
-    [CvtOp::Trunc] = 2,
-    [CvtOp::FToS] = 3,
-    [CvtOp::FToU] = 4,
-    [CvtOp::SToF] = 5,
-    [CvtOp::UToF] = 6,
-    [CvtOp::FExt] = 7,
-    [CvtOp::FTrunc] = 8,
-    [CvtOp::Bitcast] = 9,
 });
 
 byte_codes!(AddrSpace, "address space" {
@@ -174,6 +123,7 @@ byte_codes!(SpecialReg, "special register" {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::operands::{BinOp, CvtOp, TernOp, UnOp};
 
     /// Every code maps back to its value, and the codes of a table are distinct.
     fn bijective<T: ByteCode + PartialEq + core::fmt::Debug>() -> usize {
@@ -191,9 +141,10 @@ mod tests {
     fn code_tables_are_bijections_covering_every_variant() {
         assert_eq!(bijective::<MType>(), 7);
         assert_eq!(bijective::<Type>(), Type::ALL.len());
-        assert_eq!(bijective::<BinOp>(), 25);
-        assert_eq!(bijective::<UnOp>(), 8);
-        assert_eq!(bijective::<CvtOp>(), 10);
+        assert_eq!(bijective::<BinOp>(), BinOp::ALL.len());
+        assert_eq!(bijective::<UnOp>(), UnOp::ALL.len());
+        assert_eq!(bijective::<TernOp>(), TernOp::ALL.len());
+        assert_eq!(bijective::<CvtOp>(), CvtOp::ALL.len());
         assert_eq!(bijective::<AddrSpace>(), AddrSpace::ALL.len());
         assert_eq!(bijective::<AtomicRmwOp>(), AtomicRmwOp::ALL.len());
         assert_eq!(bijective::<Cond>(), IntCC::ALL.len() + FloatCC::ALL.len());

@@ -364,6 +364,22 @@ pub fn validate_inst(
             operand(b, ty)?;
             operand(c, ty)?;
         }
+        Op::Tern {
+            op,
+            ty,
+            dst,
+            a,
+            b,
+            c,
+        } => {
+            if !op.accepts(ty) {
+                return illegal(format!("{} is not defined on {ty}", op.name()));
+            }
+            reg(dst, ty.class())?;
+            reg(a, ty.class())?;
+            reg(b, ty.class())?;
+            operand(c, ty)?;
+        }
         Op::Fma { ty, dst, a, b, c } => {
             if !ty.is_float() {
                 return illegal(format!("fma is not defined on {ty}"));

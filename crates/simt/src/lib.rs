@@ -13,8 +13,8 @@
 //! - [`ops`]: the opcode table `for_each_op!`, and what is generated from it: the
 //!   operation enum [`Op`], its encoder, decoder and disassembly;
 //! - [`operands`] and [`regs`]: the operand types and modifier enums ([`MType`],
-//!   [`Operand`], [`BinOp`], ...) and the register classes, which the compiler's machine
-//!   IR reuses;
+//!   [`Operand`], [`BinOp`], ...; the operation enums come from the table in
+//!   `op_tables.rs`) and the register classes, which the compiler's machine IR reuses;
 //! - [`decode()`]: decoding and the one validator of which operation takes which types
 //!   and register classes ([`validate_inst`]);
 //! - [`disasm`]: listings; [`object`]: the ELF + DWARF objects and their loader.
@@ -28,6 +28,7 @@ mod codes;
 pub mod decode;
 pub mod disasm;
 pub mod object;
+mod op_tables;
 pub mod operands;
 pub mod ops;
 pub mod regs;
@@ -38,10 +39,10 @@ pub use disasm::{disassemble, disassemble_object, disassemble_object_with_source
 pub use object::{
     load_object, write_object, LineTable, LoadError, LoadedKernel, LoadedObject, ObjectError,
 };
-pub use operands::{Address, BinOp, Cond, CvtOp, Guard, MType, Operand, SpecialReg, UnOp};
+pub use operands::{Address, BinOp, Cond, CvtOp, Guard, MType, Operand, SpecialReg, TernOp, UnOp};
 pub use ops::{Op, Pc, Role, MAX_REGS_PER_CLASS};
 pub use regs::{Reg, RegClass};
 
 /// The version of the bytecode and object format this crate writes and reads. Any change
 /// to an encoding bumps it; loaders accept only the versions they know.
-pub const FORMAT_VERSION: u16 = 1;
+pub const FORMAT_VERSION: u16 = 2;

@@ -1,6 +1,7 @@
 //! The operands and modifiers of SIMT instructions, shared by the compiler's machine IR
 //! and the emulator: operation types, register-or-immediate operands, the operation
-//! enums of `bin`, `un`, `cvt` and `setp`, special registers, memory operands and guards.
+//! enums of `bin`, `un`, `tern`, `cvt` (generated from the table in `op_tables.rs`) and
+//! `setp`, special registers, memory operands and guards.
 //!
 //! Each operation computes exactly what the IR instruction it comes from computes
 //! (`docs/ir.md`): division by zero, shift clamping, NaN rules and saturating conversions
@@ -9,7 +10,7 @@
 
 use crate::regs::{Reg, RegClass};
 use core::fmt;
-use warplift_ir::{Dim, FloatCC, IntCC, Opcode, Type};
+use warplift_ir::{Dim, FloatCC, IntCC, Opcode, Type, TypeClass};
 
 /// The type an instruction operates on.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
@@ -143,165 +144,103 @@ impl Operand {
     }
 }
 
-/// Two-operand operations, with the semantics of the IR opcode of the same meaning.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
-#[allow(missing_docs)] // named after the IR opcodes they implement
-pub enum BinOp {
-    Add,
-    Sub,
-    Mul,
-    MulHiS,
-    MulHiU,
-    DivS,
-    DivU,
-    RemS,
-    RemU,
-    MinS,
-    MinU,
-    MaxS,
-    MaxU,
-    And,
-    Or,
-    Xor,
-    Shl,
-    ShrU,
-    ShrS,
-    FAdd,
-    FSub,
-    FMul,
-    FDiv,
-    FMin,
-    FMax,
+/// The `machine_types` of a table row: its type list, if it has one.
+macro_rules! machine_types {
+    () => {
+        None
+    };
+    ($( $ty:ident ),+) => {
+        Some(&[ $( MType::$ty ),+ ])
+    };
+}
+
+macro_rules! declare_operations {
+    ($( $(#[$doc:meta])* $enum:ident $what:literal {
+        $( $variant:ident = $code:literal, $name:literal, $ir:ident
+           $( : [ $( $ty:ident ),+ ] )?; )+
+    } )+) => { $(
+        $(#[$doc])*
+        /// Each has the semantics of the IR opcode it names ([`Self::ir_opcode`]).
+        #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+        #[allow(missing_docs)] // named after the IR opcodes they implement
+        pub enum $enum {
+            $( $variant, )+
+        }
+
+        impl $enum {
+            /// Every operation, in table order.
+            pub const ALL: &'static [$enum] = &[ $( $enum::$variant, )+ ];
+
+            /// The IR opcode whose semantics the operation has.
+            pub fn ir_opcode(self) -> Opcode {
+                match self { $( $enum::$variant => Opcode::$ir, )+ }
+            }
+
+            /// The operation's name in MIR text and disassembly.
+            pub fn name(self) -> &'static str {
+                match self { $( $enum::$variant => $name, )+ }
+            }
+
+            /// The types the machine defines the operation at, when they are fewer than
+            /// its IR opcode's; `None`: all of them.
+            pub fn machine_types(self) -> Option<&'static [MType]> {
+                match self {
+                    $( $enum::$variant => machine_types!($( $( $ty ),+ )?), )+
+                }
+            }
+        }
+
+        impl crate::codes::ByteCode for $enum {
+            const WHAT: &'static str = $what;
+            fn code(self) -> u8 {
+                match self { $( $enum::$variant => $code, )+ }
+            }
+            fn from_code(code: u8) -> Option<Self> {
+                match code {
+                    $( $code => Some($enum::$variant), )+
+                    _ => None,
+                }
+            }
+        }
+    )+ };
+}
+
+crate::for_each_operation!(declare_operations);
+
+/// Is an operation with the semantics of IR opcode `op` defined at type `ty`? By the
+/// opcode's type class (float operations on floats, bitwise ones on integers and
+/// predicates, the rest on integers), within the operation's `machine_types` if it has
+/// them.
+fn accepts(op: Opcode, machine_types: Option<&[MType]>, ty: MType) -> bool {
+    let class = match op.type_class() {
+        TypeClass::Float => ty.is_float(),
+        TypeClass::IntOrBool => ty.is_int() || ty == MType::Pred,
+        TypeClass::Int | TypeClass::Special => ty.is_int(),
+    };
+    class && machine_types.is_none_or(|types| types.contains(&ty))
 }
 
 impl BinOp {
-    /// The IR opcode whose semantics the operation has.
-    pub fn ir_opcode(self) -> Opcode {
-        use BinOp::*;
-        match self {
-            Add => Opcode::Iadd,
-            Sub => Opcode::Isub,
-            Mul => Opcode::Imul,
-            MulHiS => Opcode::Smulhi,
-            MulHiU => Opcode::Umulhi,
-            DivS => Opcode::Sdiv,
-            DivU => Opcode::Udiv,
-            RemS => Opcode::Srem,
-            RemU => Opcode::Urem,
-            MinS => Opcode::Smin,
-            MinU => Opcode::Umin,
-            MaxS => Opcode::Smax,
-            MaxU => Opcode::Umax,
-            And => Opcode::Band,
-            Or => Opcode::Bor,
-            Xor => Opcode::Bxor,
-            Shl => Opcode::Ishl,
-            ShrU => Opcode::Ushr,
-            ShrS => Opcode::Sshr,
-            FAdd => Opcode::Fadd,
-            FSub => Opcode::Fsub,
-            FMul => Opcode::Fmul,
-            FDiv => Opcode::Fdiv,
-            FMin => Opcode::Fmin,
-            FMax => Opcode::Fmax,
-        }
-    }
-
-    /// Is the operation defined at type `ty`? Float operations on floats, bitwise ones
-    /// on integers and predicates, the rest on integers.
+    /// Is the operation defined at type `ty`? As its IR opcode: float operations on
+    /// floats, bitwise ones on integers and predicates, the rest on integers.
     pub fn accepts(self, ty: MType) -> bool {
-        use BinOp::*;
-        match self {
-            FAdd | FSub | FMul | FDiv | FMin | FMax => ty.is_float(),
-            And | Or | Xor => ty.is_int() || ty == MType::Pred,
-            _ => ty.is_int(),
-        }
+        accepts(self.ir_opcode(), self.machine_types(), ty)
     }
-
-    /// The operation's name in MIR text.
-    pub fn name(self) -> &'static str {
-        use BinOp::*;
-        match self {
-            Add => "add",
-            Sub => "sub",
-            Mul => "mul",
-            MulHiS => "mulhi.s",
-            MulHiU => "mulhi.u",
-            DivS => "div.s",
-            DivU => "div.u",
-            RemS => "rem.s",
-            RemU => "rem.u",
-            MinS => "min.s",
-            MinU => "min.u",
-            MaxS => "max.s",
-            MaxU => "max.u",
-            And => "and",
-            Or => "or",
-            Xor => "xor",
-            Shl => "shl",
-            ShrU => "shr.u",
-            ShrS => "shr.s",
-            FAdd => "fadd",
-            FSub => "fsub",
-            FMul => "fmul",
-            FDiv => "fdiv",
-            FMin => "fmin",
-            FMax => "fmax",
-        }
-    }
-}
-
-/// One-operand operations.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
-#[allow(missing_docs)] // named after the IR opcodes they implement
-pub enum UnOp {
-    Neg,
-    Not,
-    Popc,
-    Clz,
-    Ctz,
-    FNeg,
-    FAbs,
-    FSqrt,
 }
 
 impl UnOp {
-    /// The IR opcode whose semantics the operation has.
-    pub fn ir_opcode(self) -> Opcode {
-        match self {
-            UnOp::Neg => Opcode::Ineg,
-            UnOp::Not => Opcode::Bnot,
-            UnOp::Popc => Opcode::Popcnt,
-            UnOp::Clz => Opcode::Clz,
-            UnOp::Ctz => Opcode::Ctz,
-            UnOp::FNeg => Opcode::Fneg,
-            UnOp::FAbs => Opcode::Fabs,
-            UnOp::FSqrt => Opcode::Sqrt,
-        }
-    }
-
     /// Is the operation defined at type `ty`? Float operations on floats, `not` on
     /// integers and predicates, the rest on integers.
     pub fn accepts(self, ty: MType) -> bool {
-        match self {
-            UnOp::FNeg | UnOp::FAbs | UnOp::FSqrt => ty.is_float(),
-            UnOp::Not => ty.is_int() || ty == MType::Pred,
-            _ => ty.is_int(),
-        }
+        accepts(self.ir_opcode(), self.machine_types(), ty)
     }
+}
 
-    /// The operation's name in MIR text.
-    pub fn name(self) -> &'static str {
-        match self {
-            UnOp::Neg => "neg",
-            UnOp::Not => "not",
-            UnOp::Popc => "popc",
-            UnOp::Clz => "clz",
-            UnOp::Ctz => "ctz",
-            UnOp::FNeg => "fneg",
-            UnOp::FAbs => "fabs",
-            UnOp::FSqrt => "fsqrt",
-        }
+impl TernOp {
+    /// Is the operation defined at type `ty`? At the types of its table row (the funnel
+    /// shifts at `i32`, like PTX's `shf`; the lowering expands the other widths).
+    pub fn accepts(self, ty: MType) -> bool {
+        accepts(self.ir_opcode(), self.machine_types(), ty)
     }
 }
 
@@ -334,39 +273,7 @@ impl fmt::Display for Cond {
     }
 }
 
-/// Conversions, with the semantics of the IR conversion of the same meaning.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
-#[allow(missing_docs)] // named after the IR opcodes they implement
-pub enum CvtOp {
-    Zext,
-    Sext,
-    Trunc,
-    FToS,
-    FToU,
-    SToF,
-    UToF,
-    FExt,
-    FTrunc,
-    Bitcast,
-}
-
 impl CvtOp {
-    /// The IR opcode whose semantics the conversion has.
-    pub fn ir_opcode(self) -> Opcode {
-        match self {
-            CvtOp::Zext => Opcode::Uextend,
-            CvtOp::Sext => Opcode::Sextend,
-            CvtOp::Trunc => Opcode::Ireduce,
-            CvtOp::FToS => Opcode::FcvtToSint,
-            CvtOp::FToU => Opcode::FcvtToUint,
-            CvtOp::SToF => Opcode::FcvtFromSint,
-            CvtOp::UToF => Opcode::FcvtFromUint,
-            CvtOp::FExt => Opcode::Fpromote,
-            CvtOp::FTrunc => Opcode::Fdemote,
-            CvtOp::Bitcast => Opcode::Bitcast,
-        }
-    }
-
     /// Is the conversion defined from type `from` to type `to`? Integer conversions
     /// take integers or predicates, float ↔ integer ones integers on the integer side,
     /// `fext` widens `f32` to `f64`, `ftrunc` the reverse, and a bitcast keeps the width.
@@ -379,22 +286,6 @@ impl CvtOp {
             CvtOp::FExt => to == MType::F64 && from == MType::F32,
             CvtOp::FTrunc => to == MType::F32 && from == MType::F64,
             CvtOp::Bitcast => to.bits() == from.bits(),
-        }
-    }
-
-    /// The conversion's name in MIR text.
-    pub fn name(self) -> &'static str {
-        match self {
-            CvtOp::Zext => "zext",
-            CvtOp::Sext => "sext",
-            CvtOp::Trunc => "trunc",
-            CvtOp::FToS => "ftos",
-            CvtOp::FToU => "ftou",
-            CvtOp::SToF => "stof",
-            CvtOp::UToF => "utof",
-            CvtOp::FExt => "fext",
-            CvtOp::FTrunc => "ftrunc",
-            CvtOp::Bitcast => "bitcast",
         }
     }
 }

@@ -16,7 +16,9 @@
 
 use crate::codes::ByteCode;
 use crate::decode::DecodeError;
-use crate::operands::{Address, BinOp, Cond, CvtOp, Guard, MType, Operand, SpecialReg, UnOp};
+use crate::operands::{
+    Address, BinOp, Cond, CvtOp, Guard, MType, Operand, SpecialReg, TernOp, UnOp,
+};
 use crate::regs::{Reg, RegClass};
 use core::fmt::{self, Write};
 use warplift_ir::write::{format_f32, format_f64, format_int_imm};
@@ -48,6 +50,8 @@ macro_rules! for_each_op {
             Mad = 0x03, "mad" { ty: MType, dst: Reg, a: Reg, b: Operand, c: Operand };
             /// Float `dst = a * b + c` with one rounding.
             Fma = 0x04, "fma" { ty: MType, dst: Reg, a: Reg, b: Reg, c: Reg };
+            /// `dst = OP(a, b, c)` at type `ty` (the funnel shifts).
+            Tern = 0x16, "tern" { op: TernOp, ty: MType, dst: Reg, a: Reg, b: Reg, c: Operand };
             /// `dst = a COND b` into a predicate register.
             Setp = 0x05, "setp" { cond: Cond, ty: MType, dst: Reg, a: Reg, b: Operand };
             /// `dst = pred ? a : b`.
@@ -220,6 +224,7 @@ impl Op {
             | Op::Un { ty, .. }
             | Op::Mad { ty, .. }
             | Op::Fma { ty, .. }
+            | Op::Tern { ty, .. }
             | Op::Setp { ty, .. }
             | Op::Selp { ty, .. }
             | Op::Mov { ty, .. }
@@ -267,6 +272,12 @@ impl Op {
                 for r in [a, b, c] {
                     f(r, Use);
                 }
+                f(dst, Def);
+            }
+            Op::Tern { dst, a, b, c, .. } => {
+                f(a, Use);
+                f(b, Use);
+                operand(c, &mut f);
                 f(dst, Def);
             }
             Op::Selp {
@@ -491,7 +502,16 @@ macro_rules! code_fields {
     )* };
 }
 
-code_fields!(BinOp, UnOp, CvtOp, MType, AddrSpace, AtomicRmwOp, Cond);
+code_fields!(
+    BinOp,
+    UnOp,
+    TernOp,
+    CvtOp,
+    MType,
+    AddrSpace,
+    AtomicRmwOp,
+    Cond
+);
 
 /// The disassembly name of a modifier.
 trait ModName {
@@ -512,6 +532,7 @@ macro_rules! mod_names {
 mod_names!(
     BinOp => |v| v.name().to_string(),
     UnOp => |v| v.name().to_string(),
+    TernOp => |v| v.name().to_string(),
     CvtOp => |v| v.name().to_string(),
     MType => |v| v.name().to_string(),
     AddrSpace => |v| v.name().to_string(),

@@ -9,7 +9,7 @@
 use super::Lower;
 use crate::mir::{
     Address, BinOp, BlockTarget, Cond, CvtOp, MBlock, MInst, MInstKind, MType, Operand, Reg,
-    SpecialReg, UnOp,
+    SpecialReg, TernOp, UnOp,
 };
 use cranelift_entity::EntityRef;
 use warplift_ir::{
@@ -32,7 +32,7 @@ use warplift_ir::{
     clippy::all
 )]
 pub(super) mod generated {
-    use crate::mir::{Address, BinOp, CvtOp, MType, Operand, Reg, UnOp};
+    use crate::mir::{Address, BinOp, CvtOp, MType, Operand, Reg, TernOp, UnOp};
     use warplift_ir::{
         AddrSpace, AtomicRmwOp, BlockCall, Dim, FloatCC, Inst, InstructionData, IntCC, LocalVar,
         Opcode, SharedVar, Type, Value,
@@ -158,6 +158,20 @@ impl generated::Context for Lower<'_> {
         let dst = self.mir.new_vreg(ty.class());
         let (b, c) = (self.masked(b, *ty), self.masked(c, *ty));
         self.emit(MInstKind::Mad {
+            ty: *ty,
+            dst,
+            a,
+            b,
+            c,
+        });
+        dst
+    }
+
+    fn emit_tern(&mut self, op: &TernOp, ty: &MType, a: Reg, b: Reg, c: Operand) -> Reg {
+        let dst = self.mir.new_vreg(ty.class());
+        let c = self.masked(c, *ty);
+        self.emit(MInstKind::Tern {
+            op: *op,
             ty: *ty,
             dst,
             a,

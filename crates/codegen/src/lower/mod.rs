@@ -313,6 +313,7 @@ fn is_pure(kind: &MInstKind) -> bool {
             | Un { .. }
             | Mad { .. }
             | Fma { .. }
+            | Tern { .. }
             | Setp { .. }
             | Selp { .. }
             | Cvt { .. }

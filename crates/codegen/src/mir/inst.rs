@@ -18,7 +18,7 @@
 use super::MBlock;
 use warplift_ir::{AddrSpace, AtomicRmwOp, SourceLoc};
 pub use warplift_simt::{
-    Address, BinOp, Cond, CvtOp, Guard, MType, Operand, Reg, RegClass, SpecialReg, UnOp,
+    Address, BinOp, Cond, CvtOp, Guard, MType, Operand, Reg, RegClass, SpecialReg, TernOp, UnOp,
 };
 
 /// A branch destination with the registers passed to its block parameters.
@@ -71,6 +71,16 @@ pub enum MInstKind {
         dst: Reg,
         a: Reg,
         b: Operand,
+        c: Operand,
+    },
+    /// `dst = OP(a, b, c)`: the funnel shifts (`a` the high half, `b` the low half, `c`
+    /// the amount).
+    Tern {
+        op: TernOp,
+        ty: MType,
+        dst: Reg,
+        a: Reg,
+        b: Reg,
         c: Operand,
     },
     /// Fused float multiply-add with one rounding (the IR's `fma`).
@@ -250,6 +260,12 @@ impl MInstKind {
                 f(c, Use);
                 f(dst, Def);
             }
+            Tern { dst, a, b, c, .. } => {
+                f(a, Use);
+                f(b, Use);
+                op(c, &mut f);
+                f(dst, Def);
+            }
             Setp { dst, a, b, .. } => {
                 f(a, Use);
                 op(b, &mut f);
@@ -313,6 +329,7 @@ impl MInstKind {
             | Un { dst, .. }
             | Mad { dst, .. }
             | Fma { dst, .. }
+            | Tern { dst, .. }
             | Setp { dst, .. }
             | Selp { dst, .. }
             | Cvt { dst, .. }

@@ -70,6 +70,14 @@ impl fmt::Display for DisplayInst<'_> {
                 write!(f, "mad.{ty} {dst}, {a}, {}, {}", Imm(*b, *ty), Imm(*c, *ty))
             }
             Fma { ty, dst, a, b, c } => write!(f, "fma.{ty} {dst}, {a}, {b}, {c}"),
+            Tern {
+                op,
+                ty,
+                dst,
+                a,
+                b,
+                c,
+            } => write!(f, "{}.{ty} {dst}, {a}, {b}, {}", op.name(), Imm(*c, *ty)),
             Setp {
                 cond,
                 ty,

@@ -268,6 +268,22 @@ impl Verifier<'_> {
                 self.operand(b, ty.class(), "operand");
                 self.operand(c, ty.class(), "operand");
             }
+            Tern {
+                op,
+                ty,
+                dst,
+                a,
+                b,
+                c,
+            } => {
+                if !op.accepts(ty) {
+                    self.error(format!("{} at type {ty}", op.name()));
+                }
+                self.class(dst, ty.class(), "destination");
+                self.class(a, ty.class(), "operand");
+                self.class(b, ty.class(), "operand");
+                self.operand(c, ty.class(), "operand");
+            }
             Fma { ty, dst, a, b, c } => {
                 if !ty.is_float() {
                     self.error(format!("fma at type {ty}"));

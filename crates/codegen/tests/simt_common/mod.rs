@@ -17,24 +17,6 @@ pub const ALL_TYPES: [MType; 7] = [
     MType::Pred,
 ];
 
-pub const BIN_OPS: [BinOp; 25] = {
-    use BinOp::*;
-    [
-        Add, Sub, Mul, MulHiS, MulHiU, DivS, DivU, RemS, RemU, MinS, MinU, MaxS, MaxU, And, Or,
-        Xor, Shl, ShrU, ShrS, FAdd, FSub, FMul, FDiv, FMin, FMax,
-    ]
-};
-pub const UN_OPS: [UnOp; 8] = {
-    use UnOp::*;
-    [Neg, Not, Popc, Clz, Ctz, FNeg, FAbs, FSqrt]
-};
-pub const CVT_OPS: [CvtOp; 10] = {
-    use CvtOp::*;
-    [
-        Zext, Sext, Trunc, FToS, FToU, SToF, UToF, FExt, FTrunc, Bitcast,
-    ]
-};
-
 fn is_int(t: MType) -> bool {
     INT_TYPES.contains(&t)
 }
@@ -150,7 +132,7 @@ impl Gen {
 /// Every straight-line instruction form.
 pub fn every_form(g: &mut Gen, params: &[Param]) -> Vec<MInst> {
     let mut out = Vec::new();
-    for op in BIN_OPS {
+    for &op in BinOp::ALL {
         for ty in ALL_TYPES.into_iter().filter(|&t| bin_legal(op, t)) {
             for imm in [false, true] {
                 let b = if imm {
@@ -169,7 +151,7 @@ pub fn every_form(g: &mut Gen, params: &[Param]) -> Vec<MInst> {
             }
         }
     }
-    for op in UN_OPS {
+    for &op in UnOp::ALL {
         for ty in ALL_TYPES.into_iter().filter(|&t| un_legal(op, t)) {
             let k = MInstKind::Un {
                 op,
@@ -187,6 +169,20 @@ pub fn every_form(g: &mut Gen, params: &[Param]) -> Vec<MInst> {
                 dst: g.r(ty),
                 a: g.r(ty),
                 b: g.operand(ty),
+                c: g.operand(ty),
+            };
+            out.push(g.inst(k));
+        }
+    }
+    for &op in TernOp::ALL {
+        for _ in 0..2 {
+            let ty = MType::I32;
+            let k = MInstKind::Tern {
+                op,
+                ty,
+                dst: g.r(ty),
+                a: g.r(ty),
+                b: g.r(ty),
                 c: g.operand(ty),
             };
             out.push(g.inst(k));
@@ -238,7 +234,7 @@ pub fn every_form(g: &mut Gen, params: &[Param]) -> Vec<MInst> {
             out.push(g.inst(k));
         }
     }
-    for op in CVT_OPS {
+    for &op in CvtOp::ALL {
         for to in ALL_TYPES {
             for from in ALL_TYPES.into_iter().filter(|&f| cvt_legal(op, to, f)) {
                 let k = MInstKind::Cvt {

@@ -614,7 +614,7 @@ impl<'a> Machine<'a> {
                             c
                         }
                     }
-                    _ => ops::fma(self.ty(args[0]), a, b, c).ok_or_else(malformed)?,
+                    _ => ops::ternary(*opcode, self.ty(args[0]), a, b, c).ok_or_else(malformed)?,
                 }
             }
             InstructionData::IntCompare { cond, args, .. } => {

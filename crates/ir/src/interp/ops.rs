@@ -220,6 +220,29 @@ pub fn fma(ty: Type, a: u64, b: u64, c: u64) -> Option<u64> {
     }
 }
 
+/// Evaluates a three-operand opcode other than `select` on operands of type `ty` (all
+/// three, and the result, have that type). Returns `None` for an opcode that is not such
+/// an operation or a type it does not accept.
+pub fn ternary(op: Opcode, ty: Type, a: u64, b: u64, c: u64) -> Option<u64> {
+    match op {
+        Opcode::Fma => fma(ty, a, b, c),
+        Opcode::Fshl | Opcode::Fshr if ty.is_wide_int() => {
+            let (bits, mask) = (ty.bits(), ty.mask());
+            let (a, b) = (a & mask, b & mask);
+            // The amount is taken modulo the width; by 0 the result is one operand whole
+            // (a shift by the full width would be out of range).
+            let n = (c & mask) % u64::from(bits);
+            Some(match op {
+                _ if n == 0 && op == Opcode::Fshl => a,
+                _ if n == 0 => b,
+                Opcode::Fshl => ((a << n) | (b >> (u64::from(bits) - n))) & mask,
+                _ => ((b >> n) | (a << (u64::from(bits) - n))) & mask,
+            })
+        }
+        _ => None,
+    }
+}
+
 /// Integer comparison of two operands of type `ty`.
 pub fn icmp(cc: IntCC, ty: Type, a: u64, b: u64) -> bool {
     let (sa, sb) = (sext(a, ty), sext(b, ty));

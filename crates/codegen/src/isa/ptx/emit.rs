@@ -18,7 +18,7 @@ use warplift_ir::{AddrSpace, AtomicRmwOp, Dim, FloatCC, IntCC, Type};
 use super::{is_ptx_identifier, PtxError, PtxOptions};
 use crate::mir::{
     Address, BinOp, Cond, CvtOp, Guard, MBlock, MInst, MInstKind, MType, MirFunction, Operand, Reg,
-    RegClass, SpecialReg, UnOp,
+    RegClass, SpecialReg, TernOp, UnOp,
 };
 
 type Result<T> = core::result::Result<T, PtxError>;
@@ -428,6 +428,29 @@ impl<'a> Emitter<'a> {
                 let b = self.int_src(b, ty, Ext::Any)?;
                 let c = self.int_src(c, ty, Ext::Any)?;
                 self.ins(g, &format!("mad.lo.s{w} {d}, {a}, {b}, {c}"));
+                Ok(())
+            }
+            &Tern {
+                op,
+                ty,
+                dst,
+                a,
+                b,
+                c,
+            } => {
+                if !op.accepts(ty) {
+                    return Err(self.invalid(format!("{} on {ty}", op.name())));
+                }
+                let d = self.reg(dst, ty.class())?;
+                let a = self.reg(a, ty.class())?;
+                let b = self.reg(b, ty.class())?;
+                let c = self.int_src(c, ty, Ext::Any)?;
+                // `shf` takes the low half first; `wrap` reduces the amount modulo 32.
+                let dir = match op {
+                    TernOp::ShfL => "l",
+                    TernOp::ShfR => "r",
+                };
+                self.ins(g, &format!("shf.{dir}.wrap.b32 {d}, {b}, {a}, {c}"));
                 Ok(())
             }
             &Fma { ty, dst, a, b, c } => {

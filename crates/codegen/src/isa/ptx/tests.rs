@@ -17,26 +17,6 @@ const TYPES: [MType; 7] = [
     MType::Pred,
 ];
 
-const BIN_OPS: [BinOp; 25] = {
-    use BinOp::*;
-    [
-        Add, Sub, Mul, MulHiS, MulHiU, DivS, DivU, RemS, RemU, MinS, MinU, MaxS, MaxU, And, Or,
-        Xor, Shl, ShrU, ShrS, FAdd, FSub, FMul, FDiv, FMin, FMax,
-    ]
-};
-
-const UN_OPS: [UnOp; 8] = {
-    use UnOp::*;
-    [Neg, Not, Popc, Clz, Ctz, FNeg, FAbs, FSqrt]
-};
-
-const CVT_OPS: [CvtOp; 10] = {
-    use CvtOp::*;
-    [
-        Zext, Sext, Trunc, FToS, FToU, SToF, UToF, FExt, FTrunc, Bitcast,
-    ]
-};
-
 const SPACES: [AddrSpace; 3] = [AddrSpace::Global, AddrSpace::Shared, AddrSpace::Local];
 
 fn is_int(t: MType) -> bool {
@@ -125,7 +105,7 @@ fn cases() -> Vec<Case> {
     let mut out = Vec::new();
     let mut push = |kind, valid| out.push(Case { kind, valid });
     for ty in TYPES {
-        for op in BIN_OPS {
+        for &op in BinOp::ALL {
             use BinOp::*;
             let valid = match op {
                 FAdd | FSub | FMul | FDiv | FMin | FMax => ty.is_float(),
@@ -149,7 +129,7 @@ fn cases() -> Vec<Case> {
                 }
             }
         }
-        for op in UN_OPS {
+        for &op in UnOp::ALL {
             use UnOp::*;
             let valid = match op {
                 FNeg | FAbs | FSqrt => ty.is_float(),
@@ -177,6 +157,19 @@ fn cases() -> Vec<Case> {
                 },
                 is_int(ty),
             );
+            for &op in TernOp::ALL {
+                push(
+                    MInstKind::Tern {
+                        op,
+                        ty,
+                        dst: r(0, ty),
+                        a: r(1, ty),
+                        b: r(2, ty),
+                        c: b,
+                    },
+                    ty == MType::I32,
+                );
+            }
             push(
                 MInstKind::Mad {
                     ty,
@@ -253,7 +246,7 @@ fn cases() -> Vec<Case> {
             ty.is_float(),
         );
         for from in TYPES {
-            for op in CVT_OPS {
+            for &op in CvtOp::ALL {
                 push(
                     MInstKind::Cvt {
                         op,

@@ -48,6 +48,27 @@ pub enum EncodeError {
     Invalid(#[from] DecodeError),
 }
 
+/// `match $value { ... }` over the operations whose fields are the same in the machine
+/// IR and the bytecode, converted field by field from `$from::V` to `$to::V` (a field
+/// written `f = expr` becomes `expr`, for the immediates masked on the way into the
+/// bytecode), followed by the arms `$rest` for the others.
+macro_rules! same_fields {
+    ($value:expr, $from:ident => $to:ident,
+     [ $( $v:ident { $( $f:ident $( = $e:expr )? ),* $(,)? } )* ],
+     { $( $rest:tt )* }) => {
+        match $value {
+            $( $from::$v { $( $f ),* } => $to::$v { $( $f: same_fields!(@field $f $( $e )?) ),* }, )*
+            $( $rest )*
+        }
+    };
+    (@field $f:ident) => {
+        $f
+    };
+    (@field $f:ident $e:expr) => {
+        $e
+    };
+}
+
 /// The canonical form of an immediate of type `ty`: its low `ty.bits()` bits.
 fn mask(o: Operand, ty: MType) -> Operand {
     match o {
@@ -60,121 +81,24 @@ fn mask(o: Operand, ty: MType) -> Operand {
 /// block it ends.
 fn op_of(kind: &MInstKind, pc_of: &impl Fn(MBlock) -> Pc, reconv: Option<Pc>) -> Op {
     use MInstKind as K;
-    match kind.clone() {
-        K::Bin { op, ty, dst, a, b } => Op::Bin {
-            op,
-            ty,
-            dst,
-            a,
-            b: mask(b, ty),
-        },
-        K::Un { op, ty, dst, src } => Op::Un { op, ty, dst, src },
-        K::Mad { ty, dst, a, b, c } => Op::Mad {
-            ty,
-            dst,
-            a,
-            b: mask(b, ty),
-            c: mask(c, ty),
-        },
-        K::Fma { ty, dst, a, b, c } => Op::Fma { ty, dst, a, b, c },
-        K::Setp {
-            cond,
-            ty,
-            dst,
-            a,
-            b,
-        } => Op::Setp {
-            cond,
-            ty,
-            dst,
-            a,
-            b: mask(b, ty),
-        },
-        K::Selp {
-            ty,
-            dst,
-            a,
-            b,
-            pred,
-        } => Op::Selp {
-            ty,
-            dst,
-            a: mask(a, ty),
-            b: mask(b, ty),
-            pred,
-        },
-        K::Cvt {
-            op,
-            to,
-            from,
-            dst,
-            src,
-        } => Op::Cvt {
-            op,
-            to,
-            from,
-            dst,
-            src,
-        },
-        K::Mov { ty, dst, src } => Op::Mov {
-            ty,
-            dst,
-            src: mask(src, ty),
-        },
-        K::ReadSpecial { dst, sreg } => Op::ReadSpecial { sreg, dst },
-        K::LdParam { ty, dst, index } => Op::LdParam { ty, dst, index },
-        K::Ld {
-            space,
-            ty,
-            dst,
-            addr,
-        } => Op::Ld {
-            space,
-            ty,
-            dst,
-            addr,
-        },
-        K::St {
-            space,
-            ty,
-            src,
-            addr,
-        } => Op::St {
-            space,
-            ty,
-            addr,
-            src: mask(src, ty),
-        },
-        K::Atom {
-            op,
-            space,
-            ty,
-            dst,
-            addr,
-            src,
-        } => Op::Atom {
-            op,
-            space,
-            ty,
-            dst,
-            addr,
-            src: mask(src, ty),
-        },
-        K::Cas {
-            space,
-            ty,
-            dst,
-            addr,
-            expected,
-            replacement,
-        } => Op::Cas {
-            space,
-            ty,
-            dst,
-            addr,
-            expected: mask(expected, ty),
-            replacement: mask(replacement, ty),
-        },
+    same_fields!(kind.clone(), K => Op, [
+        Bin { op, ty, dst, a, b = mask(b, ty) }
+        Un { op, ty, dst, src }
+        Mad { ty, dst, a, b = mask(b, ty), c = mask(c, ty) }
+        Fma { ty, dst, a, b, c }
+        Tern { op, ty, dst, a, b, c = mask(c, ty) }
+        Setp { cond, ty, dst, a, b = mask(b, ty) }
+        Selp { ty, dst, a = mask(a, ty), b = mask(b, ty), pred }
+        Cvt { op, to, from, dst, src }
+        Mov { ty, dst, src = mask(src, ty) }
+        ReadSpecial { dst, sreg }
+        LdParam { ty, dst, index }
+        Ld { space, ty, dst, addr }
+        St { space, ty, addr, src = mask(src, ty) }
+        Atom { op, space, ty, dst, addr, src = mask(src, ty) }
+        Cas { space, ty, dst, addr, expected = mask(expected, ty),
+              replacement = mask(replacement, ty) }
+    ], {
         K::Bar => Op::Bar {},
         K::Spill { src, slot } => Op::Spill { slot: slot.0, src },
         K::Reload { dst, slot } => Op::Reload { dst, slot: slot.0 },
@@ -206,7 +130,7 @@ fn op_of(kind: &MInstKind, pc_of: &impl Fn(MBlock) -> Pc, reconv: Option<Pc>) ->
             }
         }
         K::Ret => Op::Ret {},
-    }
+    })
 }
 
 /// Encodes the allocated MIR function `func` (see the module documentation).
@@ -346,105 +270,23 @@ pub fn decoded_to_mir(kernel: &DecodedKernel, srcloc: impl Fn(u32) -> SourceLoc)
     };
     for (i, inst) in kernel.insts.iter().enumerate() {
         use MInstKind as K;
-        let kind = match inst.op {
-            Op::Bin { op, ty, dst, a, b } => K::Bin { op, ty, dst, a, b },
-            Op::Un { op, ty, dst, src } => K::Un { op, ty, dst, src },
-            Op::Mad { ty, dst, a, b, c } => K::Mad { ty, dst, a, b, c },
-            Op::Fma { ty, dst, a, b, c } => K::Fma { ty, dst, a, b, c },
-            Op::Setp {
-                cond,
-                ty,
-                dst,
-                a,
-                b,
-            } => K::Setp {
-                cond,
-                ty,
-                dst,
-                a,
-                b,
-            },
-            Op::Selp {
-                ty,
-                dst,
-                a,
-                b,
-                pred,
-            } => K::Selp {
-                ty,
-                dst,
-                a,
-                b,
-                pred,
-            },
-            Op::Cvt {
-                op,
-                to,
-                from,
-                dst,
-                src,
-            } => K::Cvt {
-                op,
-                to,
-                from,
-                dst,
-                src,
-            },
-            Op::Mov { ty, dst, src } => K::Mov { ty, dst, src },
-            Op::ReadSpecial { sreg, dst } => K::ReadSpecial { dst, sreg },
-            Op::LdParam { ty, dst, index } => K::LdParam { ty, dst, index },
-            Op::Ld {
-                space,
-                ty,
-                dst,
-                addr,
-            } => K::Ld {
-                space,
-                ty,
-                dst,
-                addr,
-            },
-            Op::St {
-                space,
-                ty,
-                addr,
-                src,
-            } => K::St {
-                space,
-                ty,
-                src,
-                addr,
-            },
-            Op::Atom {
-                op,
-                space,
-                ty,
-                dst,
-                addr,
-                src,
-            } => K::Atom {
-                op,
-                space,
-                ty,
-                dst,
-                addr,
-                src,
-            },
-            Op::Cas {
-                space,
-                ty,
-                dst,
-                addr,
-                expected,
-                replacement,
-            } => K::Cas {
-                space,
-                ty,
-                dst,
-                addr,
-                expected,
-                replacement,
-            },
+        let kind = same_fields!(inst.op, Op => K, [
+            Bin { op, ty, dst, a, b }
+            Un { op, ty, dst, src }
+            Mad { ty, dst, a, b, c }
+            Fma { ty, dst, a, b, c }
+            Tern { op, ty, dst, a, b, c }
+            Setp { cond, ty, dst, a, b }
+            Selp { ty, dst, a, b, pred }
+            Cvt { op, to, from, dst, src }
+            Mov { ty, dst, src }
+            ReadSpecial { dst, sreg }
+            LdParam { ty, dst, index }
+            Ld { space, ty, dst, addr }
+            St { space, ty, addr, src }
+            Atom { op, space, ty, dst, addr, src }
+            Cas { space, ty, dst, addr, expected, replacement }
+        ], {
             Op::Bar {} => K::Bar,
             Op::Spill { slot, src } => K::Spill {
                 src,
@@ -481,7 +323,7 @@ pub fn decoded_to_mir(kernel: &DecodedKernel, srcloc: impl Fn(u32) -> SourceLoc)
                 divergent: true,
             },
             Op::Ret {} => K::Ret,
-        };
+        });
         let block = MBlock::new(kernel.block_of(i));
         f.blocks[block].insts.push(MInst {
             kind,
