@@ -475,3 +475,66 @@ fn no_corpus_kernel_runs_a_block_more_redundantly_linearized() {
     );
     eprintln!("{before_total} -> {after_total}");
 }
+
+/// The deepest reconvergence stack on the IR's own CFG at warp width `width`: the IPDOM
+/// stack model of `warplift_ir::cfg::ipdom_stack` replaying the reference interpreter's
+/// per-lane paths over `func`'s CFG — the kernel as it is, or after `linearize_ssa` in
+/// kernel mode (the linearization whose result is IR). The emulator's `max_stack_depth`
+/// counts the machine CFG, with edge-split blocks.
+fn ir_stack(
+    func: &warplift_ir::Function,
+    prepared: &PreparedLaunch,
+    width: u32,
+    linearized: bool,
+) -> u64 {
+    use warplift_ir::cfg::{ipdom_stack, ControlFlowGraph, PostDominatorTree};
+    let mut func = func.clone();
+    if linearized {
+        warplift_codegen::linearize_ssa::linearize(
+            &mut func,
+            warplift_codegen::linearize::RegionMode::Kernel,
+        )
+        .unwrap();
+    }
+    let cfg = ControlFlowGraph::compute(&func);
+    let pdt = PostDominatorTree::compute(&cfg);
+    let mut launch = prepared.clone();
+    let config = warplift_ir::interp::InterpConfig {
+        warp_width: width,
+        ..Default::default()
+    };
+    let mut depth = 0;
+    let mut observe = |paths: &[Vec<warplift_ir::Block>]| {
+        depth =
+            depth.max(ipdom_stack::max_depth_in_warps(&cfg, &pdt, paths, width as usize).unwrap());
+    };
+    warplift_ir::interp::run_with_paths(&func, &mut launch, &config, &mut observe).unwrap();
+    depth
+}
+
+#[test]
+fn stack_depths_of_the_papers_figures_on_the_ir_cfg() {
+    // (file, depth before, depth after kernel-mode linearization), at widths 4 and 32.
+    // Figure 3: the paper's 7 entries (Figure 3(b)) before; after, as Section 5.3 says,
+    // "the stack depth does not increase": the bottom entry and one guarded block. Figure
+    // 1: T1-T2 and T3-T4 split at B1, then T1 and T2 at B3 (its halves replace their
+    // entry, which waits at the same B6): 4 before, 2 after. Figures 5 and 6: a loop
+    // entry under the guard's adds one level: 3 before and after.
+    let cases = [
+        ("short_circuit_fig1.wir", 4, 2),
+        ("nested_branches_fig3.wir", 7, 2),
+        ("loop_jump_out_fig5_paths.wir", 3, 3),
+        ("loop_jump_in_fig6_paths.wir", 3, 3),
+        ("loop_jump_in_fig6_paths_swapped.wir", 3, 3),
+    ];
+    for (file, before, after) in cases {
+        let (_, func, prepared) = load(file);
+        for width in [4, 32] {
+            let got = (
+                ir_stack(&func, &prepared, width, false),
+                ir_stack(&func, &prepared, width, true),
+            );
+            assert_eq!(got, (before, after), "{file} w{width}");
+        }
+    }
+}
