@@ -518,8 +518,8 @@ fn stack_depths_of_the_papers_figures_on_the_ir_cfg() {
     // Figure 3: the paper's 7 entries (Figure 3(b)) before; after, as Section 5.3 says,
     // "the stack depth does not increase": the bottom entry and one guarded block. Figure
     // 1: T1-T2 and T3-T4 split at B1, then T1 and T2 at B3 (its halves replace their
-    // entry, which waits at the same B6): 4 before, 2 after. Figures 5 and 6: a loop
-    // entry under the guard's adds one level: 3 before and after.
+    // entry, which waits at the same B6): 4 before, 2 after. Figures 5 and 6 (the lanes
+    // of the `_paths` kernels): 3 before and after.
     let cases = [
         ("short_circuit_fig1.wir", 4, 2),
         ("nested_branches_fig3.wir", 7, 2),
