@@ -354,6 +354,12 @@ declare_settings! {
     /// and orders the region so that blocks from the other arm of a divergent branch run
     /// between them, hiding the load's latency (branch interleaving, Section 5.1).
     linearize_interleave: bool = false, check anything;
+    /// At `linearize_opt=3`, a guarded block of at most this many instructions (its
+    /// assignment to the guard variable and its jump not counted) is predicated: its
+    /// instructions run under the guard's predicate in the guard's place, so the guard's
+    /// branch and the block's jump go, and consecutive predicated blocks become one
+    /// straight-line block. 0 never predicates.
+    linearize_predicate: u32 = 4, check in_range::<0, 64>;
     /// `converge`'s threshold: the least profit, in the emulator's latency cycles (an ALU
     /// operation 4, a global load 400), that a common expression of two divergent arms must
     /// bring — its matched instructions' latencies minus 4 for every renamed operand —

@@ -67,6 +67,18 @@ fn main() {
     let cfgs = minimal_unstructured(7);
     let (mut sum, mut max, mut min) = (0i64, i64::MIN, i64::MAX);
     let (mut red_before, mut red_after, mut worst) = (0, 0, (0, String::new()));
+    // FAMILY_DUMP=NAME prints that graph's kernel as both pipelines compile it.
+    if let Ok(name) = std::env::var("FAMILY_DUMP") {
+        if let Some(cfg) = cfgs.iter().find(|c| c.name() == name) {
+            let case = cfg.kernel(KernelStyle { trace: false });
+            for pipeline in [&plain, &p] {
+                match pipeline.compile(&case.func, Settings::default()) {
+                    Ok(mir) => println!("{}:\n{mir}", pipeline.name),
+                    Err(e) => println!("{}: {e}", pipeline.name),
+                }
+            }
+        }
+    }
     for cfg in &cfgs {
         let (r0, w0) = measure(cfg, &plain);
         let (r1, w1) = measure(cfg, &p);

@@ -19,6 +19,7 @@
 //! command line, the columns and the driver, [`kernels`] a kernel's runs gathered by
 //! column, and [`tables`] the text and JSON.
 
+mod ir_stack;
 mod kernels;
 mod tables;
 
@@ -106,7 +107,10 @@ paper's AfOpt/Bf.
 Dynamic numbers (Tables 2 and 4), for kernels with a launch file, on the emulator at the
 machine of the flags: cycles, warp-instructions (one per warp per issue; the paper's
 \"instructions executed\" count warp-level SASS instructions), thread-instructions, SIMT
-efficiency, the deepest reconvergence stack, and redundant block executions: for each warp
+efficiency, the deepest reconvergence stack on the machine CFG the emulator runs
+(`stack`: edge-split and guard blocks included) and on the IR's own CFG (`IR stack`: an
+IPDOM stack model replaying the reference interpreter's per-lane paths; `-` for columns
+with a machine pass, after which there is no IR CFG), and redundant block executions: for each warp
 and IR block, the warp's executions of the block minus the largest number of times any
 one of its lanes executed it, summed (an ideal SIMT machine runs a block once per
 lane-iteration; the paper's Figure 1 at warp width 4 has 3). Every run's memory is
@@ -295,6 +299,15 @@ pub fn run(args: &ReportArgs) -> Result<ExitCode> {
             kernel: k.func.name.clone(),
             launched: k.launch.is_some(),
             columns: done.by_ref().take(columns.len()).collect(),
+            ir_stack: plan
+                .pipelines
+                .iter()
+                .map(|p| {
+                    k.launch.as_ref().and_then(|launch| {
+                        ir_stack::ir_stack_depth(&k.func, launch, &p.settings, config.warp_width)
+                    })
+                })
+                .collect(),
         })
         .collect();
     let ptxas = &options.ptxas;

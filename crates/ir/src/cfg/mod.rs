@@ -19,6 +19,8 @@
 //!   of a divergent branch.
 //! - [`loops`]: the loop nesting forest of reducible *and* irreducible graphs (natural
 //!   loops have one entry, irreducible cycles several).
+//! - [`ipdom_stack`]: the depth of a SIMT machine's reconvergence stack over this CFG,
+//!   given the blocks each lane runs (a model, for measuring on the IR's own graph).
 //! - [`regions`]: unstructured edges and the minimal single-entry, single-exit regions
 //!   around them (Anantpur and Govindarajan, 2014), which the linearizer transforms.
 //!
@@ -27,6 +29,7 @@
 //! stack.
 
 pub mod domtree;
+pub mod ipdom_stack;
 pub mod loops;
 pub mod postdom;
 pub mod regions;

@@ -283,6 +283,24 @@ pub fn run(
     Ok(machine.stats)
 }
 
+/// Runs like [`run`], recording the IR blocks every thread enters, in order: when a thread
+/// block finishes, `observe` gets one path per thread (by linear thread index within the
+/// block, so consecutive `warp_width` paths are one warp's lanes). For models of the SIMT
+/// machine over the IR's own CFG, such as the reconvergence-stack depth of
+/// [`crate::cfg::ipdom_stack`]; a run through [`run`] records nothing.
+pub fn run_with_paths<'a>(
+    func: &'a Function,
+    launch: &'a mut PreparedLaunch,
+    config: &InterpConfig,
+    observe: &'a mut dyn FnMut(&[Vec<Block>]),
+) -> Result<InterpStats, InterpError> {
+    let mut machine = Machine::new(func, launch, config)?;
+    machine.paths = Some(vec![Vec::new(); machine.nthreads]);
+    machine.observe = Some(observe);
+    machine.run_grid()?;
+    Ok(machine.stats)
+}
+
 /// Where a thread stands.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 enum Status {
@@ -336,6 +354,10 @@ struct Machine<'a> {
     scratch: Vec<u64>,
     block_id: [u32; 3],
     stats: InterpStats,
+    /// Each thread's blocks so far, when [`run_with_paths`] asked for them.
+    paths: Option<Vec<Vec<Block>>>,
+    /// Who gets the paths of each finished thread block.
+    observe: Option<&'a mut dyn FnMut(&[Vec<Block>])>,
 }
 
 impl<'a> Machine<'a> {
@@ -399,6 +421,8 @@ impl<'a> Machine<'a> {
             scratch: Vec::new(),
             block_id: [0; 3],
             stats: InterpStats::default(),
+            paths: None,
+            observe: None,
         })
     }
 
@@ -438,6 +462,12 @@ impl<'a> Machine<'a> {
             };
         }
         self.stats.block_execs[self.entry] += self.nthreads as u64;
+        if let Some(paths) = &mut self.paths {
+            for p in paths.iter_mut() {
+                p.clear();
+                p.push(self.entry);
+            }
+        }
         loop {
             for t in 0..self.nthreads {
                 if self.threads[t].status == Status::Running {
@@ -449,7 +479,11 @@ impl<'a> Machine<'a> {
                 _ => None,
             });
             let Some(barrier) = first_wait else {
-                return Ok(()); // every thread has returned
+                // Every thread has returned.
+                if let (Some(paths), Some(observe)) = (&self.paths, &mut self.observe) {
+                    observe(paths);
+                }
+                return Ok(());
             };
             if self
                 .threads
@@ -788,6 +822,9 @@ impl<'a> Machine<'a> {
             status: Status::Running,
         };
         self.stats.block_execs[call.block] += 1;
+        if let Some(paths) = &mut self.paths {
+            paths[t].push(call.block);
+        }
         Ok(())
     }
 

@@ -14,6 +14,9 @@ pub struct KernelReport {
     pub launched: bool,
     /// One entry per column, in column order.
     pub columns: Vec<Measured>,
+    /// Per column, the deepest reconvergence stack on the IR CFG (see `ir_stack`): `None`
+    /// when not run or when the column has a machine pass.
+    pub ir_stack: Vec<Option<Result<u64, String>>>,
 }
 
 impl KernelReport {

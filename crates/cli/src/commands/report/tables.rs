@@ -237,7 +237,9 @@ impl Report<'_> {
                  warp-insts: one per warp per issue; thread-insts: lanes that did the work;\n  \
                  SIMT eff = thread-insts / (warp-insts x {}); stack: the deepest reconvergence \
                  stack\n  on the machine CFG the emulator runs (edge-split and guard blocks \
-                 included);\n  redundant: per warp and IR block, executions beyond the busiest \
+                 included);\n  IR stack: the same on the IR's own CFG (an IPDOM stack model \
+                 over the interpreter's\n  per-lane paths; - for columns with a machine \
+                 pass);\n  redundant: per warp and IR block, executions beyond the busiest \
                  lane's, summed",
                 self.config.warp_width
             );
@@ -389,12 +391,15 @@ impl Report<'_> {
                 "thread-insts",
                 "SIMT eff",
                 "stack",
+                "IR stack",
                 "redundant",
             ]
             .map(String::from),
         );
         let n = self.columns.len();
         let mut totals = vec![(0u64, 0u64, 0u64, 0u64, 0u64); n];
+        // The deepest IR-CFG stack per column, when every kernel had one.
+        let mut ir_totals: Vec<Option<u64>> = vec![Some(0); n];
         let mut complete = vec![true; n];
         for k in self.kernels.iter().filter(|k| k.launched) {
             for (c, (m, column)) in k.columns.iter().zip(self.columns).enumerate() {
@@ -413,8 +418,17 @@ impl Report<'_> {
                             s.thread_instructions.to_string(),
                             format!("{:.1}%", s.simt_efficiency * 100.0),
                             s.max_stack_depth.to_string(),
+                            match k.ir_stack.get(c) {
+                                Some(Some(Ok(n))) => n.to_string(),
+                                Some(Some(Err(_))) => "error".into(),
+                                _ => "-".into(),
+                            },
                             d.redundant().to_string(),
                         ]);
+                        ir_totals[c] = match (ir_totals[c], k.ir_stack.get(c)) {
+                            (Some(t), Some(Some(Ok(n)))) => Some(t.max(*n)),
+                            _ => None,
+                        };
                         let t = &mut totals[c];
                         t.0 += s.cycles;
                         t.1 += s.warp_instructions;
@@ -430,7 +444,7 @@ impl Report<'_> {
                             _ => "not run",
                         };
                         row.push(what.to_string());
-                        row.extend((0..5).map(|_| String::new()));
+                        row.extend((0..6).map(|_| String::new()));
                     }
                 }
                 t.rows.push(row);
@@ -457,6 +471,7 @@ impl Report<'_> {
                 thread.to_string(),
                 eff,
                 stack.to_string(),
+                ir_totals[c].map_or("-".into(), |d| d.to_string()),
                 redundant.to_string(),
             ]);
         }
@@ -541,7 +556,8 @@ impl Report<'_> {
                     .columns
                     .iter()
                     .zip(self.columns)
-                    .map(|(m, c)| {
+                    .enumerate()
+                    .map(|(ci, (m, c))| {
                         let static_ = match &m.static_ {
                             Ok(s) => json!({
                                 "instructions": s.insts,
@@ -572,6 +588,11 @@ impl Report<'_> {
                                     "thread_instructions": s.thread_instructions,
                                     "simt_efficiency": s.simt_efficiency,
                                     "max_stack_depth": s.max_stack_depth,
+                                    "max_stack_depth_ir_cfg": match k.ir_stack.get(ci) {
+                                        Some(Some(Ok(n))) => json!(n),
+                                        Some(Some(Err(e))) => json!({ "error": e }),
+                                        _ => Value::Null,
+                                    },
                                     "redundant_block_executions": d.redundant(),
                                     "redundant_by_block": d.redundant_by_block,
                                     "block_executions": s.block_executions,

@@ -247,7 +247,13 @@ impl MachinePass for Linearize {
             let lin = linearize_region(func, region, regs, options, &analyses).map_err(error)?;
             stats.add(&lin.stats);
             if settings.linearize_opt > 0 {
-                let o = opt::optimize(func, &lin, regs, settings.linearize_opt);
+                let o = opt::optimize(
+                    func,
+                    &lin,
+                    regs,
+                    settings.linearize_opt,
+                    settings.linearize_predicate,
+                );
                 stats.add_opt(&o);
             }
         }
@@ -439,6 +445,14 @@ pub struct Stats {
     pub guards_removed: u64,
     /// Edges redirected past a guard by O1.
     pub edges_redirected: u64,
+    /// Empty parts (a block that only jumps) threaded past and removed with their guards.
+    pub empty_parts_removed: u64,
+    /// Blocks predicated in their guard's place (O3).
+    pub blocks_predicated: u64,
+    /// Assignments to the guard variable removed as dead (O3).
+    pub assignments_removed: u64,
+    /// Guard tests replaced by the branch condition they recompute (O3).
+    pub tests_folded: u64,
 }
 
 impl Stats {
@@ -459,6 +473,11 @@ impl Stats {
     fn add_opt(&mut self, o: &opt::OptStats) {
         self.guards_removed += o.guards_removed;
         self.edges_redirected += o.edges_redirected;
+        self.empty_parts_removed += o.empty_parts_removed;
+        self.blocks_predicated += o.blocks_predicated;
+        self.assignments_removed += o.assignments_removed;
+        self.tests_folded += o.tests_folded;
+        self.guard_tests -= o.tests_folded.min(self.guard_tests);
         self.guard_tests -= o.tests_removed.min(self.guard_tests);
     }
 
@@ -483,6 +502,10 @@ impl Stats {
                 ("guard assignments", self.guard_assignments),
                 ("guards removed", self.guards_removed),
                 ("edges redirected", self.edges_redirected),
+                ("empty parts removed", self.empty_parts_removed),
+                ("blocks predicated", self.blocks_predicated),
+                ("guard assignments removed", self.assignments_removed),
+                ("guard tests folded", self.tests_folded),
             ],
         }
     }

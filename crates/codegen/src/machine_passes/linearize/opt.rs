@@ -47,6 +47,15 @@ pub struct OptStats {
     pub tests_removed: u64,
     /// Edges redirected past a guard (O1).
     pub edges_redirected: u64,
+    /// Empty parts threaded past and removed with their guards (O1 and up).
+    pub empty_parts_removed: u64,
+    /// Blocks predicated in their guard's place (O3).
+    pub blocks_predicated: u64,
+    /// Assignments to the guard variable that no later guard could tell apart from the
+    /// value it replaced, removed (O3).
+    pub assignments_removed: u64,
+    /// Guard tests that read the branch condition they recompute instead (O3).
+    pub tests_folded: u64,
 }
 
 /// The test a guard block makes.
@@ -117,9 +126,14 @@ fn guard_values(
                 _ => continue,
             },
             _ => {
+                // A block no lane reaches (a guard's taken edge that no value matches)
+                // passes nothing on, whatever it assigns.
+                let inp = input.get(&b).cloned().unwrap_or_default();
+                if b != lin.entry && inp.is_empty() {
+                    continue;
+                }
                 // A block that does not write `g` passes on what it received.
-                let vals = assigned(func, b, regs)
-                    .unwrap_or_else(|| input.get(&b).cloned().unwrap_or_default());
+                let vals = assigned(func, b, regs).unwrap_or(inp);
                 func.successors(b)
                     .into_iter()
                     .map(|s| (s, vals.clone()))
@@ -379,6 +393,8 @@ struct Layout<'a> {
     position: &'a HashMap<MBlock, usize>,
     /// The guards, back-edge guards and blocks guards may merge into.
     guarded: &'a HashSet<MBlock>,
+    /// The empty parts (see [`empty_parts`]), by index.
+    empty: &'a HashSet<usize>,
     level: u32,
 }
 
@@ -392,6 +408,7 @@ fn skip_guard(state: &mut State, cx: &Layout<'_>, i: usize) {
         position,
         guarded,
         level,
+        ..
     } = *cx;
     let g = lin.guards[i];
     let k = i as u32 + 1;
@@ -427,6 +444,19 @@ fn skip_guard(state: &mut State, cx: &Layout<'_>, i: usize) {
         return;
     }
     if lacking.len() == incoming.len() {
+        // No lane wants the block: when it is an empty part (threaded past by
+        // `thread_empty_parts`), it goes with its guard; any other block keeps its guard.
+        if !lacking.is_empty() && cx.empty.contains(&i) {
+            for &p in &lacking {
+                state.retarget(p, g, fall);
+            }
+            state.stats.edges_redirected += lacking.len() as u64;
+            remove_block(state, g);
+            remove_block(state, block);
+            state.stats.guards_removed += 1;
+            state.stats.tests_removed += 1;
+            state.stats.empty_parts_removed += 1;
+        }
         return;
     }
     for &p in &lacking {
@@ -447,20 +477,233 @@ fn skip_guard(state: &mut State, cx: &Layout<'_>, i: usize) {
         for &p in &rest {
             state.retarget(p, g, block);
         }
-        state.func.order.retain(|&b| b != g);
-        for s in state.func.successors(g) {
-            if let Some(ps) = state.preds.get_mut(&s) {
-                ps.retain(|&b| b != g);
-            }
-        }
-        state.removed.insert(g);
+        remove_block(state, g);
         state.stats.guards_removed += 1;
         state.stats.tests_removed += 1;
     }
 }
 
+/// Takes block `b`, which no lane reaches any more, out of the code.
+fn remove_block(state: &mut State, b: MBlock) {
+    state.func.order.retain(|&x| x != b);
+    for s in state.func.successors(b) {
+        if let Some(ps) = state.preds.get_mut(&s) {
+            ps.retain(|&x| x != b);
+        }
+    }
+    state.removed.insert(b);
+}
+
+/// The parts of the region that do nothing: a single block holding only the assignment
+/// the pass gave it (its jump, before linearization) and its jump to the next guard. Their
+/// indices, and for each the id it sends its lanes on to.
+fn empty_parts(func: &MirFunction, lin: &Linearized, regs: GuardRegs) -> HashMap<usize, u32> {
+    let mut out = HashMap::new();
+    for (i, (&head, &tail)) in lin.order.iter().zip(&lin.tails).enumerate() {
+        if head != tail || lin.back_edge_guards[i].is_some() {
+            continue;
+        }
+        if let [mv, j] = &func.blocks[head].insts[..] {
+            if let (
+                MInstKind::Mov {
+                    dst,
+                    src: Operand::Imm(v),
+                    ..
+                },
+                MInstKind::Jump { .. },
+            ) = (&mv.kind, &j.kind)
+            {
+                // Only forward: a lane sent back must still pass the block's guard.
+                if *dst == regs.g && mv.guard.is_none() && *v as u32 > i as u32 + 1 {
+                    out.insert(i, *v as u32);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Jump threading over the guard variable (O1 and up): a lane bound for an empty part
+/// (see [`empty_parts`]) is sent straight on to where the part would send it, so the part
+/// runs for no lane and [`skip_guard`] removes it with its guard. Only assignments that
+/// go forward change (a lane sent back over a retreating edge keeps the id of its
+/// destination, which its back-edge guard tests).
+fn thread_empty_parts(
+    func: &mut MirFunction,
+    lin: &Linearized,
+    regs: GuardRegs,
+    empty: &HashMap<usize, u32>,
+) {
+    let resolve = |mut v: u32| {
+        while let Some(&next) = v.checked_sub(1).and_then(|i| empty.get(&(i as usize))) {
+            v = next;
+        }
+        v
+    };
+    let writers = std::iter::once((lin.entry, 0u32)).chain(
+        lin.tails
+            .iter()
+            .enumerate()
+            .map(|(i, &t)| (t, i as u32 + 1)),
+    );
+    for (b, own) in writers {
+        let map = |o: &mut Operand| {
+            if let Operand::Imm(v) = o {
+                if (*v as u32) > own {
+                    *v = u64::from(resolve(*v as u32));
+                }
+            }
+        };
+        let last = func.blocks[b].insts.iter_mut().rev().find(|i| {
+            matches!(i.kind, MInstKind::Mov { dst, .. } | MInstKind::Selp { dst, .. } if dst == regs.g)
+        });
+        if let Some(inst) = last {
+            match &mut inst.kind {
+                MInstKind::Mov { src, .. } => map(src),
+                MInstKind::Selp { a, b, .. } => {
+                    map(a);
+                    map(b);
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+/// Predication (O3, within `limit` instructions): guard `i`'s block, a single block with
+/// nothing guarded, no barrier and at most `limit` instructions besides its assignment to
+/// `g`, that only its guard enters and that leaves to the guard's fall-through (or past
+/// it, to a guard that the fall-through reaches without a lane of the block matching on
+/// the way), runs in the guard's place under the guard's predicate: `setp p; @p body; @p
+/// g = ...; jump fall`. Lanes that fail the test do nothing in the block, exactly as when
+/// the branch took them past it, and the guard's branch and the block's jump are gone —
+/// the target predicates what the paper's guard blocks branch around. Blocks that no lane
+/// wants now cost their instructions, hence the limit.
+fn predicate_part(state: &mut State, cx: &Layout<'_>, regs: GuardRegs, limit: u32, i: usize) {
+    let lin = cx.lin;
+    let g = lin.guards[i];
+    let b = lin.order[i];
+    if state.removed.contains(&g) || state.removed.contains(&b) || b != lin.tails[i] {
+        return;
+    }
+    if lin.back_edge_guards[i].is_some() {
+        return;
+    }
+    let (test, fall) = match &state.func.blocks[g].insts[..] {
+        [test, br] => match (&test.kind, &br.kind) {
+            (
+                MInstKind::Setp { dst, .. },
+                MInstKind::Branch {
+                    pred,
+                    negated: false,
+                    taken,
+                    not_taken,
+                    ..
+                },
+            ) if *dst == regs.p && *pred == regs.p && taken.block == b => {
+                (test.clone(), not_taken.block)
+            }
+            _ => return,
+        },
+        _ => return,
+    };
+    if state.preds.get(&b).map(Vec::as_slice) != Some(&[g][..]) {
+        return;
+    }
+    let insts = &state.func.blocks[b].insts;
+    let Some((last, body)) = insts.split_last() else {
+        return;
+    };
+    let MInstKind::Jump { dest } = &last.kind else {
+        return;
+    };
+    let dest = dest.block;
+    // Predicated, the block's lanes leave the way the guard's other lanes go: each must
+    // meet the same block first along that way as along the block's own exit (which O1
+    // may have sent past guards its values cannot match).
+    if dest != fall {
+        let vals = state.edges.get(&(b, dest)).cloned().unwrap_or_default();
+        let same = vals.iter().all(|&v| {
+            let a = first_stop(state, cx.tests, fall, v);
+            a.is_some() && a == first_stop(state, cx.tests, dest, v)
+        });
+        if !same {
+            return;
+        }
+    }
+    let writes_g = |k: &MInstKind| k.def() == Some(regs.g);
+    let size = body.iter().filter(|x| !writes_g(&x.kind)).count();
+    let predicable = body.iter().all(|x| {
+        x.guard.is_none() && !matches!(x.kind, MInstKind::Bar) && x.kind.def() != Some(regs.p)
+    });
+    if size > limit as usize || !predicable {
+        return;
+    }
+    let guard = crate::mir::Guard {
+        pred: regs.p,
+        negated: false,
+    };
+    let mut code = Vec::with_capacity(body.len() + 2);
+    code.push(test);
+    code.extend(body.iter().map(|x| crate::mir::MInst {
+        guard: Some(guard),
+        ..x.clone()
+    }));
+    code.push(crate::mir::MInst::new(
+        MInstKind::Jump {
+            dest: crate::mir::BlockTarget::new(fall),
+        },
+        last.srcloc,
+    ));
+    state.func.blocks[g].insts = code;
+    let vals = state.edges.remove(&(b, dest)).unwrap_or_default();
+    state.edges.remove(&(g, b));
+    state.edges.entry((g, fall)).or_default().extend(vals);
+    remove_block(state, b);
+    if let Some(ps) = state.preds.get_mut(&b) {
+        ps.clear();
+    }
+    state.stats.blocks_predicated += 1;
+}
+
+/// The first block that a lane holding guard value `v` runs from `from` on, passing
+/// the guards (branching or predicated) that do not match it; `None` when that is not
+/// decided within the region's guards.
+fn first_stop(
+    state: &State,
+    tests: &HashMap<MBlock, Test>,
+    from: MBlock,
+    v: u32,
+) -> Option<MBlock> {
+    let mut at = from;
+    for _ in 0..=tests.len() {
+        let Some(&test) = tests.get(&at) else {
+            return Some(at);
+        };
+        let hit = match test {
+            Test::Eq(k) => v == k,
+            Test::Le(k) => v <= k,
+        };
+        match state.func.terminator(at).map(|t| &t.kind) {
+            Some(MInstKind::Branch {
+                taken, not_taken, ..
+            }) => at = if hit { taken.block } else { not_taken.block },
+            // A predicated guard: its lanes run it.
+            Some(MInstKind::Jump { dest }) => {
+                if hit {
+                    return Some(at);
+                }
+                at = dest.block;
+            }
+            _ => return None,
+        }
+    }
+    None
+}
+
 /// O3 at guard `g`: merged into its single predecessor when that is a block of the region
-/// that jumps to it.
+/// that jumps to it (a region block, the region's entry, or a guard whose block was
+/// predicated into it: a chain of predicated blocks becomes one block).
 fn merge_guard(state: &mut State, region: &HashSet<MBlock>, g: MBlock) {
     if state.removed.contains(&g) {
         return;
@@ -496,8 +739,230 @@ fn merge_guard(state: &mut State, region: &HashSet<MBlock>, g: MBlock) {
     state.stats.guards_removed += 1;
 }
 
-/// Optimises the guards of one linearized region at `level` (1 to 3).
-pub fn optimize(func: &mut MirFunction, lin: &Linearized, regs: GuardRegs, level: u32) -> OptStats {
+/// O3, in a region without back-edge guards (every lane moves forward through the layout):
+/// a block's last assignment to `g` is removed when no guard test after it in the layout
+/// accepts any value it assigns or the block's own id, which the lanes running the block
+/// hold: a lane then fails every later test with either value, and `g` is dead after the
+/// region's exit (the next region's entry assigns it afresh). Typically the blocks that
+/// leave the region.
+fn remove_dead_assignments(
+    state: &mut State,
+    lin: &Linearized,
+    region: &[MBlock],
+    regs: GuardRegs,
+) {
+    if lin.back_edge_guards.iter().any(Option::is_some) {
+        return;
+    }
+    let placed: Vec<MBlock> = {
+        let members: HashSet<MBlock> = region.iter().copied().collect();
+        state
+            .func
+            .order
+            .iter()
+            .copied()
+            .filter(|b| members.contains(b) && !state.removed.contains(b))
+            .collect()
+    };
+    // Every guard test of the region in layout order: (block index, inst index, test).
+    let mut tests: Vec<(usize, usize, Test)> = Vec::new();
+    for (bi, &b) in placed.iter().enumerate() {
+        for (ii, x) in state.func.blocks[b].insts.iter().enumerate() {
+            if let MInstKind::Setp {
+                cond: crate::mir::Cond::Int(cc),
+                dst,
+                a,
+                b: Operand::Imm(k),
+                ..
+            } = x.kind
+            {
+                if dst == regs.p && a == regs.g {
+                    let k = k as u32;
+                    let t = match cc {
+                        warplift_ir::IntCC::Equal => Test::Eq(k),
+                        warplift_ir::IntCC::UnsignedLessThanOrEqual => Test::Le(k),
+                        // Not a test the pass makes: keep every assignment.
+                        _ => return,
+                    };
+                    tests.push((bi, ii, t));
+                }
+            }
+        }
+    }
+    let own: HashMap<MBlock, u32> = lin
+        .tails
+        .iter()
+        .enumerate()
+        .map(|(i, &t)| (t, i as u32 + 1))
+        .collect();
+    for (bi, &b) in placed.iter().enumerate() {
+        // Every assignment of the block, last first (removing one leaves the indices of
+        // the earlier ones as they are).
+        let writers: Vec<usize> = (0..state.func.blocks[b].insts.len())
+            .rev()
+            .filter(|&w| state.func.blocks[b].insts[w].kind.def() == Some(regs.g))
+            .collect();
+        for wi in writers {
+            let insts = &state.func.blocks[b].insts;
+            let first_writer = !insts[..wi].iter().any(|x| x.kind.def() == Some(regs.g));
+            // The value the lanes running the assignment hold before it; `None`: not
+            // known (any value).
+            let held: Option<u32> = match insts[wi].guard {
+                // A region block leaving its part runs with its own id.
+                None if first_writer => own.get(&b).copied(),
+                // A predicated block runs where its guard's `g == k` held.
+                Some(gd) if gd.pred == regs.p && !gd.negated => insts[..wi]
+                    .iter()
+                    .rposition(|x| x.kind.def() == Some(regs.p))
+                    .and_then(|ti| tests.iter().find(|&&(tb, tii, _)| tb == bi && tii == ti))
+                    .and_then(|&(_, _, t)| match t {
+                        Test::Eq(k) => Some(k),
+                        Test::Le(_) => None,
+                    }),
+                _ => None,
+            };
+            let mut vals: Vec<u32> = held.into_iter().collect();
+            match insts[wi].kind {
+                MInstKind::Mov {
+                    src: Operand::Imm(v),
+                    ..
+                } => vals.push(v as u32),
+                MInstKind::Selp {
+                    a: Operand::Imm(a),
+                    b: Operand::Imm(c),
+                    ..
+                } => vals.extend([a as u32, c as u32]),
+                _ => continue,
+            }
+            let accepted = tests
+                .iter()
+                .filter(|&&(tb, tii, _)| tb > bi || (tb == bi && tii > wi))
+                .any(|&(_, _, t)| {
+                    held.is_none()
+                        || vals.iter().any(|&v| match t {
+                            Test::Eq(k) => v == k,
+                            Test::Le(k) => v <= k,
+                        })
+                });
+            if !accepted {
+                state.func.blocks[b].insts.remove(wi);
+                // Later tests of this block moved up by one.
+                for t in tests.iter_mut().filter(|t| t.0 == bi && t.1 > wi) {
+                    t.1 -= 1;
+                }
+                state.stats.assignments_removed += 1;
+            }
+        }
+    }
+}
+
+/// O3: a guard test that follows, in the same block, the block's own unguarded
+/// `g = c ? a : b` tests the branch condition `c` itself whenever exactly one of `a`
+/// and `b` passes it: `g == a` holds exactly where `c` does. The test is dropped and what
+/// read its predicate (the guard's branch, the instructions predicated on it) reads `c`,
+/// or its negation. The block's branch is then, in effect, back — and the assignment
+/// often becomes dead ([`remove_dead_assignments`] runs after this).
+fn fold_tests(state: &mut State, region: &[MBlock], regs: GuardRegs) {
+    for &b in region {
+        if state.removed.contains(&b) {
+            continue;
+        }
+        let mut i = 0;
+        while i < state.func.blocks[b].insts.len() {
+            if let Some((c, negated)) = foldable(&state.func.blocks[b].insts, i, regs) {
+                let insts = &mut state.func.blocks[b].insts;
+                insts.remove(i);
+                for x in insts[i..].iter_mut() {
+                    if let Some(gd) = x.guard.as_mut().filter(|gd| gd.pred == regs.p) {
+                        gd.pred = c;
+                        gd.negated ^= negated;
+                    }
+                    if let MInstKind::Branch {
+                        pred, negated: n, ..
+                    } = &mut x.kind
+                    {
+                        if *pred == regs.p {
+                            *pred = c;
+                            *n ^= negated;
+                        }
+                    }
+                    if x.kind.def() == Some(regs.p) {
+                        break;
+                    }
+                }
+                state.stats.tests_folded += 1;
+                continue;
+            }
+            i += 1;
+        }
+    }
+}
+
+/// Whether the guard test at `insts[at]` can read the branch condition of the block's
+/// last assignment to `g` instead (see [`fold_tests`]): that condition and whether it is
+/// negated.
+fn foldable(
+    insts: &[crate::mir::MInst],
+    at: usize,
+    regs: GuardRegs,
+) -> Option<(crate::mir::Reg, bool)> {
+    let MInstKind::Setp {
+        cond: crate::mir::Cond::Int(cc),
+        dst,
+        a: ga,
+        b: Operand::Imm(k),
+        ..
+    } = insts[at].kind
+    else {
+        return None;
+    };
+    if dst != regs.p || ga != regs.g || insts[at].guard.is_some() {
+        return None;
+    }
+    let test = |v: u64| match cc {
+        warplift_ir::IntCC::Equal => Some(v as u32 == k as u32),
+        warplift_ir::IntCC::UnsignedLessThanOrEqual => Some(v as u32 <= k as u32),
+        _ => None,
+    };
+    let w = insts[..at]
+        .iter()
+        .rposition(|x| x.kind.def() == Some(regs.g))?;
+    let MInstKind::Selp {
+        dst: _,
+        a: Operand::Imm(a),
+        b: Operand::Imm(bv),
+        pred: c,
+        ..
+    } = insts[w].kind
+    else {
+        return None;
+    };
+    if insts[w].guard.is_some() {
+        return None;
+    }
+    let negated = match (test(a)?, test(bv)?) {
+        (true, false) => false,
+        (false, true) => true,
+        _ => return None,
+    };
+    // `c` must hold its value from the assignment to the last reader of the test.
+    let end = insts[at + 1..]
+        .iter()
+        .position(|x| x.kind.def() == Some(regs.p))
+        .map_or(insts.len(), |j| at + 1 + j);
+    let redefined = insts[w + 1..end].iter().any(|x| x.kind.def() == Some(c));
+    (!redefined).then_some((c, negated))
+}
+
+/// Optimises the guards of one linearized region at `level` (1 to 3); at level 3, blocks
+/// of at most `predicate` instructions are predicated (0: none).
+pub fn optimize(
+    func: &mut MirFunction,
+    lin: &Linearized,
+    regs: GuardRegs,
+    level: u32,
+    predicate: u32,
+) -> OptStats {
     let mut tests: HashMap<MBlock, Test> = HashMap::new();
     for (i, &g) in lin.guards.iter().enumerate() {
         tests.insert(g, Test::Eq(i as u32 + 1));
@@ -505,6 +970,9 @@ pub fn optimize(func: &mut MirFunction, lin: &Linearized, regs: GuardRegs, level
             tests.insert(be, Test::Le(i as u32 + 1));
         }
     }
+    let empty_targets = empty_parts(func, lin, regs);
+    thread_empty_parts(func, lin, regs, &empty_targets);
+    let empty: HashSet<usize> = empty_targets.keys().copied().collect();
     let edges = guard_values(func, lin, &tests, regs);
     let layout = func.order.clone();
     let position: HashMap<MBlock, usize> = func
@@ -549,13 +1017,22 @@ pub fn optimize(func: &mut MirFunction, lin: &Linearized, regs: GuardRegs, level
         layout: &layout,
         position: &position,
         guarded: &guarded,
+        empty: &empty,
         level,
     };
 
     let guards: Vec<usize> = (0..lin.guards.len()).collect();
     apply_checked(&mut state, &guards, |s, i| skip_guard(s, &cx, i), check);
     if level >= 3 {
-        let region: HashSet<MBlock> = lin.tails.iter().copied().collect();
+        if predicate > 0 {
+            // Straight-line code: nothing to check.
+            for &i in &guards {
+                predicate_part(&mut state, &cx, regs, predicate, i);
+            }
+        }
+        let mut merge_into: HashSet<MBlock> = lin.tails.iter().copied().collect();
+        merge_into.extend(lin.guards.iter().copied());
+        merge_into.insert(lin.entry);
         let all_guards: Vec<MBlock> = lin
             .guards
             .iter()
@@ -565,9 +1042,14 @@ pub fn optimize(func: &mut MirFunction, lin: &Linearized, regs: GuardRegs, level
         apply_checked(
             &mut state,
             &all_guards,
-            |s, g| merge_guard(s, &region, g),
+            |s, g| merge_guard(s, &merge_into, g),
             check,
         );
+        // Before folding, while each predicated block's guard still names the id its
+        // lanes hold; and after, when folded tests no longer read `g`.
+        remove_dead_assignments(&mut state, lin, &region, regs);
+        fold_tests(&mut state, &region, regs);
+        remove_dead_assignments(&mut state, lin, &region, regs);
     }
     *func = state.func;
     state.stats
