@@ -78,6 +78,7 @@ pub mod multiway;
 pub mod pdg;
 pub mod sink;
 pub mod split;
+pub mod unify;
 pub mod uses;
 
 use crate::analysis::{AnalysisCache, Preserved};
@@ -124,9 +125,16 @@ impl IrPass for Converge {
 
     /// A run that moved nothing left the kernel as it was.
     fn preserved(&self, report: &PassReport) -> Preserved {
-        let changed = ["hoisted", "sunk", "multi-way sinks", "splits", "flattened"]
-            .iter()
-            .any(|count| report.get(count).unwrap_or(0) > 0);
+        let changed = [
+            "hoisted",
+            "sunk",
+            "multi-way sinks",
+            "splits",
+            "flattened",
+            "unified",
+        ]
+        .iter()
+        .any(|count| report.get(count).unwrap_or(0) > 0);
         if !changed {
             Preserved::ALL
         } else {
@@ -152,6 +160,8 @@ pub struct Options {
     pub split_cost: i64,
     /// Flatten short side-effect-free if-then(-else) regions into `select`s.
     pub flatten: bool,
+    /// Remove a divergent branch whose sides are one code up to renamed operands.
+    pub unify: bool,
 }
 
 impl Default for Options {
@@ -171,6 +181,7 @@ impl Options {
             split: s.converge_split,
             split_cost: i64::from(s.converge_split_cost),
             flatten: s.converge_flatten,
+            unify: s.converge_unify,
         }
     }
 }
@@ -200,6 +211,8 @@ pub struct Stats {
     pub flattened: u64,
     /// Instructions the flattenings moved out of their arms (run by every lane).
     pub speculated: u64,
+    /// Divergent branches removed because their sides were one code (Unify).
+    pub unified: u64,
     /// The summed profit of the moved expressions, in cycles.
     pub profit: i64,
 }
@@ -220,6 +233,7 @@ impl Stats {
                 ("split params", self.split_params),
                 ("flattened", self.flattened),
                 ("speculated", self.speculated),
+                ("unified", self.unified),
                 ("profit", self.profit.max(0) as u64),
             ],
         }
@@ -246,6 +260,19 @@ pub fn converge_in(func: &mut Function, opts: &Options, analyses: &mut AnalysisC
             continue;
         }
         stats.divergent_branches += 1;
+        if opts.unify {
+            let done = postdom.ipdom(block).and_then(|join| {
+                unify::unify(func, &mut uses, &edges, block, join, opts.threshold)
+            });
+            if let Some(done) = done {
+                stats.unified += 1;
+                stats.selects += done.selects;
+                stats.profit += done.profit;
+                edges.refresh(func, &done.touched);
+                // The branch is gone: nothing is left to hoist, sink, split or flatten.
+                continue;
+            }
+        }
         if opts.hoist {
             let arms = postdom
                 .ipdom(block)
