@@ -303,7 +303,7 @@ impl<'f> Matcher<'f> {
             kept.push((score, own));
         }
         // Each drop unmatches loads, which may hide others: repeat until stable.
-        let mut profit;
+        let profit;
         loop {
             let matched_a: Vec<bool> = (0..self.a.len()).map(|n| of_a.contains_key(&n)).collect();
             let matched_b: Vec<bool> = (0..self.b.len()).map(|n| of_b.contains_key(&n)).collect();

@@ -201,6 +201,8 @@ pub struct Stats {
     pub join_params: u64,
     /// Reconvergence points of three or more arms that expressions sank into.
     pub multiway: u64,
+    /// Divergent `br_table`s whose arms' common expressions rose to the branch.
+    pub multiway_hoists: u64,
     /// Divergent branches whose arms were split around a temporary reconvergence point.
     pub splits: u64,
     /// Instruction pairs merged at temporary reconvergence points.
@@ -228,6 +230,7 @@ impl Stats {
                 ("selects", self.selects),
                 ("join params", self.join_params),
                 ("multi-way sinks", self.multiway),
+                ("multi-way hoists", self.multiway_hoists),
                 ("splits", self.splits),
                 ("split pairs", self.split_pairs),
                 ("split params", self.split_params),
@@ -277,6 +280,16 @@ pub fn converge_in(func: &mut Function, opts: &Options, analyses: &mut AnalysisC
             let arms = postdom
                 .ipdom(block)
                 .and_then(|join| hoist_arms(func, &edges, block, join));
+            let table = postdom
+                .ipdom(block)
+                .and_then(|join| table_arms(func, &edges, block, join));
+            if let Some(blocks) = table {
+                let arms: Vec<Arm> = blocks.iter().map(|&b| Arm::new(func, b)).collect();
+                let done = multiway::hoist_tuples(func, &mut uses, block, &arms, opts.threshold);
+                stats.hoisted += done.tuples;
+                stats.profit += done.profit;
+                stats.multiway_hoists += u64::from(done.tuples > 0);
+            }
             if let Some((cond, then_block, else_block)) = arms {
                 let a = Arm::new(func, then_block);
                 let b = Arm::new(func, else_block);
@@ -378,6 +391,38 @@ fn hoist_arms(
             && !returns_to(cfg, b, block, join)
     };
     (t != e && alone(t) && alone(e)).then_some((*arg, t, e))
+}
+
+/// The distinct destinations of `block`'s `br_table`, when each has `block` as its only
+/// predecessor, no parameters and no arguments, and every lane at the branch runs exactly
+/// one of them once before reconverging at `join` (as [`hoist_arms`] asks of a `brif`).
+fn table_arms(
+    func: &Function,
+    cfg: &edges::Edges,
+    block: Block,
+    join: Block,
+) -> Option<Vec<Block>> {
+    let term = func.terminator(block)?;
+    let InstructionData::BrTable { dests, .. } = &func.dfg.insts[term] else {
+        return None;
+    };
+    let mut arms: Vec<Block> = Vec::new();
+    for call in dests {
+        if !call.args.is_empty() {
+            return None;
+        }
+        if !arms.contains(&call.block) {
+            arms.push(call.block);
+        }
+    }
+    let alone = |b: Block| {
+        b != join
+            && b != block
+            && cfg.preds(b).iter().all(|&p| p == block)
+            && func.dfg.block_params(b).is_empty()
+            && !returns_to(cfg, b, block, join)
+    };
+    (arms.len() >= 2 && arms.iter().all(|&b| alone(b))).then_some(arms)
 }
 
 /// Does a path from `from` reach `target` without passing `stop`?
