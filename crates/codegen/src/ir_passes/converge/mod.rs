@@ -22,12 +22,20 @@
 //! Each divergent branch (by [`warplift_ir::divergence`]) is visited innermost first
 //! (post-order), as the paper's bottom-up walk of the program structure tree does:
 //!
+//! 0. **Unify** ([`unify`], Listing 1.12): when the two sides are one code up to renamed
+//!    operands (a compare's condition code may be swapped, `x < y` being `y > x`), the
+//!    branch goes and both kinds of lanes run one copy, each differing operand a `select`
+//!    on the condition — made when the removed side's latencies exceed the `select`s'.
 //! 1. **Expression DAGs** ([`dag`]): the entry blocks of the two sides, when the branch is
 //!    their only predecessor (every lane of a side runs its entry block exactly once).
 //! 2. **Matching** ([`matching`]): the dynamic-programming table `T(i, j)` of Section 3.1
 //!    with the benefit of a pair weighted by the emulator's latency of its opcode
-//!    ([`cost`]) and a cost of one copy per renamed operand; roots are chosen as in
-//!    Algorithm 1 and kept when their profit reaches the `converge_threshold` setting.
+//!    ([`cost`]) and a cost per renamed operand of what the warp issues for it (a
+//!    `select` before the branch, a move in each arm for a join parameter); roots are
+//!    chosen as in Algorithm 1 and kept when their profit exceeds the
+//!    `converge_threshold` setting, loads whose latency the arm hides behind another
+//!    load earning nothing (a tie, or a hidden load, is paid by warps that do not
+//!    diverge at run time, and by the path before the branch).
 //! 3. **Legality** ([`pdg`]): data dependences are the DAG's edges (a pair hoists only with
 //!    the operands it depends on in the arm, or none); memory dependences keep a load
 //!    behind the stores, atomics and barriers of its arm that may touch its bytes; stores,
@@ -49,7 +57,8 @@
 //!
 //! 6. **Multi-way** ([`multiway`]): a reconvergence point with three or more predecessors
 //!    ending in jumps to it (a divergent `br_table`) gets the expressions common to all of
-//!    them, matched arm by arm against the first.
+//!    them, matched arm by arm against the first; the arms of a divergent `br_table` hoist
+//!    to it what they all compute alike from the same operands.
 //!
 //! 7. **Split** ([`split`], Listings 1.5/1.6): what can neither rise nor sink is merged at
 //!    a temporary reconvergence point inside the arms — each arm cut into what the merged
@@ -64,9 +73,9 @@
 //!    `select`, as LLVM's SimplifyCFG does. Flattening is the one step that runs code on
 //!    lanes that would not have run it; it is limited to code that cannot fault or write.
 //!
-//! Not done: hoisting across more than two arms (the multi-way case sinks only), and
-//! melding the bitonic step's ascending and descending compares (Listing 1.12), which
-//! differ in their condition code.
+//! Not done: the matching itself does not pair compares with swapped condition codes
+//! (only Unify does, when the whole sides are one code), and a multi-way hoist does not
+//! rename operands.
 
 pub mod cost;
 pub mod dag;
