@@ -86,7 +86,8 @@ pub fn flatten(
         .filter(|(x, y)| x != y)
         .count();
     let side_blocks = usize::from(st.block.is_some()) + usize::from(se.block.is_some());
-    if speculated > MAX_SPECULATED || selects >= 1 + side_blocks {
+    // Fewer instructions: `selects < 1 + side_blocks`.
+    if speculated > MAX_SPECULATED || selects > side_blocks {
         return None;
     }
     let mut done = Flattened::default();

@@ -143,7 +143,8 @@ pub fn split(
     let flattens = opts.flatten
         && spec_a.zip(spec_b).is_some_and(|(x, y)| {
             let side_blocks = i64::from(x > 0) + i64::from(y > 0);
-            x + y <= MAX_SPECULATED && renamed + carried_a + carried_b <= 1 + side_blocks
+            // What `flatten` asks: fewer selects than the branch and side jumps it removes.
+            x + y <= MAX_SPECULATED && renamed + carried_a + carried_b <= side_blocks
         });
     let cost = if flattens {
         // A flattened prefix has no jump of its own: what `jumps` counted less it is what
