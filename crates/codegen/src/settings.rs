@@ -360,10 +360,10 @@ declare_settings! {
     /// branch and the block's jump go, and consecutive predicated blocks become one
     /// straight-line block. 0 never predicates.
     linearize_predicate: u32 = 4, check in_range::<0, 64>;
-    /// `converge`'s threshold: the least profit, in the emulator's latency cycles (an ALU
+    /// `converge`'s threshold: the profit, in the emulator's latency cycles (an ALU
     /// operation 4, a global load 400), that a common expression of two divergent arms must
-    /// bring — its matched instructions' latencies minus 4 for every renamed operand —
-    /// to be hoisted or sunk. 0 moves every expression that costs no more than it saves.
+    /// exceed — its matched instructions' latencies minus 4 for every renamed operand —
+    /// to be hoisted or sunk. 0 moves every expression that saves more than it costs.
     converge_threshold: u32 = 0, check anything;
     /// `converge` matches instructions whose operands differ between the arms, renaming
     /// them with a `select` before the branch or a parameter of the reconvergence point
@@ -386,6 +386,10 @@ declare_settings! {
     /// straight-line code into `select`s (Algorithm 1's FlattenBranches, Listing 1.11), so
     /// that the enclosing branch's arms can share what they compute.
     converge_flatten: bool = true, check anything;
+    /// `converge` removes a divergent branch whose two sides are the same code up to
+    /// renamed operands (a compare's condition code may be swapped), both kinds of lanes
+    /// then running one copy with `select`ed operands (Listing 1.12's bitonic step).
+    converge_unify: bool = true, check anything;
     /// What `restructure` restructures: `divergent` (unstructured regions holding a
     /// divergent branch; structured code keeps its bytes), `all` (every unstructured
     /// region) or `kernel` (the whole kernel, as the paper does).

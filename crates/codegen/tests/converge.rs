@@ -16,11 +16,12 @@ fn corpus(file: &str) -> Function {
 }
 
 /// The options of the hoist and sink tests: the control flow is left as it is (no Split,
-/// no flattening), so that the arms' contents can be read after the pass.
+/// no flattening, no Unify), so that the arms' contents can be read after the pass.
 fn plain() -> Options {
     Options {
         split: false,
         flatten: false,
+        unify: false,
         ..Options::default()
     }
 }
@@ -225,38 +226,49 @@ block3(v12: i32):
 }
 
 #[test]
-fn listing_1_7_renames_the_differing_operand_with_a_select() {
-    let (text, stats) = run(corpus("csc_rename_l1_7.wir"), &plain());
-    assert_eq!(moved(&stats), (1, 0, 1, 0));
-    assert_eq!(stats.profit, 0);
+fn listing_1_7_renames_the_differing_operand() {
+    let file = "csc_rename_l1_7.wir";
+    // Hoisting `b * c` and `d * c` saves a multiplication and costs a select: a tie, which
+    // warps that do not diverge at run time would pay with nothing gained. Declined.
+    let hoist_only = Options {
+        sink: false,
+        ..plain()
+    };
+    assert_eq!(moved(&run(corpus(file), &hoist_only).1), (0, 0, 0, 0));
+    // Sinking renames `b`/`d` through a new parameter of the join (a move in each arm, 8)
+    // and frees the parameter that received the products (8): profit 4.
+    let (text, stats) = run(corpus(file), &plain());
+    assert_eq!(moved(&stats), (0, 1, 0, 1));
+    assert_eq!(stats.profit, 4);
+    assert_eq!(block(&text, "block1"), ["jump block3(v3)"]);
+    assert_eq!(block(&text, "block2"), ["jump block3(v6)"]);
+    assert_eq!(
+        block(&text, "block3(v92: i32)")[..1],
+        ["v93 = imul v92, v5"]
+    );
+    // With every step on, the two arms are one code up to the renamed operand: Unify
+    // removes the branch, with one select (what LLVM cannot do: to it `b * c` and `d * c`
+    // are different values).
+    let (text, stats) = run(corpus(file), &Options::default());
+    assert_eq!((stats.unified, stats.selects, stats.profit), (1, 1, 4));
     assert_eq!(
         block(&text, "block0")[12..],
         [
             "v92 = select v91, v3, v6",
-            "v93 = imul v92, v5",
-            "brif v91, block1, block2"
+            "v11 = imul v92, v5",
+            "jump block3(v11)"
         ]
-    );
-    assert_eq!(block(&text, "block1"), ["jump block3(v93)"]);
-    assert_eq!(block(&text, "block2"), ["jump block3(v93)"]);
-    // The multiplication saves 4 cycles and the select costs 4: a threshold of 1 keeps it.
-    let opts = Options {
-        threshold: 1,
-        ..plain()
-    };
-    assert_eq!(
-        moved(&run(corpus("csc_rename_l1_7.wir"), &opts).1),
-        (0, 0, 0, 0)
     );
 }
 
 #[test]
 fn listing_1_9_hoists_a_and_sinks_e_as_the_matching_of_figure_1_says() {
     let (text, stats) = run(corpus("csc_dp_l1_9.wir"), &plain());
-    // a = b*c rises (4 cycles, no copy); e = x*x sinks with x = d or f renamed once
-    // (4 - 4); d = a+c and f = a/c differ in operator and stay.
+    // a = b*c rises (4 cycles, no copy); e = x*x sinks with x = d or f renamed through a
+    // new join parameter (a move in each arm, 8) that takes the place of the one that
+    // received e (8): 4; d = a+c and f = a/c differ in operator and stay.
     assert_eq!(moved(&stats), (1, 1, 0, 1));
-    assert_eq!(stats.profit, 4);
+    assert_eq!(stats.profit, 8);
     assert_eq!(
         block(&text, "block0").last(),
         Some(&"brif v91, block1, block2")
@@ -383,6 +395,61 @@ fn bitonic_step_hoists_both_loads_but_not_the_compares_or_the_swaps() {
         block(&text, "block7")[..2],
         ["store global v31, v18", "store global v30, v21"]
     );
+}
+
+#[test]
+fn bitonic_step_unifies_the_ascending_and_descending_sides() {
+    // `a[i] < a[j]` is `a[j] > a[i]`: with the condition code swapped and the operands
+    // renamed by two selects, the two sides of the ascending/descending branch are one
+    // code — loads, compare, inner branch and swap — and the branch goes (Listing 1.12).
+    let (text, stats) = run(corpus("csc_bitonic_l1_12.wir"), &Options::default());
+    assert_eq!(
+        (stats.unified, stats.selects, stats.hoisted, stats.profit),
+        (1, 2, 0, 812)
+    );
+    let b5 = block(&text, "block5");
+    assert_eq!(
+        b5[b5.len() - 6..],
+        [
+            "v22 = load.i32 global v18",
+            "v23 = load.i32 global v21",
+            "v30 = select v15, v22, v23",
+            "v31 = select v15, v23, v22",
+            "v24 = icmp sgt v30, v31",
+            "brif v24, block7, block10"
+        ]
+    );
+    assert_eq!(
+        block(&text, "block7"),
+        [
+            "store global v23, v18",
+            "store global v22, v21",
+            "jump block10"
+        ]
+    );
+    assert!(
+        !text.contains("block8") && !text.contains("block9"),
+        "{text}"
+    );
+}
+
+#[test]
+fn unify_needs_every_instruction_to_match() {
+    // One side stores what the other does not: not one code, the branch stays.
+    let f = diamond(
+        "    store global v2, v1\n    jump block3(v2)",
+        "    store global v3, v1\n    v10 = iadd v3, v3\n    jump block3(v10)",
+    );
+    let (_, stats) = run(f, &Options::default());
+    assert_eq!(stats.unified, 0);
+    // The same code on both sides with a renamed store operand: one select, no branch.
+    let f = diamond(
+        "    store global v2, v1\n    jump block3(v2)",
+        "    store global v3, v1\n    jump block3(v3)",
+    );
+    let (text, stats) = run(f, &Options::default());
+    assert_eq!((stats.unified, stats.selects), (1, 1), "{text}");
+    assert!(!text.contains("brif"), "{text}");
 }
 
 #[test]
@@ -526,10 +593,19 @@ fn commutative_operands_match_in_either_order() {
 #[test]
 fn a_four_way_switch_sinks_what_all_four_arms_share() {
     let (text, stats) = run(corpus("csc_micro_switch.wir"), &plain());
-    // uextend, ishl, iadd (the address), load, iconst 3 and imul: six tuples of four,
-    // the index renamed through one parameter.
-    assert_eq!(moved(&stats), (0, 6, 0, 1), "{text}");
-    assert_eq!(stats.multiway, 1);
+    // The constant 3, the same in all four arms, rises to the table; uextend, ishl, iadd
+    // (the address), load and imul sink: five tuples of four, the index renamed through
+    // one parameter.
+    assert_eq!(moved(&stats), (1, 5, 0, 1), "{text}");
+    assert_eq!((stats.multiway, stats.multiway_hoists), (1, 1));
+    let b0 = block(&text, "block0");
+    assert_eq!(
+        b0[b0.len() - 2..],
+        [
+            "v45 = iconst.i32 3",
+            "br_table v11, block4, [block1, block2, block3, block4]"
+        ]
+    );
     assert_eq!(block(&text, "block1"), ["jump block5(v6)"]);
     assert_eq!(
         block(&text, "block4"),
@@ -540,14 +616,77 @@ fn a_four_way_switch_sinks_what_all_four_arms_share() {
         ]
     );
     assert_eq!(
-        block(&text, "block5(v45: i32)")[..6],
+        block(&text, "block5(v46: i32)")[..5],
         [
-            "v46 = uextend.i64 v45",
-            "v47 = ishl v46, v8",
-            "v48 = iadd v0, v47",
-            "v49 = load.i32 global v48",
-            "v50 = iconst.i32 3",
-            "v51 = imul v49, v50"
+            "v47 = uextend.i64 v46",
+            "v48 = ishl v47, v8",
+            "v49 = iadd v0, v48",
+            "v50 = load.i32 global v49",
+            "v51 = imul v50, v45"
         ]
     );
+}
+
+#[test]
+fn a_four_way_table_hoists_what_all_four_arms_compute_alike() {
+    // Every arm of the divergent br_table loads a[t] first: one load before the table,
+    // instead of one per arm. The operations after it differ and stay.
+    let text = "kernel %k(p: i64, q: i64) {
+block0(v0: i64, v1: i64):
+    v2 = thread_id x
+    v3 = iconst.i32 3
+    v4 = band v2, v3
+    v5 = uextend.i64 v2
+    v6 = iconst.i64 2
+    v7 = ishl v5, v6
+    v8 = iadd v0, v7
+    br_table v4, block4, [block1, block2, block3, block4]
+block1:
+    v10 = load.i32 global v8
+    v11 = iadd v10, v2
+    jump block5(v11)
+block2:
+    v12 = load.i32 global v8
+    v13 = isub v12, v2
+    jump block5(v13)
+block3:
+    v14 = load.i32 global v8
+    v15 = imul v14, v2
+    jump block5(v15)
+block4:
+    v16 = load.i32 global v8
+    v17 = bxor v16, v2
+    jump block5(v17)
+block5(v18: i32):
+    v19 = iadd v1, v7
+    store global v18, v19
+    return
+}";
+    let (out, stats) = run(parse(text), &Options::default());
+    assert_eq!((stats.hoisted, stats.multiway_hoists), (1, 1), "{out}");
+    // Three pairwise matchings of a global load: 3 x 400.
+    assert_eq!(stats.profit, 1200);
+    let b0 = block(&out, "block0");
+    assert_eq!(
+        b0[b0.len() - 2..],
+        [
+            "v20 = load.i32 global v8",
+            "br_table v4, block4, [block1, block2, block3, block4]"
+        ]
+    );
+    assert_eq!(
+        block(&out, "block1"),
+        ["v11 = iadd v20, v2", "jump block5(v11)"]
+    );
+    assert_eq!(
+        block(&out, "block4"),
+        ["v17 = bxor v20, v2", "jump block5(v17)"]
+    );
+    // An operand that differs between the arms would need a choice among four: the
+    // load of a different address in one arm keeps all four where they are.
+    let (_, stats) = run(
+        parse(&text.replace("v16 = load.i32 global v8", "v16 = load.i32 global v0")),
+        &Options::default(),
+    );
+    assert_eq!(stats.hoisted, 0);
 }

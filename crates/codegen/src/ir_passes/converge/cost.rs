@@ -10,8 +10,11 @@
 //! The emulator crate depends on this one, not the other way round, so the numbers are
 //! repeated here; a test of the umbrella crate checks that they stay equal.
 //!
-//! The cost of a renamed operand is one ALU instruction: the `select` a hoist inserts
-//! before the branch, or the move a join parameter becomes in each arm after a sink.
+//! The cost of a renamed operand is what the warp issues for it: a hoist's `select`
+//! before the branch is one ALU instruction run once; a sink's new parameter of the
+//! reconvergence point is a move at the end of each arm, two for a divergent warp. A sink
+//! also frees the parameter that received the pair's results (both arms now pass nothing
+//! there): each matched expression rooted at the arms' jumps gets those two moves back.
 
 use warplift_ir::{AddrSpace, InstructionData, Opcode};
 
@@ -48,6 +51,12 @@ pub fn benefit(data: &InstructionData) -> i64 {
 /// The cost of one renamed operand: one ALU instruction (a `select` or a move).
 pub fn copy_cost() -> i64 {
     i64::from(ALU_LATENCY)
+}
+
+/// The cost of a parameter of a reconvergence point: a move on each of the two edges
+/// into it, and a divergent warp runs both arms.
+pub fn join_param_cost() -> i64 {
+    2 * copy_cost()
 }
 
 #[cfg(test)]

@@ -29,8 +29,9 @@
 //! atomics, barriers, and nothing slower than a multiplication (a division would trade a
 //! divergent instruction for a slow convergent one). The cost model: with the branch
 //! divergent, the flattened code issues `n_T + n_E + selects` instructions against
-//! `1 + n_T + n_E` plus one jump per side block; flattening is done when it issues no more
-//! and speculates at most [`MAX_SPECULATED`] instructions (what a warp that does not
+//! `1 + n_T + n_E` plus one jump per side block; flattening is done when it issues fewer
+//! (at as many, the `select`s' latency before the jump makes it slower: a `brif` whose two
+//! edges pass different arguments to one block costs as much as its `select`) and speculates at most [`MAX_SPECULATED`] instructions (what a warp that does not
 //! diverge at run time pays in the worst case).
 
 use super::cost::{benefit, MUL_LATENCY};
@@ -85,7 +86,8 @@ pub fn flatten(
         .filter(|(x, y)| x != y)
         .count();
     let side_blocks = usize::from(st.block.is_some()) + usize::from(se.block.is_some());
-    if speculated > MAX_SPECULATED || selects > 1 + side_blocks {
+    // Fewer instructions: `selects < 1 + side_blocks`.
+    if speculated > MAX_SPECULATED || selects > side_blocks {
         return None;
     }
     let mut done = Flattened::default();

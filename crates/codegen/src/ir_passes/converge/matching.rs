@@ -25,7 +25,7 @@
 //! matched pairs agree with the pairs kept before (a node is matched to one partner at
 //! most).
 
-use super::cost::{benefit, copy_cost};
+use super::cost::{benefit, copy_cost, join_param_cost};
 use super::dag::{operator_key, Arm};
 use super::pdg::{movable, Direction, MemoryDeps};
 use std::collections::HashMap;
@@ -188,7 +188,11 @@ impl<'f> Matcher<'f> {
             return Some(0);
         }
         let dfg = &self.func.dfg;
-        (self.rename && dfg.value_type(x) == dfg.value_type(y)).then(|| -copy_cost())
+        let cost = match self.dir {
+            Direction::Sink => join_param_cost(),
+            Direction::Hoist | Direction::Split => copy_cost(),
+        };
+        (self.rename && dfg.value_type(x) == dfg.value_type(y)).then_some(-cost)
     }
 
     /// Does the matching choose to converge the operands' definitions (rather than keep
@@ -237,7 +241,7 @@ impl<'f> Matcher<'f> {
     }
 
     /// Chooses roots as Algorithm 1 does: each node of A, last first, with its best
-    /// partner in B, kept when its profit reaches `threshold` and it agrees with the
+    /// partner in B, kept when its profit exceeds `threshold` and it agrees with the
     /// pairs kept so far.
     pub fn best(&self, threshold: i64) -> Matching {
         let roots: Vec<(usize, usize)> = (0..self.a.len())
@@ -255,8 +259,9 @@ impl<'f> Matcher<'f> {
         self.choose(roots, threshold)
     }
 
-    /// Keeps the given roots, in order, whose profit reaches `threshold` and whose pairs
-    /// agree with those kept before.
+    /// Keeps the given roots, in order, whose profit exceeds `threshold` and whose pairs
+    /// agree with those kept before; then drops, until none is left to drop, the roots
+    /// whose profit no longer exceeds it once hidden loads are priced ([`Self::hidden`]).
     pub fn choose(
         &self,
         roots: impl IntoIterator<Item = (usize, usize)>,
@@ -264,16 +269,21 @@ impl<'f> Matcher<'f> {
     ) -> Matching {
         let mut of_a: HashMap<usize, usize> = HashMap::new();
         let mut of_b: HashMap<usize, usize> = HashMap::new();
-        let mut kept: Vec<Pair> = Vec::new();
-        let mut profit = 0;
+        let mut kept: Vec<(i64, Vec<Pair>)> = Vec::new();
+        // A sink's roots are passed to the reconvergence point: merging them frees the
+        // parameter that received them.
+        let credit = match self.dir {
+            Direction::Sink => join_param_cost(),
+            Direction::Hoist | Direction::Split => 0,
+        };
         for (i, j) in roots {
             if of_a.contains_key(&i) || of_b.contains_key(&j) {
                 continue;
             }
-            let Some(score) = self.get(i, j) else {
+            let Some(score) = self.get(i, j).map(|s| s + credit) else {
                 continue;
             };
-            if score < threshold {
+            if score <= threshold {
                 continue;
             }
             let pairs = self.traceback(i, j);
@@ -283,18 +293,84 @@ impl<'f> Matcher<'f> {
             if !agrees {
                 continue;
             }
+            let mut own = Vec::new();
             for p in pairs {
                 if of_a.insert(p.a, p.b).is_none() {
                     of_b.insert(p.b, p.a);
-                    kept.push(p);
+                    own.push(p);
                 }
             }
-            profit += score;
+            kept.push((score, own));
         }
-        kept.sort_by_key(|p| p.a);
-        Matching {
-            pairs: kept,
-            profit,
+        // Each drop unmatches loads, which may hide others: repeat until stable.
+        let profit;
+        loop {
+            let matched_a: Vec<bool> = (0..self.a.len()).map(|n| of_a.contains_key(&n)).collect();
+            let matched_b: Vec<bool> = (0..self.b.len()).map(|n| of_b.contains_key(&n)).collect();
+            let realized = |(score, pairs): &(i64, Vec<Pair>)| -> i64 {
+                let lost: i64 = pairs
+                    .iter()
+                    .filter(|p| {
+                        self.hidden(self.a, p.a, &matched_a) || self.hidden(self.b, p.b, &matched_b)
+                    })
+                    .map(|p| benefit(&self.func.dfg.insts[self.a.insts[p.a]]))
+                    .sum();
+                score - lost
+            };
+            let Some(k) = kept.iter().position(|r| realized(r) <= threshold) else {
+                profit = kept.iter().map(realized).sum();
+                break;
+            };
+            for p in kept.remove(k).1 {
+                of_a.remove(&p.a);
+                of_b.remove(&p.b);
+            }
         }
+        let mut pairs: Vec<Pair> = kept.into_iter().flat_map(|r| r.1).collect();
+        pairs.sort_by_key(|p| p.a);
+        Matching { pairs, profit }
+    }
+
+    /// Is the load `node` of `arm` one whose latency the arm hides anyway: another load of
+    /// the arm that stays (`matched` is false for it), of at least its latency, and
+    /// independent of it (neither reads the other's result, directly or not), so that the
+    /// arm waits for that one whether or not this one leaves? Converging a hidden load
+    /// saves none of its latency — only an issue slot the warp spent waiting — and puts
+    /// its issue on the path before the branch (or its wait after the join): it is
+    /// credited nothing.
+    pub fn hidden(&self, arm: &Arm, node: usize, matched: &[bool]) -> bool {
+        let func = self.func;
+        let data = &func.dfg.insts[arm.insts[node]];
+        if data.opcode() != Opcode::Load {
+            return false;
+        }
+        let weight = benefit(data);
+        let reaches = |from: usize, to: usize| -> bool {
+            // Does `to` read `from`'s result, directly or through the arm's nodes?
+            let mut stack = vec![to];
+            let mut seen = std::collections::HashSet::new();
+            while let Some(n) = stack.pop() {
+                for &v in func.dfg.insts[arm.insts[n]].args() {
+                    if let Some(d) = arm.node_of(func, v) {
+                        if d == from {
+                            return true;
+                        }
+                        if d > from && seen.insert(d) {
+                            stack.push(d);
+                        }
+                    }
+                }
+            }
+            false
+        };
+        (0..arm.len()).any(|other| {
+            let od = &func.dfg.insts[arm.insts[other]];
+            other != node
+                && !matched[other]
+                && od.opcode() == Opcode::Load
+                && benefit(od) >= weight
+                && !reaches(node, other)
+                && !reaches(other, node)
+        })
     }
 }

@@ -22,12 +22,20 @@
 //! Each divergent branch (by [`warplift_ir::divergence`]) is visited innermost first
 //! (post-order), as the paper's bottom-up walk of the program structure tree does:
 //!
+//! 0. **Unify** ([`unify`], Listing 1.12): when the two sides are one code up to renamed
+//!    operands (a compare's condition code may be swapped, `x < y` being `y > x`), the
+//!    branch goes and both kinds of lanes run one copy, each differing operand a `select`
+//!    on the condition — made when the removed side's latencies exceed the `select`s'.
 //! 1. **Expression DAGs** ([`dag`]): the entry blocks of the two sides, when the branch is
 //!    their only predecessor (every lane of a side runs its entry block exactly once).
 //! 2. **Matching** ([`matching`]): the dynamic-programming table `T(i, j)` of Section 3.1
 //!    with the benefit of a pair weighted by the emulator's latency of its opcode
-//!    ([`cost`]) and a cost of one copy per renamed operand; roots are chosen as in
-//!    Algorithm 1 and kept when their profit reaches the `converge_threshold` setting.
+//!    ([`cost`]) and a cost per renamed operand of what the warp issues for it (a
+//!    `select` before the branch, a move in each arm for a join parameter); roots are
+//!    chosen as in Algorithm 1 and kept when their profit exceeds the
+//!    `converge_threshold` setting, loads whose latency the arm hides behind another
+//!    load earning nothing (a tie, or a hidden load, is paid by warps that do not
+//!    diverge at run time, and by the path before the branch).
 //! 3. **Legality** ([`pdg`]): data dependences are the DAG's edges (a pair hoists only with
 //!    the operands it depends on in the arm, or none); memory dependences keep a load
 //!    behind the stores, atomics and barriers of its arm that may touch its bytes; stores,
@@ -49,7 +57,8 @@
 //!
 //! 6. **Multi-way** ([`multiway`]): a reconvergence point with three or more predecessors
 //!    ending in jumps to it (a divergent `br_table`) gets the expressions common to all of
-//!    them, matched arm by arm against the first.
+//!    them, matched arm by arm against the first; the arms of a divergent `br_table` hoist
+//!    to it what they all compute alike from the same operands.
 //!
 //! 7. **Split** ([`split`], Listings 1.5/1.6): what can neither rise nor sink is merged at
 //!    a temporary reconvergence point inside the arms — each arm cut into what the merged
@@ -64,9 +73,9 @@
 //!    `select`, as LLVM's SimplifyCFG does. Flattening is the one step that runs code on
 //!    lanes that would not have run it; it is limited to code that cannot fault or write.
 //!
-//! Not done: hoisting across more than two arms (the multi-way case sinks only), and
-//! melding the bitonic step's ascending and descending compares (Listing 1.12), which
-//! differ in their condition code.
+//! Not done: the matching itself does not pair compares with swapped condition codes
+//! (only Unify does, when the whole sides are one code), and a multi-way hoist does not
+//! rename operands.
 
 pub mod cost;
 pub mod dag;
@@ -78,6 +87,7 @@ pub mod multiway;
 pub mod pdg;
 pub mod sink;
 pub mod split;
+pub mod unify;
 pub mod uses;
 
 use crate::analysis::{AnalysisCache, Preserved};
@@ -124,9 +134,16 @@ impl IrPass for Converge {
 
     /// A run that moved nothing left the kernel as it was.
     fn preserved(&self, report: &PassReport) -> Preserved {
-        let changed = ["hoisted", "sunk", "multi-way sinks", "splits", "flattened"]
-            .iter()
-            .any(|count| report.get(count).unwrap_or(0) > 0);
+        let changed = [
+            "hoisted",
+            "sunk",
+            "multi-way sinks",
+            "splits",
+            "flattened",
+            "unified",
+        ]
+        .iter()
+        .any(|count| report.get(count).unwrap_or(0) > 0);
         if !changed {
             Preserved::ALL
         } else {
@@ -152,6 +169,8 @@ pub struct Options {
     pub split_cost: i64,
     /// Flatten short side-effect-free if-then(-else) regions into `select`s.
     pub flatten: bool,
+    /// Remove a divergent branch whose sides are one code up to renamed operands.
+    pub unify: bool,
 }
 
 impl Default for Options {
@@ -171,6 +190,7 @@ impl Options {
             split: s.converge_split,
             split_cost: i64::from(s.converge_split_cost),
             flatten: s.converge_flatten,
+            unify: s.converge_unify,
         }
     }
 }
@@ -190,6 +210,8 @@ pub struct Stats {
     pub join_params: u64,
     /// Reconvergence points of three or more arms that expressions sank into.
     pub multiway: u64,
+    /// Divergent `br_table`s whose arms' common expressions rose to the branch.
+    pub multiway_hoists: u64,
     /// Divergent branches whose arms were split around a temporary reconvergence point.
     pub splits: u64,
     /// Instruction pairs merged at temporary reconvergence points.
@@ -200,6 +222,8 @@ pub struct Stats {
     pub flattened: u64,
     /// Instructions the flattenings moved out of their arms (run by every lane).
     pub speculated: u64,
+    /// Divergent branches removed because their sides were one code (Unify).
+    pub unified: u64,
     /// The summed profit of the moved expressions, in cycles.
     pub profit: i64,
 }
@@ -215,11 +239,13 @@ impl Stats {
                 ("selects", self.selects),
                 ("join params", self.join_params),
                 ("multi-way sinks", self.multiway),
+                ("multi-way hoists", self.multiway_hoists),
                 ("splits", self.splits),
                 ("split pairs", self.split_pairs),
                 ("split params", self.split_params),
                 ("flattened", self.flattened),
                 ("speculated", self.speculated),
+                ("unified", self.unified),
                 ("profit", self.profit.max(0) as u64),
             ],
         }
@@ -246,10 +272,33 @@ pub fn converge_in(func: &mut Function, opts: &Options, analyses: &mut AnalysisC
             continue;
         }
         stats.divergent_branches += 1;
+        if opts.unify {
+            let done = postdom.ipdom(block).and_then(|join| {
+                unify::unify(func, &mut uses, &edges, block, join, opts.threshold)
+            });
+            if let Some(done) = done {
+                stats.unified += 1;
+                stats.selects += done.selects;
+                stats.profit += done.profit;
+                edges.refresh(func, &done.touched);
+                // The branch is gone: nothing is left to hoist, sink, split or flatten.
+                continue;
+            }
+        }
         if opts.hoist {
             let arms = postdom
                 .ipdom(block)
                 .and_then(|join| hoist_arms(func, &edges, block, join));
+            let table = postdom
+                .ipdom(block)
+                .and_then(|join| table_arms(func, &edges, block, join));
+            if let Some(blocks) = table {
+                let arms: Vec<Arm> = blocks.iter().map(|&b| Arm::new(func, b)).collect();
+                let done = multiway::hoist_tuples(func, &mut uses, block, &arms, opts.threshold);
+                stats.hoisted += done.tuples;
+                stats.profit += done.profit;
+                stats.multiway_hoists += u64::from(done.tuples > 0);
+            }
             if let Some((cond, then_block, else_block)) = arms {
                 let a = Arm::new(func, then_block);
                 let b = Arm::new(func, else_block);
@@ -351,6 +400,38 @@ fn hoist_arms(
             && !returns_to(cfg, b, block, join)
     };
     (t != e && alone(t) && alone(e)).then_some((*arg, t, e))
+}
+
+/// The distinct destinations of `block`'s `br_table`, when each has `block` as its only
+/// predecessor, no parameters and no arguments, and every lane at the branch runs exactly
+/// one of them once before reconverging at `join` (as [`hoist_arms`] asks of a `brif`).
+fn table_arms(
+    func: &Function,
+    cfg: &edges::Edges,
+    block: Block,
+    join: Block,
+) -> Option<Vec<Block>> {
+    let term = func.terminator(block)?;
+    let InstructionData::BrTable { dests, .. } = &func.dfg.insts[term] else {
+        return None;
+    };
+    let mut arms: Vec<Block> = Vec::new();
+    for call in dests {
+        if !call.args.is_empty() {
+            return None;
+        }
+        if !arms.contains(&call.block) {
+            arms.push(call.block);
+        }
+    }
+    let alone = |b: Block| {
+        b != join
+            && b != block
+            && cfg.preds(b).iter().all(|&p| p == block)
+            && func.dfg.block_params(b).is_empty()
+            && !returns_to(cfg, b, block, join)
+    };
+    (arms.len() >= 2 && arms.iter().all(|&b| alone(b))).then_some(arms)
 }
 
 /// Does a path from `from` reach `target` without passing `stop`?

@@ -274,3 +274,133 @@ fn apply(
     }
     done
 }
+
+/// What a multi-way hoist did.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct HoistedTuples {
+    /// Tuples (one instruction per arm) merged into one instruction before the branch.
+    pub tuples: u64,
+    /// The summed profit of the matchings kept.
+    pub profit: i64,
+}
+
+/// Hoists the expressions common to every arm of `arms` (the distinct destinations of the
+/// `br_table` ending `branch`) to the end of `branch`.
+///
+/// The first arm is matched against each other with the two-arm table in the Hoist
+/// direction, without renaming: a differing operand would need an `N`-way choice on the
+/// table's index, a chain of `N - 1` compares and `select`s, which for `N ≥ 3` costs more
+/// than the one instruction it lets each arm drop. So the pairwise matchings compose: a
+/// node of the first arm rises when every matching pairs it and, in every arm, each of
+/// its operands is the same value defined before the branch or the member of another
+/// rising tuple in the same slot. Every lane ran exactly one member of each tuple with
+/// those operands, so the merged instruction computes for each lane what its arm did;
+/// nothing is speculated (a lane that ran no arm does not exist: the table sends every
+/// lane to one of them).
+pub fn hoist_tuples(
+    func: &mut Function,
+    uses: &mut Uses,
+    branch: Block,
+    arms: &[Arm],
+    threshold: i64,
+) -> HoistedTuples {
+    let first = &arms[0];
+    let mut profit = 0;
+    let mut members: Vec<HashMap<usize, Pair>> = vec![HashMap::new()];
+    let none0 = vec![false; first.len()];
+    for other in &arms[1..] {
+        let none = vec![false; other.len()];
+        let matcher = Matcher::new(func, first, other, Direction::Hoist, false, &none0, &none);
+        let m: Matching = matcher.best(threshold);
+        if m.pairs.is_empty() {
+            return HoistedTuples::default();
+        }
+        profit += m.profit;
+        members.push(m.pairs.iter().map(|p| (p.a, *p)).collect());
+    }
+    let mut nodes: Vec<usize> = (0..first.len())
+        .filter(|i| members[1..].iter().all(|m| m.contains_key(i)))
+        .collect();
+    // Drop tuples whose operands are not one value in every arm, until none is left to
+    // drop (dropping one may strand the tuples that read it).
+    loop {
+        let t = Tuples {
+            members: members.clone(),
+            nodes: nodes.clone(),
+        };
+        let bad: Vec<usize> = nodes
+            .iter()
+            .copied()
+            .filter(|&i| !operands_agree(func, arms, &t, i))
+            .collect();
+        if bad.is_empty() {
+            break;
+        }
+        nodes.retain(|n| !bad.contains(n));
+    }
+    if nodes.is_empty() {
+        return HoistedTuples::default();
+    }
+    let t = Tuples { members, nodes };
+    let term = func
+        .terminator(branch)
+        .expect("the branch block ends in its br_table");
+    let mut merged: HashMap<usize, Value> = HashMap::new();
+    let mut done = HoistedTuples {
+        profit,
+        ..HoistedTuples::default()
+    };
+    for &i in &t.nodes {
+        let inst0 = arms[0].insts[i];
+        let mut data = func.dfg.insts[inst0].clone();
+        for s in 0..data.args().len() {
+            if let Some(c) = merged_slot(func, arms, &t, i, s) {
+                data.args_mut()[s] = merged[&c];
+            }
+        }
+        let ty = func.dfg.inst_result(inst0).map(|r| func.dfg.value_type(r));
+        let new = func.dfg.make_inst(data, ty);
+        func.srclocs[new] = func.srclocs[inst0];
+        let at = func
+            .layout
+            .block_insts(branch)
+            .iter()
+            .position(|&x| x == term)
+            .expect("placed");
+        func.layout.insert_inst(new, branch, at);
+        uses.add(func, new);
+        let r = func
+            .dfg
+            .inst_result(new)
+            .expect("a matched instruction has a result");
+        merged.insert(i, r);
+        done.tuples += 1;
+    }
+    for &i in &t.nodes {
+        for k in 0..arms.len() {
+            let inst = member(arms, &t, k, i).0;
+            let old = func.dfg.inst_result(inst).expect("has a result");
+            func.layout.remove_inst(inst);
+            uses.replace(func, old, merged[&i]);
+        }
+    }
+    done
+}
+
+/// Does every operand of tuple `i` read one value in every arm: the same value defined
+/// outside the arms, or the members of one other tuple?
+fn operands_agree(func: &Function, arms: &[Arm], t: &Tuples, i: usize) -> bool {
+    let (inst0, _) = member(arms, t, 0, i);
+    let slots = func.dfg.insts[inst0].args().len();
+    (0..slots).all(|s| {
+        if merged_slot(func, arms, t, i, s).is_some() {
+            return true;
+        }
+        let v0 = operands(func, inst0, false)[s];
+        (0..arms.len()).all(|k| {
+            let (inst, swapped) = member(arms, t, k, i);
+            let v = operands(func, inst, swapped)[s];
+            v == v0 && !arms[k].defines(func, v)
+        })
+    })
+}

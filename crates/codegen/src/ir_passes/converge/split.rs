@@ -127,22 +127,39 @@ pub fn split(
     let (jumps_a, carried_a, spec_a) = overhead(func, uses, a, &plan.after_a, &plan.matching, true);
     let (jumps_b, carried_b, spec_b) =
         overhead(func, uses, b, &plan.after_b, &plan.matching, false);
+    let (mut jumps_a, mut jumps_b) = (jumps_a, jumps_b);
+    if both_jump_to_one_block(func, a, &plan.after_a, b, &plan.after_b) {
+        // `S`'s branch cannot name one block twice: both suffixes keep their jumps.
+        jumps_a = jumps_a.max(0);
+        jumps_b = jumps_b.max(0);
+    }
     let copies = (carried_a + carried_b) * copy_cost();
     // When both prefixes are short side-effect-free code, the branch into them flattens
-    // afterwards (see [`super::flatten`]): `S`'s branch then replaces it, and no jump is
-    // added. Otherwise `S`'s branch and the prefixes' jumps are new.
+    // afterwards (see [`super::flatten`]): `S`'s branch then replaces it, the prefixes'
+    // code joins the branch's block, which ends in a jump to `S` instead — one jump more,
+    // less each suffix that was only a jump and that `S`'s branch takes. Otherwise `S`'s
+    // branch and the prefixes' jumps are new.
     let renamed = renamed_slots(func, a, b, &plan.matching) as i64;
     let flattens = opts.flatten
         && spec_a.zip(spec_b).is_some_and(|(x, y)| {
             let side_blocks = i64::from(x > 0) + i64::from(y > 0);
-            x + y <= MAX_SPECULATED && renamed + carried_a + carried_b <= 1 + side_blocks
+            // What `flatten` asks: fewer selects than the branch and side jumps it removes.
+            x + y <= MAX_SPECULATED && renamed + carried_a + carried_b <= side_blocks
         });
     let cost = if flattens {
-        copies
+        // A flattened prefix has no jump of its own: what `jumps` counted less it is what
+        // the arm's skipped suffix saves.
+        let saved =
+            |jumps: i64, prefix: Option<usize>| i64::from(prefix.is_some_and(|n| n > 0)) - jumps;
+        copies + unit * (1 - saved(jumps_a, spec_a) - saved(jumps_b, spec_b))
     } else {
         copies + unit * (1 + jumps_a.max(0) + jumps_b.max(0))
     };
     let profit = plan.matching.profit - cost;
+    // A Split whose matched code exactly pays for the branch, jumps and copies it adds
+    // issues no more than before with more of it converged (Listing 1.5): ties go to
+    // convergence, unlike a Hoist or Sink, whose tie would be paid by warps that do not
+    // diverge at run time with nothing gained.
     if profit < opts.threshold || plan.matching.pairs.is_empty() {
         return None;
     }
@@ -167,7 +184,8 @@ fn plan(func: &Function, a: &Arm, b: &Arm, opts: &Options) -> Option<Plan> {
             &forbid_a,
             &forbid_b,
         );
-        let m = matcher.best(opts.threshold);
+        // Matched code that reaches the threshold (ties included, see `split`).
+        let m = matcher.best(opts.threshold - 1);
         if m.pairs.is_empty() {
             return None;
         }
@@ -458,6 +476,27 @@ fn apply(
     uses.add(func, brif);
     done.touched = vec![branch, a.block, b.block, s, rest_a, rest_b];
     done
+}
+
+/// Are both suffixes empty, with both arms jumping to the same block?
+fn both_jump_to_one_block(
+    func: &Function,
+    a: &Arm,
+    after_a: &[bool],
+    b: &Arm,
+    after_b: &[bool],
+) -> bool {
+    let target = |arm: &Arm, after: &[bool]| {
+        if after.iter().any(|&x| x) {
+            return None;
+        }
+        let t = func.terminator(arm.block)?;
+        match &func.dfg.insts[t] {
+            InstructionData::Jump { dest, .. } => Some(dest.block),
+            _ => None,
+        }
+    };
+    target(a, after_a).is_some_and(|x| target(b, after_b) == Some(x))
 }
 
 /// Of two blocks, the one later in the layout.
