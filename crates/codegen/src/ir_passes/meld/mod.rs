@@ -40,6 +40,8 @@
 //! 5. **Instruction alignment** ([`align`]): Smith–Waterman over the instructions of
 //!    each pair of corresponding blocks, with the paper's scoring (an aligned pair saves
 //!    its latency, less a `select` per differing operand; a gap run costs two branches).
+//!    Memory accesses at different offsets align: the melded access adds the selected
+//!    difference of the offsets to its address.
 //! 6. **Melding** ([`codegen`], Algorithm 2, Section IV-D): aligned pairs become one
 //!    instruction with `select`s on the branch condition for differing operands;
 //!    unaligned runs go under a branch on the condition (**unpredication**, Section
@@ -53,11 +55,14 @@
 //! per region is melded per sweep (the rest of the region becomes the two regions before
 //! and after the melded subgraph, aligned again on the next sweep), and regions that
 //! share no block are melded in the same sweep. Before melding a pair, the cost model
-//! checks the instruction alignment itself: the cycles of the aligned instructions and
-//! of the branch the melded terminators save must exceed the `select`s and the branches
-//! of unpredication and exits added, or the region is left unchanged. With
-//! `meld_threshold=0` every meldable pair that aligns at least one instruction (or two
-//! empty blocks) is melded, profitable or not, as the paper's sensitivity study does.
+//! ([`cost::Timing`]) times a warp through the two sides as they are and through the
+//! melded code as [`codegen`] will make it (selects, address arithmetic, unpredication
+//! branches and exits included), as the emulator issues instructions, expecting the
+//! branch to diverge half the time: the pair is melded only when that is faster and
+//! takes no more issue slots, or the region is left unchanged. With `meld_threshold=0`
+//! every meldable pair that aligns at least one instruction (or two empty blocks) is
+//! melded, profitable or not, as the paper's sensitivity study does. Once every region is
+//! melded, each melded region's chain of jumps is merged into straight-line blocks.
 //!
 //! The `meld_branch_fusion` setting restricts melding to diamonds whose arms are single
 //! blocks jumping to the join — branch fusion, the baseline the paper compares with
