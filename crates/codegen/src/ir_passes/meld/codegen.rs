@@ -79,7 +79,7 @@ struct Melder<'f> {
     consts: HashMap<(Type, u64), Value>,
     /// Addresses made for melded accesses with differing offsets, by base and the two
     /// offset differences, in the block pair being melded (where they dominate).
-    addresses: HashMap<(Value, i64, i64), Value>,
+    addresses: HashMap<(Value, Value, i64, i64), Value>,
     out: Melded,
     if_convert: bool,
     /// The users of every value in the subgraphs and after them.
@@ -207,48 +207,59 @@ impl Melder<'_> {
     fn meld_pair(&mut self, a: Inst, b: Inst, block: Block) {
         let (da, db) = (self.func.inst(a).clone(), self.func.inst(b).clone());
         let mut data = da.clone();
-        let args: Vec<Value> = da
+        let pairs: Vec<(Value, Value)> = da
             .args()
             .iter()
             .zip(db.args())
             .map(|(&x, &y)| (self.get(x), self.get(y)))
-            .collect::<Vec<_>>()
-            .into_iter()
-            .map(|(x, y)| self.select(block, x, y))
             .collect();
-        let mut args = args;
-        if let (Some((oa, k)), Some((ob, _))) = (address(&da), address(&db)) {
-            if oa != ob {
-                // Both accesses at one address: the selected base plus the selected
-                // difference of the offsets, at the smaller offset.
-                let low = oa.min(ob);
-                let key = (
-                    args[k],
-                    i64::from(oa) - i64::from(low),
-                    i64::from(ob) - i64::from(low),
-                );
-                let addr = match self.addresses.get(&key) {
-                    Some(&v) => v,
-                    None => {
-                        let ty = self.func.dfg.value_type(args[k]);
-                        let (ca, cb) = (self.int_constant(ty, key.1), self.int_constant(ty, key.2));
-                        let d = self.select(block, ca, cb);
-                        let add = self.func.dfg.make_inst(
-                            InstructionData::Binary {
-                                opcode: Opcode::Iadd,
-                                args: [args[k], d],
-                            },
-                            Some(ty),
-                        );
-                        self.place(add, block);
-                        let v = self.func.dfg.inst_result(add).expect("iadd has a result");
-                        self.addresses.insert(key, v);
-                        v
-                    }
-                };
-                args[k] = addr;
-                *offset_mut(&mut data).expect("a memory access has an offset") = low;
-            }
+        // Accesses at different offsets: the address operand is made below.
+        let moved = match (address(&da), address(&db)) {
+            (Some((oa, k)), Some((ob, _))) if oa != ob => Some((oa, ob, k)),
+            _ => None,
+        };
+        let mut args = Vec::with_capacity(pairs.len());
+        for (n, &(x, y)) in pairs.iter().enumerate() {
+            let v = match moved {
+                Some((_, _, k)) if k == n => x,
+                _ => self.select(block, x, y),
+            };
+            args.push(v);
+        }
+        if let Some((oa, ob, k)) = moved {
+            // Both accesses at one address: the selected base plus the selected
+            // difference of the offsets, at the smaller offset; shared by the accesses
+            // of this block pair with the same bases and differences.
+            let low = oa.min(ob);
+            let (x, y) = pairs[k];
+            let key = (
+                x,
+                y,
+                i64::from(oa) - i64::from(low),
+                i64::from(ob) - i64::from(low),
+            );
+            let addr = match self.addresses.get(&key) {
+                Some(&v) => v,
+                None => {
+                    let base = self.select(block, x, y);
+                    let ty = self.func.dfg.value_type(base);
+                    let (ca, cb) = (self.int_constant(ty, key.2), self.int_constant(ty, key.3));
+                    let d = self.select(block, ca, cb);
+                    let add = self.func.dfg.make_inst(
+                        InstructionData::Binary {
+                            opcode: Opcode::Iadd,
+                            args: [base, d],
+                        },
+                        Some(ty),
+                    );
+                    self.place(add, block);
+                    let v = self.func.dfg.inst_result(add).expect("iadd has a result");
+                    self.addresses.insert(key, v);
+                    v
+                }
+            };
+            args[k] = addr;
+            *offset_mut(&mut data).expect("a memory access has an offset") = low;
         }
         data.args_mut().copy_from_slice(&args);
         let ty = self

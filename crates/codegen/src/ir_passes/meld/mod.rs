@@ -531,34 +531,40 @@ fn worth_it(
                     let (da, db) = (func.inst(ia[i]), func.inst(ib[j]));
                     let addr = align::address(da).zip(align::address(db));
                     let mut at = [0u64; 3];
+                    let moved = addr.filter(|((oa, _), (ob, _))| oa != ob);
                     for (k, sim) in sims.iter_mut().enumerate() {
                         let mut ops: Vec<u64> = da
                             .args()
                             .iter()
                             .zip(db.args())
-                            .map(|(&x, &y)| operand(sim, &same, x, y))
+                            .enumerate()
+                            .map(|(n, (&x, &y))| match moved {
+                                Some(((_, m), _)) if m == n => 0,
+                                _ => operand(sim, &same, x, y),
+                            })
                             .collect();
-                        if let Some(((oa, n), (ob, _))) = addr.filter(|((oa, _), (ob, _))| oa != ob)
-                        {
+                        if let Some(((oa, n), (ob, _))) = moved {
                             let low = oa.min(ob);
+                            let (x, y) = (da.args()[n], db.args()[n]);
                             let key = (
-                                da.args()[n],
-                                db.args()[n],
+                                x,
+                                y,
                                 i64::from(oa) - i64::from(low),
                                 i64::from(ob) - i64::from(low),
                             );
-                            let base = ops[n];
-                            let known = addresses.get(&key).map(|t| t[k]);
-                            let (x, y) = (key.0, key.1);
-                            let hoisted = at_entry(cond) && (x == y && at_entry(x));
-                            ops[n] = known.unwrap_or_else(|| {
-                                if hoisted {
-                                    return 0;
+                            // Placed in the entry block when the condition and the base
+                            // are defined there.
+                            let hoisted = at_entry(cond) && x == y && at_entry(x);
+                            ops[n] = match addresses.get(&key) {
+                                Some(t) => t[k],
+                                None if hoisted => 0,
+                                None => {
+                                    let base = operand(sim, &same, x, y);
+                                    let r = sim.ready(cond);
+                                    let d = sim.issue([r], alu);
+                                    sim.issue([base, d], alu)
                                 }
-                                let r = sim.ready(cond);
-                                let d = sim.issue([r], alu);
-                                sim.issue([base, d], alu)
-                            });
+                            };
                             addresses.entry(key).or_insert([0; 3])[k] = ops[n];
                         }
                         at[k] = sim.issue(ops, latency(da));
