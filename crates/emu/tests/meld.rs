@@ -553,3 +553,33 @@ fn melding_is_never_more_than_one_percent_slower_on_the_darm_kernels() {
     .sum::<usize>();
     assert!(checked >= 60, "only {checked} runs");
 }
+
+/// SB1's arms work on different shared arrays at different offsets of one base
+/// (`v14+0`, `v14+1024` against `v14+2048`, `v14+3072`): the accesses align, the melded
+/// ones read one selected address (`v14 + select(c, 0, 2048)`, made once in the entry
+/// block as the lane parity and the base are defined there), and the loop body becomes
+/// one straight block, every lane active.
+#[test]
+fn accesses_at_different_offsets_meld_into_one_selected_address() {
+    let (_, mut f, prepared) = load("darm_sb1.wir");
+    let base = emulate(&f, &prepared, &[], 32);
+    let s = meld(&mut f, &Options::default());
+    assert_eq!(
+        (s.melded, s.aligned, s.selects, s.unpredicated),
+        (1, 11, 1, 0),
+        "{f}"
+    );
+    warplift_ir::verifier::verify_function(&f).unwrap();
+    let got = shape(&f);
+    assert!(got[0].contains("select; iadd; jump block1"), "{got:#?}");
+    assert!(
+        got.contains(
+            &"block4: load; load; imul; iadd; bxor; sshr; iadd; isub; iadd; store; store; iadd; jump block3"
+                .to_string()
+        ),
+        "{got:#?}"
+    );
+    let melded = emulate(&f, &prepared, &[], 32);
+    assert_eq!(melded.simt_efficiency, 1.0);
+    assert_eq!((base.cycles, melded.cycles), (4659, 4144));
+}
