@@ -51,7 +51,7 @@ pub struct Melded {
 pub struct Sides<'a> {
     /// The region's branch condition.
     pub cond: Value,
-    /// The region's entry, where zeros are defined.
+    /// The region's entry (where constants go if the kernel has no entry block).
     pub entry: Block,
     /// The subgraphs being melded: true side, false side.
     pub subgraphs: [&'a Subgraph; 2],
