@@ -66,7 +66,13 @@ fn cfg_dot_after_meld_marks_melded_and_unpredicated_blocks() {
     let dot = draw(&[]);
     assert!(dot.contains("melded") && dot.contains("palegreen"), "{dot}");
     assert!(!dot.contains("unpredicated"), "{dot}");
-    let dot = draw(&["--set", "meld_if_convert=false"]);
+    // Unpredicated compares (Fig. 4d) do not pay; the cost model is off at threshold 0.
+    let dot = draw(&[
+        "--set",
+        "meld_if_convert=false",
+        "--set",
+        "meld_threshold=0",
+    ]);
     assert_eq!(dot.matches("lightsalmon").count(), 2, "{dot}");
     let plain = warplift(&["cfg", file, "--dot"]);
     assert!(!String::from_utf8(plain.stdout).unwrap().contains("melded"));

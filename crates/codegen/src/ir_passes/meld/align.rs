@@ -8,10 +8,14 @@
 //! - **Instructions**: the instructions of two corresponding blocks (terminators apart:
 //!   isomorphism already pairs them) are aligned by Smith–Waterman with affine gaps
 //!   (Gotoh's recurrences). Two instructions may align only when they can be one
-//!   instruction: the same opcode and immediates (condition code, address space, offset,
-//!   memory variable) and the same operand and result types — the criteria of function
-//!   merging the paper adopts. An aligned pair scores what melding saves, its latency,
-//!   minus one `select` per operand that differs; a gap costs, once per run whatever
+//!   instruction: the same opcode and immediates (condition code, address space, memory
+//!   variable) and the same operand and result types — the criteria of function merging
+//!   the paper adopts — except memory offsets: two accesses at `x+o1` and `y+o2` meld
+//!   into one at `select(c, x, y) + select(c, o1 - m, o2 - m)` with offset
+//!   `m = min(o1, o2)`, the paper's way of melding what differs into an operand (SB1's
+//!   two arms work on different shared arrays at different offsets of one base). An
+//!   aligned pair scores what melding saves, its latency, minus one `select` per operand
+//!   that differs (and a `select` and an `iadd` for differing offsets); a gap costs, once per run whatever
 //!   its length, the two branches that unpredication adds around it (the gap penalty of
 //!   the paper's longer version). Barriers never align.
 
@@ -80,9 +84,14 @@ pub fn compatible(func: &Function, a: Inst, b: Inst) -> bool {
     if da.opcode() != db.opcode() || da.opcode() == Opcode::Barrier || da.opcode().is_terminator() {
         return false;
     }
+    // Operands may differ (a select chooses), and so may memory offsets: the melded
+    // access adds the selected difference to its address (see [`address`]).
     let blank = |d: &InstructionData| {
         let mut d = d.clone();
         d.map_values(|_| Value::from_u32(0));
+        if let Some(o) = offset_mut(&mut d) {
+            *o = 0;
+        }
         d
     };
     if blank(da) != blank(db) {
@@ -95,6 +104,37 @@ pub fn compatible(func: &Function, a: Inst, b: Inst) -> bool {
             .iter()
             .zip(db.args())
             .all(|(&x, &y)| func.dfg.value_type(x) == func.dfg.value_type(y))
+}
+
+/// The offset of a memory access (`addr+offset`), to change it.
+pub fn offset_mut(data: &mut InstructionData) -> Option<&mut i32> {
+    match data {
+        InstructionData::Load { offset, .. }
+        | InstructionData::Store { offset, .. }
+        | InstructionData::AtomicRmw { offset, .. }
+        | InstructionData::AtomicCas { offset, .. } => Some(offset),
+        _ => None,
+    }
+}
+
+/// The offset of a memory access and the index of its address among its operands.
+pub fn address(data: &InstructionData) -> Option<(i32, usize)> {
+    match *data {
+        InstructionData::Load { offset, .. }
+        | InstructionData::AtomicRmw { offset, .. }
+        | InstructionData::AtomicCas { offset, .. } => Some((offset, 0)),
+        InstructionData::Store { offset, .. } => Some((offset, 1)),
+        _ => None,
+    }
+}
+
+/// Whether two compatible accesses differ in their offsets: melded, they need the
+/// difference selected and added to the address (a `select` and an `iadd`).
+pub fn offsets_differ(func: &Function, a: Inst, b: Inst) -> bool {
+    match (address(func.inst(a)), address(func.inst(b))) {
+        (Some((x, _)), Some((y, _))) => x != y,
+        _ => false,
+    }
 }
 
 /// The number of operands of `a` and `b` that will need a `select`: those that differ,
@@ -116,7 +156,8 @@ fn selects_needed(func: &Function, a: Inst, b: Inst, local: &HashSet<Inst>) -> u
 /// The score of aligning `a` with `b` (`None`: incompatible).
 fn pair_score(func: &Function, a: Inst, b: Inst, local: &HashSet<Inst>) -> Option<i32> {
     compatible(func, a, b).then(|| {
-        latency(func.inst(a)) as i32 - (selects_needed(func, a, b, local) * SELECT_LATENCY) as i32
+        let extra = selects_needed(func, a, b, local) + 2 * u32::from(offsets_differ(func, a, b));
+        latency(func.inst(a)) as i32 - (extra * SELECT_LATENCY) as i32
     })
 }
 

@@ -24,11 +24,13 @@
 //! its uses once both sides flow into `m`) becomes a parameter of the melded entry, with a
 //! zero from the other side (the paper's Fig. 5).
 
-use super::align::{body, Step};
+use super::align::{address, body, offset_mut, Step};
 use super::cost::{latency, BRANCH_LATENCY};
 use super::subgraph::Subgraph;
 use std::collections::{HashMap, HashSet};
-use warplift_ir::{Block, BlockCall, Function, Inst, InstructionData, Opcode, Type, Value};
+use warplift_ir::{
+    Block, BlockCall, Function, Inst, InstructionData, Opcode, Type, Value, ValueDef,
+};
 
 /// What one melding did.
 #[derive(Clone, Debug, Default)]
@@ -49,7 +51,7 @@ pub struct Melded {
 pub struct Sides<'a> {
     /// The region's branch condition.
     pub cond: Value,
-    /// The region's entry, where zeros are defined.
+    /// The region's entry (where constants go if the kernel has no entry block).
     pub entry: Block,
     /// The subgraphs being melded: true side, false side.
     pub subgraphs: [&'a Subgraph; 2],
@@ -74,6 +76,10 @@ struct Melder<'f> {
     entry: Block,
     map: HashMap<Value, Value>,
     zeros: HashMap<Type, Value>,
+    consts: HashMap<(Type, u64), Value>,
+    /// Addresses made for melded accesses with differing offsets, by base and the two
+    /// offset differences, in the block pair being melded (where they dominate).
+    addresses: HashMap<(Value, Value, i64, i64), Value>,
     out: Melded,
     if_convert: bool,
     /// The users of every value in the subgraphs and after them.
@@ -89,21 +95,45 @@ impl Melder<'_> {
         if let Some(&z) = self.zeros.get(&ty) {
             return z;
         }
-        let inst = self.func.dfg.make_inst(InstructionData::zero(ty), Some(ty));
-        let at = self
-            .func
-            .layout
-            .block_insts(self.entry)
-            .len()
-            .saturating_sub(1);
-        self.func.layout.insert_inst(inst, self.entry, at);
-        let z = self
-            .func
-            .dfg
-            .inst_result(inst)
-            .expect("a constant has a result");
+        let z = self.place_constant(InstructionData::zero(ty), ty);
         self.zeros.insert(ty, z);
         z
+    }
+
+    /// The integer constant `imm` of type `ty` (an address offset).
+    fn int_constant(&mut self, ty: Type, imm: i64) -> Value {
+        if imm == 0 {
+            return self.zero(ty);
+        }
+        let bits = ty.bits();
+        let imm = if bits >= 64 {
+            imm as u64
+        } else {
+            (imm as u64) & ((1u64 << bits) - 1)
+        };
+        if let Some(&c) = self.consts.get(&(ty, imm)) {
+            return c;
+        }
+        let data = InstructionData::UnaryImm {
+            opcode: Opcode::Iconst,
+            imm,
+        };
+        let c = self.place_constant(data, ty);
+        self.consts.insert((ty, imm), c);
+        c
+    }
+
+    /// Places a constant in the kernel's entry block, which dominates every block and
+    /// runs once (the region's entry may sit in a loop); before its terminator.
+    fn place_constant(&mut self, data: InstructionData, ty: Type) -> Value {
+        let inst = self.func.dfg.make_inst(data, Some(ty));
+        let block = self.func.layout.entry_block().unwrap_or(self.entry);
+        let at = self.func.layout.block_insts(block).len().saturating_sub(1);
+        self.func.layout.insert_inst(inst, block, at);
+        self.func
+            .dfg
+            .inst_result(inst)
+            .expect("a constant has a result")
     }
 
     /// `x` where both sides agree, else `select c, x, y` appended to `block`.
@@ -119,12 +149,32 @@ impl Melder<'_> {
             },
             Some(ty),
         );
-        self.func.layout.append_inst(inst, block);
+        self.place(inst, block);
         self.out.selects += 1;
         self.func
             .dfg
             .inst_result(inst)
             .expect("select has a result")
+    }
+
+    /// Appends `inst` (a select or address arithmetic, which cannot fault) to `block` —
+    /// or, when every operand is defined in the kernel's entry block, places it there,
+    /// run once instead of on every pass through the region (SB1's selected offset on
+    /// the lane parity is the same in every iteration of its loop).
+    fn place(&mut self, inst: Inst, block: Block) {
+        let entry = self.func.layout.entry_block();
+        let func = &*self.func;
+        let at_entry = |v: Value| match func.dfg.value_def(v) {
+            ValueDef::Result(i) => func.layout.inst_block(i) == entry,
+            ValueDef::Param(b, _) => Some(b) == entry,
+        };
+        match entry {
+            Some(e) if self.func.inst(inst).args().iter().all(|&v| at_entry(v)) => {
+                let at = self.func.layout.block_insts(e).len().saturating_sub(1);
+                self.func.layout.insert_inst(inst, e, at);
+            }
+            _ => self.func.layout.append_inst(inst, block),
+        }
     }
 
     fn new_block(&mut self, after: Block) -> Block {
@@ -157,15 +207,60 @@ impl Melder<'_> {
     fn meld_pair(&mut self, a: Inst, b: Inst, block: Block) {
         let (da, db) = (self.func.inst(a).clone(), self.func.inst(b).clone());
         let mut data = da.clone();
-        let args: Vec<Value> = da
+        let pairs: Vec<(Value, Value)> = da
             .args()
             .iter()
             .zip(db.args())
             .map(|(&x, &y)| (self.get(x), self.get(y)))
-            .collect::<Vec<_>>()
-            .into_iter()
-            .map(|(x, y)| self.select(block, x, y))
             .collect();
+        // Accesses at different offsets: the address operand is made below.
+        let moved = match (address(&da), address(&db)) {
+            (Some((oa, k)), Some((ob, _))) if oa != ob => Some((oa, ob, k)),
+            _ => None,
+        };
+        let mut args = Vec::with_capacity(pairs.len());
+        for (n, &(x, y)) in pairs.iter().enumerate() {
+            let v = match moved {
+                Some((_, _, k)) if k == n => x,
+                _ => self.select(block, x, y),
+            };
+            args.push(v);
+        }
+        if let Some((oa, ob, k)) = moved {
+            // Both accesses at one address: the selected base plus the selected
+            // difference of the offsets, at the smaller offset; shared by the accesses
+            // of this block pair with the same bases and differences.
+            let low = oa.min(ob);
+            let (x, y) = pairs[k];
+            let key = (
+                x,
+                y,
+                i64::from(oa) - i64::from(low),
+                i64::from(ob) - i64::from(low),
+            );
+            let addr = match self.addresses.get(&key) {
+                Some(&v) => v,
+                None => {
+                    let base = self.select(block, x, y);
+                    let ty = self.func.dfg.value_type(base);
+                    let (ca, cb) = (self.int_constant(ty, key.2), self.int_constant(ty, key.3));
+                    let d = self.select(block, ca, cb);
+                    let add = self.func.dfg.make_inst(
+                        InstructionData::Binary {
+                            opcode: Opcode::Iadd,
+                            args: [base, d],
+                        },
+                        Some(ty),
+                    );
+                    self.place(add, block);
+                    let v = self.func.dfg.inst_result(add).expect("iadd has a result");
+                    self.addresses.insert(key, v);
+                    v
+                }
+            };
+            args[k] = addr;
+            *offset_mut(&mut data).expect("a memory access has an offset") = low;
+        }
         data.args_mut().copy_from_slice(&args);
         let ty = self
             .func
@@ -309,6 +404,8 @@ pub fn meld(
         entry: sides.entry,
         map: HashMap::new(),
         zeros: HashMap::new(),
+        consts: HashMap::new(),
+        addresses: HashMap::new(),
         out: Melded::default(),
         if_convert,
         users,
@@ -389,6 +486,7 @@ pub fn meld(
     let mut exit: Option<Block> = None;
     for (k, &(bt, bf)) in pairs.iter().enumerate() {
         let mb = melded[&bt];
+        m.addresses.clear();
         let (a, b) = (body(m.func, bt), body(m.func, bf));
         let mut cur = mb;
         let mut run: (Vec<Inst>, Vec<Inst>) = (Vec::new(), Vec::new());

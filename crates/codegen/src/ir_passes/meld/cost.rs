@@ -12,12 +12,25 @@
 //! melded, whatever its position. Two blocks with the same opcode profile score 0.5.
 //! `MP_S` averages `MP_B` over the corresponding blocks of two isomorphic subgraphs,
 //! weighted by their latencies.
+//!
+//! `MP_S` ranks candidate pairs; whether a pair is melded is decided on cycles
+//! ([`Timing`]): a warp's time through the two subgraphs as they are, against its time
+//! through the melded code, each as the emulator issues it (one instruction per cycle,
+//! an operand waits for its producer's latency, a taken branch delays the next issue by
+//! the branch latency). Melding costs selects, address arithmetic, and for every
+//! unaligned run a branch and a jump per side; it pays only when the branch it melds
+//! diverges. The divergence analysis says a branch *may* diverge, not how often: a
+//! data-dependent branch (merge sort's take-left test, DCT's sign test) is often uniform
+//! in a warp, and then the warp runs one side, not both. So the time compared is the
+//! expectation with the branch divergent half the time ([`DIVERGENT_SHARE`]) and uniform
+//! (either way, equally) otherwise: melding must beat the average of running both sides
+//! and running one.
 
 use crate::converge::cost::{
     ALU_LATENCY, GLOBAL_LATENCY, MUL_LATENCY, SFU_LATENCY, SHARED_LATENCY,
 };
 use std::collections::HashMap;
-use warplift_ir::{AddrSpace, Block, Function, InstructionData, Opcode};
+use warplift_ir::{AddrSpace, Block, Function, Inst, InstructionData, Opcode, Value};
 
 /// The latency of a branch (`jump`, `brif`): one ALU issue.
 pub const BRANCH_LATENCY: u32 = ALU_LATENCY;
@@ -107,4 +120,84 @@ pub fn mp_subgraph(func: &Function, pairs: &[(Block, Block)]) -> f64 {
     } else {
         shared as f64 / total as f64
     }
+}
+
+/// The share of a divergent region's executions in which its branch is assumed to
+/// diverge within a warp (the rest run one side, either side equally often).
+pub const DIVERGENT_SHARE: f64 = 0.5;
+
+/// A warp's issue timeline through straight-line code, as the emulator times it: one
+/// issue per cycle, an instruction issues when its operands are ready (its producers'
+/// latencies), and a taken branch makes the next issue wait the branch latency. Values
+/// defined outside the timed code are ready at once.
+#[derive(Clone, Debug, Default)]
+pub struct Timing {
+    now: u64,
+    issued: u64,
+    ready: HashMap<Value, u64>,
+}
+
+impl Timing {
+    /// The cycle at which the next instruction could issue: the time taken so far.
+    pub fn now(&self) -> u64 {
+        self.now
+    }
+
+    /// The instructions issued so far: what the warp takes of its SM's issue slots,
+    /// which other warps would otherwise use (stalls, unlike issues, other warps hide).
+    pub fn issued(&self) -> u64 {
+        self.issued
+    }
+
+    /// When `v` is ready.
+    pub fn ready(&self, v: Value) -> u64 {
+        self.ready.get(&v).copied().unwrap_or(0)
+    }
+
+    /// Records that `v` is ready at `at`.
+    pub fn define(&mut self, v: Value, at: u64) {
+        self.ready.insert(v, at);
+    }
+
+    /// Issues an instruction whose operands are ready at `operands`, with result
+    /// latency `latency`; returns when its result is ready.
+    pub fn issue(&mut self, operands: impl IntoIterator<Item = u64>, latency: u32) -> u64 {
+        let t = operands.into_iter().fold(self.now, u64::max);
+        self.now = t + 1;
+        self.issued += 1;
+        t + u64::from(latency)
+    }
+
+    /// A taken branch was just issued: the next issue waits the branch latency.
+    pub fn transfer(&mut self) {
+        self.now += u64::from(BRANCH_LATENCY).saturating_sub(1);
+    }
+
+    /// Issues `inst` of `func` as it is (a branch is taken).
+    pub fn run(&mut self, func: &Function, inst: Inst) {
+        let data = func.inst(inst);
+        let ops: Vec<u64> = data.args().iter().map(|&v| self.ready(v)).collect();
+        let at = self.issue(ops, latency(data));
+        if let Some(r) = func.dfg.inst_result(inst) {
+            self.define(r, at);
+        }
+        if data.opcode().is_branch() {
+            self.transfer();
+        }
+    }
+
+    /// Runs every instruction of `blocks` in order (each block's terminator taken).
+    pub fn run_blocks(&mut self, func: &Function, blocks: &[Block]) {
+        for &b in blocks {
+            for &i in func.layout.block_insts(b) {
+                self.run(func, i);
+            }
+        }
+    }
+}
+
+/// The expected time of a region's code given its time when the branch diverges and
+/// when all lanes go the first or the second way.
+pub fn expected(divergent: u64, first: u64, second: u64) -> f64 {
+    DIVERGENT_SHARE * divergent as f64 + (1.0 - DIVERGENT_SHARE) * (first + second) as f64 / 2.0
 }

@@ -40,6 +40,8 @@
 //! 5. **Instruction alignment** ([`align`]): Smith–Waterman over the instructions of
 //!    each pair of corresponding blocks, with the paper's scoring (an aligned pair saves
 //!    its latency, less a `select` per differing operand; a gap run costs two branches).
+//!    Memory accesses at different offsets align: the melded access adds the selected
+//!    difference of the offsets to its address.
 //! 6. **Melding** ([`codegen`], Algorithm 2, Section IV-D): aligned pairs become one
 //!    instruction with `select`s on the branch condition for differing operands;
 //!    unaligned runs go under a branch on the condition (**unpredication**, Section
@@ -53,11 +55,14 @@
 //! per region is melded per sweep (the rest of the region becomes the two regions before
 //! and after the melded subgraph, aligned again on the next sweep), and regions that
 //! share no block are melded in the same sweep. Before melding a pair, the cost model
-//! checks the instruction alignment itself: the cycles of the aligned instructions and
-//! of the branch the melded terminators save must exceed the `select`s and the branches
-//! of unpredication and exits added, or the region is left unchanged. With
-//! `meld_threshold=0` every meldable pair that aligns at least one instruction (or two
-//! empty blocks) is melded, profitable or not, as the paper's sensitivity study does.
+//! ([`cost::Timing`]) times a warp through the two sides as they are and through the
+//! melded code as [`codegen`] will make it (selects, address arithmetic, unpredication
+//! branches and exits included), as the emulator issues instructions, expecting the
+//! branch to diverge half the time: the pair is melded only when that is faster and
+//! takes no more issue slots, or the region is left unchanged. With `meld_threshold=0`
+//! every meldable pair that aligns at least one instruction (or two empty blocks) is
+//! melded, profitable or not, as the paper's sensitivity study does. Once every region is
+//! melded, each melded region's chain of jumps is merged into straight-line blocks.
 //!
 //! The `meld_branch_fusion` setting restricts melding to diamonds whose arms are single
 //! blocks jumping to the join — branch fusion, the baseline the paper compares with
@@ -75,12 +80,12 @@ use crate::analysis::{AnalysisCache, Preserved};
 use crate::passes::{IrPass, PassError, PassReport};
 use crate::settings::Settings;
 use align::{align_insts, align_subgraphs, body, Step};
-use cost::{latency, BRANCH_LATENCY, SELECT_LATENCY};
+use cost::{latency, Timing, BRANCH_LATENCY, SELECT_LATENCY};
 use std::collections::{HashMap, HashSet};
 use subgraph::Subgraph;
 use warplift_ir::cfg::{ControlFlowGraph, PostDominatorTree};
 use warplift_ir::divergence::Divergence;
-use warplift_ir::{Block, Function, Inst, Opcode, Value};
+use warplift_ir::{Block, Function, Inst, Opcode, Value, ValueDef};
 
 /// The `meld` IR pass.
 pub struct Meld;
@@ -200,6 +205,8 @@ pub fn meld(func: &mut Function, opts: &Options) -> Stats {
     let mut melded_ids: Vec<Block> = Vec::new();
     let mut unpred_ids: Vec<Block> = Vec::new();
     let mut created: Vec<Block> = Vec::new();
+    // The entries and joins of melded regions, where straight-line chains are merged.
+    let mut chains: Vec<Block> = Vec::new();
     // Region simplification splits edges before it knows whether any pair will pay; a run
     // that melds nothing hands the kernel back exactly as it came.
     let original = func.clone();
@@ -224,6 +231,7 @@ pub fn meld(func: &mut Function, opts: &Options) -> Stats {
             let Some((region_blocks, m)) = done else {
                 continue;
             };
+            chains.extend([region_blocks[0], region_blocks[1]]);
             touched.extend(region_blocks);
             touched.extend(m.created.iter().copied());
             stats.melded += 1;
@@ -252,13 +260,25 @@ pub fn meld(func: &mut Function, opts: &Options) -> Stats {
         let all: Vec<Block> = func.layout.blocks().to_vec();
         post::cleanup(func, &created, &all);
     }
+    chains.extend(created.iter().copied());
+    let merged = post::merge_chains(func, &chains);
+    // A block merged into another is now part of it.
+    let into = |mut b: Block| {
+        while let Some(&c) = merged.get(&b) {
+            b = c;
+        }
+        b
+    };
+    let mut seen = HashSet::new();
     stats.melded_block_ids = melded_ids
         .into_iter()
-        .filter(|&b| func.layout.is_block_inserted(b))
+        .map(into)
+        .filter(|&b| func.layout.is_block_inserted(b) && seen.insert(b))
         .collect();
     stats.unpredicated_block_ids = unpred_ids
         .into_iter()
-        .filter(|&b| func.layout.is_block_inserted(b))
+        .map(into)
+        .filter(|&b| func.layout.is_block_inserted(b) && seen.insert(b))
         .collect();
     stats
 }
@@ -348,7 +368,7 @@ fn meld_region(
             .iter()
             .map(|&(a, b)| align_insts(func, &body(func, a), &body(func, b)))
             .collect();
-        if !worth_it(func, &pairs, &steps, [&ct[i], &cf[j]], join, opts) {
+        if !worth_it(func, &pairs, &steps, [&ct[i], &cf[j]], join, cond, opts) {
             continue;
         }
         let before = [
@@ -388,22 +408,55 @@ fn meld_region(
 }
 
 /// The cost model's verdict on melding two subgraphs with these block pairs and
-/// instruction alignments: the cycles saved (aligned instructions, one terminator per
-/// block pair) against those added (selects, the branches of unpredicated runs, the
-/// branches sending lanes back to their sides at the exits). With a zero threshold,
-/// any pair that aligns an instruction (or pairs empty blocks) is melded.
+/// instruction alignments ([`cost`]): the expected time of a warp through the two
+/// subgraphs as they are (both, one after the other, when the branch diverges; one of
+/// them when it does not) against its expected time through the melded code as
+/// [`codegen`] will make it — the selects of differing operands, the address arithmetic
+/// of differing offsets, the branches and jumps of unpredicated runs (both arms when the
+/// branch diverges, one when it does not), the melded terminators and the exit branch
+/// sending lanes back to their sides. With a zero threshold, any pair that aligns an
+/// instruction (or pairs empty blocks) is melded.
 fn worth_it(
     func: &Function,
     pairs: &[(Block, Block)],
     steps: &[Vec<Step>],
     subgraphs: [&Subgraph; 2],
     join: Block,
+    cond: Value,
     opts: &Options,
 ) -> bool {
-    let mut saved: i64 = 0;
-    let mut added: i64 = 0;
-    let mut matches = 0;
-    let mut empty = true;
+    if opts.threshold <= 0.0 {
+        let matches = steps.iter().flatten().any(|s| matches!(s, Step::Match(..)));
+        let empty = pairs
+            .iter()
+            .all(|&(a, b)| body(func, a).is_empty() && body(func, b).is_empty());
+        return matches || empty;
+    }
+    // As they are: each side alone; a divergent warp runs both and reconverges.
+    let alone = |s: &Subgraph| {
+        let mut t = Timing::default();
+        t.run_blocks(func, &s.blocks);
+        t
+    };
+    let (t, f) = (alone(subgraphs[0]), alone(subgraphs[1]));
+    let before = (
+        cost::expected(
+            t.now() + f.now() + u64::from(BRANCH_LATENCY),
+            t.now(),
+            f.now(),
+        ),
+        cost::expected(t.issued() + f.issued(), t.issued(), f.issued()),
+    );
+    // Values defined in the kernel's entry block: a select or address of those alone is
+    // placed there by codegen, run once, not in the region.
+    let entry = func.layout.entry_block();
+    let at_entry = |v: Value| match func.dfg.value_def(v) {
+        ValueDef::Result(i) => func.layout.inst_block(i) == entry,
+        ValueDef::Param(b, _) => Some(b) == entry,
+    };
+
+    // Melded: three timelines, the branch divergent, all lanes true, all lanes false.
+    let mut sims: [Timing; 3] = Default::default();
     // Values of the two sides that melding makes one (parameters of corresponding
     // blocks, results of aligned pairs): operands that need no select.
     let mut same: HashMap<Value, Value> = HashMap::new();
@@ -419,75 +472,147 @@ fn worth_it(
     }
     let differ =
         |same: &HashMap<Value, Value>, x: Value, y: Value| x != y && same.get(&x) != Some(&y);
+    let alu = SELECT_LATENCY;
+    // An operand pair as the melded code reads it: `x`, or a select issued now.
+    let operand = |sim: &mut Timing, same: &HashMap<Value, Value>, x: Value, y: Value| {
+        if differ(same, x, y) && !(at_entry(cond) && at_entry(x) && at_entry(y)) {
+            let r = [sim.ready(cond), sim.ready(x), sim.ready(y)];
+            sim.issue(r, alu)
+        } else {
+            sim.ready(x)
+        }
+    };
     for (&(a, b), steps) in pairs.iter().zip(steps) {
         let (ia, ib) = (body(func, a), body(func, b));
-        empty &= ia.is_empty() && ib.is_empty();
-        saved += i64::from(BRANCH_LATENCY);
-        let mut run: Vec<Inst> = Vec::new();
-        let close = |run: &mut Vec<Inst>, added: &mut i64| {
-            if run.is_empty() {
+        // Addresses made for differing offsets in this block pair, as codegen shares them.
+        let mut addresses: HashMap<(Value, Value, i64, i64), [u64; 3]> = HashMap::new();
+        let mut run: (Vec<Inst>, Vec<Inst>) = (Vec::new(), Vec::new());
+        let close = |sims: &mut [Timing; 3], run: &mut (Vec<Inst>, Vec<Inst>)| {
+            if run.0.is_empty() && run.1.is_empty() {
                 return;
             }
-            let cost: u32 = run.iter().map(|&i| latency(func.inst(i))).sum();
+            let all: Vec<Inst> = run.0.iter().chain(&run.1).copied().collect();
+            let cost: u32 = all.iter().map(|&i| latency(func.inst(i))).sum();
             let cheap = opts.if_convert
-                && run.iter().all(|&i| codegen::speculatable(func.inst(i)))
+                && all.iter().all(|&i| codegen::speculatable(func.inst(i)))
                 && cost <= 2 * BRANCH_LATENCY;
-            if !cheap {
-                *added += 3 * i64::from(BRANCH_LATENCY);
+            for (k, sim) in sims.iter_mut().enumerate() {
+                if cheap {
+                    for &i in &all {
+                        sim.run(func, i);
+                    }
+                    continue;
+                }
+                // `brif c`, then each side's arm (its instructions and a jump to the
+                // tail) on the lanes that take it.
+                let r = sim.ready(cond);
+                sim.issue([r], alu);
+                sim.transfer();
+                for (side, list) in [&run.0, &run.1].into_iter().enumerate() {
+                    if list.is_empty() || (k == 1 && side == 1) || (k == 2 && side == 0) {
+                        continue;
+                    }
+                    for &i in list {
+                        sim.run(func, i);
+                    }
+                    sim.issue([], alu);
+                    sim.transfer();
+                }
             }
-            run.clear();
+            run.0.clear();
+            run.1.clear();
         };
         for step in steps {
             match *step {
-                Step::GapA(i) => run.push(ia[i]),
-                Step::GapB(j) => run.push(ib[j]),
+                Step::GapA(i) => run.0.push(ia[i]),
+                Step::GapB(j) => run.1.push(ib[j]),
                 Step::Match(i, j) => {
-                    close(&mut run, &mut added);
-                    matches += 1;
-                    saved += i64::from(latency(func.inst(ia[i])));
-                    let n = func
-                        .inst(ia[i])
-                        .args()
-                        .iter()
-                        .zip(func.inst(ib[j]).args())
-                        .filter(|&(&x, &y)| differ(&same, x, y))
-                        .count();
-                    added += n as i64 * i64::from(SELECT_LATENCY);
+                    close(&mut sims, &mut run);
+                    let (da, db) = (func.inst(ia[i]), func.inst(ib[j]));
+                    let addr = align::address(da).zip(align::address(db));
+                    let mut at = [0u64; 3];
+                    let moved = addr.filter(|((oa, _), (ob, _))| oa != ob);
+                    for (k, sim) in sims.iter_mut().enumerate() {
+                        let mut ops: Vec<u64> = da
+                            .args()
+                            .iter()
+                            .zip(db.args())
+                            .enumerate()
+                            .map(|(n, (&x, &y))| match moved {
+                                Some(((_, m), _)) if m == n => 0,
+                                _ => operand(sim, &same, x, y),
+                            })
+                            .collect();
+                        if let Some(((oa, n), (ob, _))) = moved {
+                            let low = oa.min(ob);
+                            let (x, y) = (da.args()[n], db.args()[n]);
+                            let key = (
+                                x,
+                                y,
+                                i64::from(oa) - i64::from(low),
+                                i64::from(ob) - i64::from(low),
+                            );
+                            // Placed in the entry block when the condition and the base
+                            // are defined there.
+                            let hoisted = at_entry(cond) && x == y && at_entry(x);
+                            ops[n] = match addresses.get(&key) {
+                                Some(t) => t[k],
+                                None if hoisted => 0,
+                                None => {
+                                    let base = operand(sim, &same, x, y);
+                                    let r = sim.ready(cond);
+                                    let d = sim.issue([r], alu);
+                                    sim.issue([base, d], alu)
+                                }
+                            };
+                            addresses.entry(key).or_insert([0; 3])[k] = ops[n];
+                        }
+                        at[k] = sim.issue(ops, latency(da));
+                    }
                     if let (Some(x), Some(y)) =
                         (func.dfg.inst_result(ia[i]), func.dfg.inst_result(ib[j]))
                     {
                         same.insert(x, y);
+                        for (sim, &t) in sims.iter_mut().zip(&at) {
+                            sim.define(x, t);
+                            sim.define(y, t);
+                        }
                     }
                 }
             }
         }
-        close(&mut run, &mut added);
-        // Exits to different continuations keep a branch on the condition.
-        let (ta, tb) = (func.terminator(a), func.terminator(b));
-        if let (Some(ta), Some(tb)) = (ta, tb) {
-            let n = func
-                .inst(ta)
+        close(&mut sims, &mut run);
+        // The melded terminator: selects of differing condition and arguments; an exit
+        // to different continuations goes through a branch on the condition.
+        let (Some(ta), Some(tb)) = (func.terminator(a), func.terminator(b)) else {
+            continue;
+        };
+        let (da, db) = (func.inst(ta), func.inst(tb));
+        let exits = da
+            .branch_destinations()
+            .iter()
+            .zip(db.branch_destinations())
+            .any(|(x, y)| x.block == subgraphs[0].next && !(x.block == join && y.block == join));
+        for sim in sims.iter_mut() {
+            let ops: Vec<u64> = da
                 .all_values()
-                .zip(func.inst(tb).all_values())
-                .filter(|&(x, y)| differ(&same, x, y))
-                .count();
-            added += n as i64 * i64::from(SELECT_LATENCY);
-            for (x, y) in func
-                .inst(ta)
-                .branch_destinations()
-                .iter()
-                .zip(func.inst(tb).branch_destinations())
-            {
-                let exits = x.block == subgraphs[0].next;
-                if exits && !(x.block == join && y.block == join) {
-                    added += i64::from(BRANCH_LATENCY);
-                }
+                .zip(db.all_values())
+                .map(|(x, y)| operand(sim, &same, x, y))
+                .collect();
+            sim.issue(ops, alu);
+            sim.transfer();
+            if exits {
+                let r = sim.ready(cond);
+                sim.issue([r], alu);
+                sim.transfer();
             }
         }
     }
-    if opts.threshold <= 0.0 {
-        matches > 0 || empty
-    } else {
-        saved > added
-    }
+    let after = (
+        cost::expected(sims[0].now(), sims[1].now(), sims[2].now()),
+        cost::expected(sims[0].issued(), sims[1].issued(), sims[2].issued()),
+    );
+    // Faster alone, and no more of the SM's issue slots: with other warps to hide its
+    // stalls, a warp's time is its issues; alone, it is its latencies.
+    after.0 < before.0 && after.1 <= before.1
 }

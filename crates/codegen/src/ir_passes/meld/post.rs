@@ -6,7 +6,12 @@
 //!   `jump` (a trivially uniform branch: both sides of the region start in the melded
 //!   entry);
 //! - a block that only jumps on, without parameters, is bypassed and removed (the
-//!   melded exit blocks of the paper's Fig. 4c become direct edges).
+//!   melded exit blocks of the paper's Fig. 4c become direct edges);
+//! - once every region is melded, a block that jumps to a block with no parameters and
+//!   no other predecessor takes that block's instructions ([`merge_chains`]), among the
+//!   regions' entries, joins and the blocks melding made: a melded region is a straight
+//!   line from its entry (SB1's loop body becomes one block, the paper's Fig. 4e), and
+//!   each jump removed is an issue and a taken branch less per pass.
 
 use std::collections::{HashMap, HashSet};
 use warplift_ir::{Block, Function, InstructionData, Opcode, Value};
@@ -121,4 +126,53 @@ fn equal_selects(func: &mut Function, blocks: &[Block]) {
             func.dfg.insts[i].map_values(|v| map.get(&v).copied().unwrap_or(v));
         }
     }
+}
+
+/// Merges each block of `blocks` that ends in `jump C` with `C`, when `C` is also in
+/// `blocks`, takes no parameters, is not the entry and has no other predecessor; returns
+/// the blocks merged away, each with the block that took its instructions.
+pub fn merge_chains(func: &mut Function, blocks: &[Block]) -> HashMap<Block, Block> {
+    let scope: HashSet<Block> = blocks.iter().copied().collect();
+    let mut preds: HashMap<Block, usize> = HashMap::new();
+    for &b in func.layout.blocks() {
+        if let Some(t) = func.terminator(b) {
+            for call in func.inst(t).branch_destinations() {
+                *preds.entry(call.block).or_insert(0) += 1;
+            }
+        }
+    }
+    let entry = func.entry_block();
+    let mut merged = HashMap::new();
+    for &b in blocks {
+        loop {
+            if !func.layout.is_block_inserted(b) {
+                break;
+            }
+            let Some(t) = func.terminator(b) else {
+                break;
+            };
+            let InstructionData::Jump { dest, .. } = func.inst(t) else {
+                break;
+            };
+            let c = dest.block;
+            if c == b
+                || Some(c) == entry
+                || !scope.contains(&c)
+                || !func.layout.is_block_inserted(c)
+                || !dest.args.is_empty()
+                || !func.dfg.block_params(c).is_empty()
+                || preds.get(&c) != Some(&1)
+            {
+                break;
+            }
+            func.layout.remove_inst(t);
+            for i in func.layout.block_insts(c).to_vec() {
+                func.layout.remove_inst(i);
+                func.layout.append_inst(i, b);
+            }
+            func.layout.remove_block(c);
+            merged.insert(c, b);
+        }
+    }
+    merged
 }
