@@ -668,7 +668,7 @@ fn predicate_part(state: &mut State, cx: &Layout<'_>, regs: GuardRegs, limit: u3
 
 /// The first block that a lane holding guard value `v` runs from `from` on, passing
 /// the guards (branching or predicated) that do not match it; `None` when that is not
-/// decided within the region's guards.
+/// decided within the region's guards, or only after a back-edge guard sends it back.
 fn first_stop(
     state: &State,
     tests: &HashMap<MBlock, Test>,
@@ -682,7 +682,10 @@ fn first_stop(
         };
         let hit = match test {
             Test::Eq(k) => v == k,
-            Test::Le(k) => v <= k,
+            // Sent back over a back edge: the lane would run its block in a later pass of
+            // the warp than along the other way (Figure 6's lanes would wait a pass).
+            Test::Le(k) if v <= k => return None,
+            Test::Le(_) => false,
         };
         match state.func.terminator(at).map(|t| &t.kind) {
             Some(MInstKind::Branch {
