@@ -68,7 +68,7 @@ pub fn check_linearized(
             // the guard selects.
             let unguarded;
             let i = match i.guard {
-                Some(_) if !original.get(i).is_some_and(|&n| n > 0) => {
+                Some(_) if original.get(i).is_none_or(|&n| n == 0) => {
                     unguarded = MInst {
                         guard: None,
                         ..i.clone()
