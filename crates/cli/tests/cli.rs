@@ -687,14 +687,19 @@ fn report_shows_figure_1_losing_its_redundant_executions() {
         let d = &report_column(k, label)["dynamic"];
         assert_eq!(d["redundant_block_executions"], 0, "{label}: {d}");
         for b in 0..7 {
-            assert_eq!(
-                d["block_executions"][format!("block{b}")],
-                1,
-                "{label}: {d}"
-            );
+            let runs = &d["block_executions"][format!("block{b}")];
+            // O3 predicates short blocks inside others: those are not counted on their own.
+            if label == "O3" && runs.is_null() {
+                continue;
+            }
+            assert_eq!(runs, 1, "{label}: {d}");
         }
         assert!(d["max_stack_depth"].as_u64() < base["max_stack_depth"].as_u64());
+        // The IR CFG's stack only where the pipeline ends in IR.
+        let ir = &d["max_stack_depth_ir_cfg"];
+        assert_eq!(ir.as_u64(), (label == "ssa").then_some(2), "{label}: {d}");
     }
+    assert_eq!(base["max_stack_depth_ir_cfg"], 4, "{base}");
     // The static numbers are the compiler's own statistics.
     let blocks = |label: &str| {
         report_column(k, label)["static"]["blocks"]
@@ -703,7 +708,8 @@ fn report_shows_figure_1_losing_its_redundant_executions() {
     };
     assert_eq!(blocks("base"), 7);
     assert_eq!(blocks("O0"), 20);
-    assert_eq!(blocks("O3"), 16);
+    // O3 predicates the short blocks into straight-line chains: as many blocks as before.
+    assert_eq!(blocks("O3"), 7);
     let regs = &report_column(k, "O0")["static"]["registers"];
     assert_eq!(
         regs["total"].as_u64(),

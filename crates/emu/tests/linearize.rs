@@ -259,6 +259,18 @@ fn figure_6_in_both_successor_orders_runs_l1_as_often_as_its_busiest_lane() {
                     "{file} w{width} {settings:?}"
                 );
             }
+            // Predicated (O3's default), B2 and B4 run inside other blocks and are not
+            // counted; no block runs more redundantly than unpredicated (a block whose
+            // lanes would go around the loop once more to reach their next block, were it
+            // predicated, is left branching).
+            let (_, func, prepared) = load(file);
+            let o3 = ["passes=linearize", "linearize_opt=3"];
+            let unpredicated = [&o3[..], &["linearize_predicate=0"]].concat();
+            assert_eq!(
+                ir_redundancy(&func, &prepared, &o3, width),
+                ir_redundancy(&func, &prepared, &unpredicated, width),
+                "{file} w{width}"
+            );
         }
     }
 }

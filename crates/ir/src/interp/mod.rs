@@ -283,6 +283,9 @@ pub fn run(
     Ok(machine.stats)
 }
 
+/// What [`run_with_paths`] hands every finished thread block's paths to.
+pub type PathObserver<'a> = dyn FnMut(&[Vec<Block>]) + 'a;
+
 /// Runs like [`run`], recording the IR blocks every thread enters, in order: when a thread
 /// block finishes, `observe` gets one path per thread (by linear thread index within the
 /// block, so consecutive `warp_width` paths are one warp's lanes). For models of the SIMT
@@ -292,7 +295,7 @@ pub fn run_with_paths<'a>(
     func: &'a Function,
     launch: &'a mut PreparedLaunch,
     config: &InterpConfig,
-    observe: &'a mut dyn FnMut(&[Vec<Block>]),
+    observe: &'a mut PathObserver<'a>,
 ) -> Result<InterpStats, InterpError> {
     let mut machine = Machine::new(func, launch, config)?;
     machine.paths = Some(vec![Vec::new(); machine.nthreads]);
@@ -357,7 +360,7 @@ struct Machine<'a> {
     /// Each thread's blocks so far, when [`run_with_paths`] asked for them.
     paths: Option<Vec<Vec<Block>>>,
     /// Who gets the paths of each finished thread block.
-    observe: Option<&'a mut dyn FnMut(&[Vec<Block>])>,
+    observe: Option<&'a mut PathObserver<'a>>,
 }
 
 impl<'a> Machine<'a> {

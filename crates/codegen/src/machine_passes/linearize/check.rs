@@ -3,8 +3,9 @@
 //! kernels) hold every run to the paper's claims with this one function.
 //!
 //! - **Registers** (Section 6): every instruction of the kernel survives unchanged but the
-//!   branches the pass replaces, and every instruction the pass adds writes only the
-//!   registers it reserved — so no live range moves and nothing spills.
+//!   branches the pass replaces (at O3 perhaps predicated: run only by the lanes its guard
+//!   selects), and every instruction the pass adds writes only the registers it reserved —
+//!   so no live range moves and nothing spills.
 //! - **Structure** (Claim 1): every guard's branch reconverges at its fall-through
 //!   successor, so the warp meets again after every guarded block; in kernel mode every
 //!   branch but the entry's is such a guard test.
@@ -67,7 +68,7 @@ pub fn check_linearized(
             // the guard selects.
             let unguarded;
             let i = match i.guard {
-                Some(_) if !original.get(i).is_some_and(|&n| n > 0) => {
+                Some(_) if original.get(i).is_none_or(|&n| n == 0) => {
                     unguarded = MInst {
                         guard: None,
                         ..i.clone()

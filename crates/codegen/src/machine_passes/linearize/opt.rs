@@ -27,6 +27,18 @@
 //!   (a region block, or the exit of a structured sub-region) is merged into it (its test
 //!   and branch replace the block's jump).
 //!
+//! Beyond the paper (the gap to a structurizer's flow blocks is in docs/linearization.md):
+//! - **Empty parts** (O1 and up): a block that only jumps forward is threaded past: the
+//!   assignments that name it name its successor instead ([`thread_empty_parts`]), and once
+//!   no edge carries its id, [`skip_guard`] removes it with its guard.
+//! - **Predication** (O3, `linearize_predicate`): a short guarded block runs under its
+//!   guard's predicate in the guard's place ([`predicate_part`]); O3's merging then joins a
+//!   run of them into one straight-line block.
+//! - **Folded tests** (O3): a test that recomputes the block's own branch condition from the
+//!   `selp` just before it reads the condition instead ([`fold_tests`]).
+//! - **Dead assignments** (O3, regions without back edges): an assignment to `g` that no
+//!   later test can tell from the value it replaces goes ([`remove_dead_assignments`]).
+//!
 //! Blocks inside a structured sub-region do not write `g`: the analysis passes their
 //! input on unchanged.
 //!
@@ -668,7 +680,7 @@ fn predicate_part(state: &mut State, cx: &Layout<'_>, regs: GuardRegs, limit: u3
 
 /// The first block that a lane holding guard value `v` runs from `from` on, passing
 /// the guards (branching or predicated) that do not match it; `None` when that is not
-/// decided within the region's guards.
+/// decided within the region's guards, or only after a back-edge guard sends it back.
 fn first_stop(
     state: &State,
     tests: &HashMap<MBlock, Test>,
@@ -682,7 +694,10 @@ fn first_stop(
         };
         let hit = match test {
             Test::Eq(k) => v == k,
-            Test::Le(k) => v <= k,
+            // Sent back over a back edge: the lane would run its block in a later pass of
+            // the warp than along the other way (Figure 6's lanes would wait a pass).
+            Test::Le(k) if v <= k => return None,
+            Test::Le(_) => false,
         };
         match state.func.terminator(at).map(|t| &t.kind) {
             Some(MInstKind::Branch {
