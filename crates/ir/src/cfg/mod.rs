@@ -42,8 +42,8 @@ pub use domtree::DominatorTree;
 pub use loops::{Loop, LoopForest};
 pub use postdom::PostDominatorTree;
 pub use regions::{
-    find_unstructured_regions, minimal_region, select_regions, Conditions, Region, RegionSelection,
-    StructuredRegion, UnstructuredEdge, UnstructuredEdges,
+    find_unstructured_regions, minimal_region, select_regions, Conditions, MinimalRegions, Region,
+    RegionSelection, StructuredRegion, UnstructuredEdge, UnstructuredEdges,
 };
 pub use structure::{classify, Classification, StructureClass, UnstructuredSubgraph};
 

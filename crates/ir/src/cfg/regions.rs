@@ -915,9 +915,29 @@ pub fn minimal_region<N: EntityRef + Copy + Eq + Hash + Debug>(
     postdom: &PostDominatorTree<N>,
     edge: &UnstructuredEdge<N>,
 ) -> Region<N> {
-    let mut search = Search::new(cfg, domtree, postdom);
-    let g = search.minimal(edge.from, edge.to);
-    Region::new(domtree, g.entry, g.exit, g.blocks, vec![*edge])
+    MinimalRegions::new(cfg, domtree, postdom).of(edge)
+}
+
+/// [`minimal_region`] for many edges of one graph: the search's set-up (the topological
+/// rank of the strongly connected components and the marks per block, work proportional
+/// to the graph) is done once, not once per edge.
+pub struct MinimalRegions<'a, N: EntityRef>(Search<'a, N>);
+
+impl<'a, N: EntityRef + Copy + Eq + Hash + Debug> MinimalRegions<'a, N> {
+    /// A search over `cfg`.
+    pub fn new(
+        cfg: &'a ControlFlowGraph<N>,
+        domtree: &'a DominatorTree<N>,
+        postdom: &'a PostDominatorTree<N>,
+    ) -> Self {
+        MinimalRegions(Search::new(cfg, domtree, postdom))
+    }
+
+    /// The minimal unstructured region of `edge` alone, as [`minimal_region`] finds it.
+    pub fn of(&mut self, edge: &UnstructuredEdge<N>) -> Region<N> {
+        let g = self.0.minimal(edge.from, edge.to);
+        Region::new(self.0.domtree, g.entry, g.exit, g.blocks, vec![*edge])
+    }
 }
 
 /// The unstructured regions of the graph (Algorithm 2 for each unstructured edge, merged

@@ -59,7 +59,7 @@
 //! application removes a node or an edge: linear in the size of the graph.
 
 use super::{
-    minimal_region, Cfg, ControlFlowGraph, DominatorTree, LoopForest, PostDominatorTree,
+    Cfg, ControlFlowGraph, DominatorTree, LoopForest, MinimalRegions, PostDominatorTree,
     UnstructuredEdge,
 };
 use core::fmt;
@@ -197,6 +197,8 @@ pub fn unstructured_subgraphs<N: EntityRef + Copy + Eq + Hash + Debug>(
     let postdom = PostDominatorTree::compute(cfg);
     let mut found: Vec<UnstructuredSubgraph<N>> = Vec::new();
     let mut owner: SecondaryMap<N, u32> = SecondaryMap::with_default(u32::MAX);
+    // One search for every branch: its set-up is proportional to the graph.
+    let mut search = MinimalRegions::new(cfg, &domtree, &postdom);
     for &b in domtree.rpo() {
         let succs = cfg.succs(b);
         if succs.len() < 2 || owner[b] != u32::MAX || !is_candidate(b) {
@@ -208,7 +210,7 @@ pub fn unstructured_subgraphs<N: EntityRef + Copy + Eq + Hash + Debug>(
             conditions: Default::default(),
             retreating: false,
         };
-        let r = minimal_region(cfg, &domtree, &postdom, &seed);
+        let r = search.of(&seed);
         if region_reduces(cfg, r.entry(), r.blocks(), r.exit()) {
             continue;
         }

@@ -81,6 +81,12 @@
 //! (`crate::linearize_ssa`'s repair). Every thread runs the same original blocks in the
 //! same order as before, so every variable read sees the value it saw before.
 //!
+//! The kernel-wide parts of that work are shared by the regions of a run ([`shared`]):
+//! the edges are computed once and updated for the blocks a region changes, the values
+//! used outside their block are found once, and one SSA repair serves a batch of regions,
+//! so a run costs about what its regions cost plus a few walks of the kernel, not a walk
+//! of the kernel per region.
+//!
 //! # What it leaves alone
 //!
 //! A region holding a `barrier` and a divergent branch (a barrier must be reached by all
@@ -93,6 +99,7 @@ pub mod check;
 mod cost;
 pub mod graph;
 mod merge;
+mod shared;
 
 use crate::analysis::{AnalysisCache, Preserved};
 use crate::pass_util::ssa_regions::SsaRegion;
@@ -102,13 +109,12 @@ pub use crate::settings::LoopMode;
 use crate::settings::{RegionMode, Settings};
 use cranelift_entity::SecondaryMap;
 use graph::{Cascade, Graph, GraphStats, Kind, Node, PredVar};
+use shared::Shared;
 use std::collections::{HashMap, HashSet};
 use warplift_ir::cfg::structure::unstructured_subgraphs;
 use warplift_ir::cfg::ControlFlowGraph;
 use warplift_ir::divergence::Divergence;
-use warplift_ir::{
-    Block, BlockCall, Function, Inst, InstructionData, IntCC, Opcode, Type, Value, ValueDef,
-};
+use warplift_ir::{Block, BlockCall, Function, Inst, InstructionData, IntCC, Opcode, Type, Value};
 
 /// The `restructure` IR pass.
 pub struct Restructure;
@@ -369,29 +375,35 @@ pub fn restructure_in(
     }
     let divergence = analyses.divergence(func);
     let backup = func.clone();
+    let mut shared = Shared::new(func);
+    let insts_before = out.insts_before;
+    let restore = |func: &mut Function, entry: Block, message: String| {
+        let mut restored = Outcome {
+            regions: regions.len() as u64,
+            insts_before,
+            insts_after: insts_before,
+            ..Outcome::default()
+        };
+        restored.skipped.push(format!(
+            "%{}: region entered from {entry}: {message}; the kernel is left as it was",
+            func.name
+        ));
+        *func = backup.clone();
+        restored
+    };
     for region in &regions {
         out.regions += 1;
-        match restructure_region(func, region, options, &divergence, &mut out) {
+        match restructure_region(func, region, options, &divergence, &mut shared, &mut out) {
             Ok(()) => {}
             Err(Skip::Before(message)) => out.skipped.push(format!(
                 "%{}: region entered from {}: {message}; left as it is",
                 func.name, region.entry
             )),
-            Err(Skip::After(message)) => {
-                *func = backup;
-                let mut restored = Outcome {
-                    regions: regions.len() as u64,
-                    insts_before: out.insts_before,
-                    insts_after: out.insts_before,
-                    ..Outcome::default()
-                };
-                restored.skipped.push(format!(
-                    "%{}: region entered from {}: {message}; the kernel is left as it was",
-                    func.name, region.entry
-                ));
-                return restored;
-            }
+            Err(Skip::After(message)) => return restore(func, region.entry, message),
         }
+    }
+    if let Err(message) = shared.flush(func) {
+        return restore(func, regions[regions.len() - 1].entry, message);
     }
     if out.restructured > 0 {
         out.merged_blocks = merge::merge_chains(func, first_new);
@@ -412,8 +424,13 @@ fn restructure_region(
     region: &SsaRegion,
     options: &Options,
     divergence: &Divergence,
+    shared: &mut Shared,
     out: &mut Outcome,
 ) -> Result<(), Skip> {
+    // A region touching the pending batch sees the kernel as restructured and repaired.
+    if shared.conflicts(region.entry, &region.blocks, region.exit) {
+        shared.flush(func).map_err(Skip::After)?;
+    }
     if region.blocks.len() > options.max_blocks as usize {
         return Err(Skip::Before(format!(
             "{} blocks, more than restructure_max_blocks = {}",
@@ -471,13 +488,26 @@ fn restructure_region(
         }
     }
     // From here on the kernel changes.
-    let prepared = prepare(func, region).map_err(Skip::After)?;
-    let mut repair = prepared.repair;
+    let first_new = func.dfg.num_blocks();
+    let prepared = prepare(func, region, shared).map_err(Skip::After)?;
     let (mut g, node_of) =
         build_graph(func, &prepared.region, options.cascade).map_err(Skip::After)?;
     transform(&mut g, options, &|_| true).map_err(Skip::After)?;
-    materialize(func, &g, &node_of, &mut repair, &prepared.edge_defs).map_err(Skip::After)?;
-    repair.run(func).map_err(Skip::After)?;
+    materialize(func, &g, &node_of, &mut shared.repair, &prepared.edge_defs)
+        .map_err(Skip::After)?;
+    let r = &prepared.region;
+    let exit = r
+        .exit
+        .ok_or("the prepared region has no exit")
+        .map_err(|e| Skip::After(e.into()))?;
+    shared.add(
+        func,
+        r.entry,
+        &r.blocks,
+        exit,
+        &prepared.split_sources,
+        first_new,
+    );
     out.split_edges += prepared.split_edges;
     out.exit_blocks += u64::from(prepared.made_exit);
     out.restructured += 1;
@@ -562,7 +592,8 @@ fn build_graph(
 /// block where it had none.
 struct Prepared {
     region: SsaRegion,
-    repair: Repair,
+    /// Blocks outside the region whose edges into it were split.
+    split_sources: Vec<Block>,
     /// Parameter assignments at the end of blocks with one destination, by block: what a
     /// copy of the block must assign too.
     edge_defs: HashMap<Block, Vec<(Var, Value)>>,
@@ -584,7 +615,11 @@ fn jump(func: &mut Function, block: Block, to: Block) -> Inst {
     new_inst(func, block, data, None)
 }
 
-fn prepare(func: &mut Function, region: &SsaRegion) -> Result<Prepared, String> {
+fn prepare(
+    func: &mut Function,
+    region: &SsaRegion,
+    shared: &mut Shared,
+) -> Result<Prepared, String> {
     let mut region = region.clone();
     let mut made_exit = false;
     // A region that returns gets one return block as its exit.
@@ -625,54 +660,60 @@ fn prepare(func: &mut Function, region: &SsaRegion) -> Result<Prepared, String> 
     // Edges into a parameterised block from a multi-way branch get a block of their
     // own, which takes the arguments: assigning the parameters' variables there happens
     // on that edge only.
+    // Only the blocks with an edge into a parameterised block matter, taken in layout
+    // order; `sources` lists them as they are after the splits, in layout order too (the
+    // blocks split off a branch follow it, the last made first).
     let mut split_edges = 0;
-    let blocks: Vec<Block> = func.layout.blocks().to_vec();
-    for u in blocks {
+    let targets: Vec<Block> = region
+        .blocks
+        .iter()
+        .chain([&exit])
+        .copied()
+        .filter(|b| with_params.contains(b))
+        .collect();
+    let mut sources: Vec<Block> = Vec::new();
+    let mut split_sources: Vec<Block> = Vec::new();
+    for u in shared.sources(func, &targets) {
         let Some(term) = func.terminator(u) else {
             continue;
         };
         let dests: Vec<BlockCall> = func.dfg.insts[term].branch_destinations().to_vec();
         if dests.len() < 2 {
+            sources.push(u);
             continue;
         }
+        let made = sources.len();
         for (d, call) in dests.iter().enumerate() {
             if !with_params.contains(&call.block) {
                 continue;
             }
             let e = func.dfg.make_block();
             func.layout.insert_block_after(e, u);
+            // The arguments are used in the new block now.
+            shared.used_elsewhere.extend(call.args.iter().copied());
             jump_to(func, e, call.clone());
             let dest = &mut func.dfg.insts[term].branch_destinations_mut()[d];
             dest.block = e;
             dest.args.clear();
             if u == region.entry || in_region.contains(&u) {
                 region.blocks.push(e);
+            } else {
+                split_sources.push(u);
             }
+            sources.push(e);
             split_edges += 1;
         }
+        sources[made..].reverse();
     }
-    let in_region: HashSet<Block> = region.blocks.iter().copied().collect();
-    let mut repair = Repair::new();
+    let repair = &mut shared.repair;
     repair.set_zero_block(region.entry);
+    let first_var = repair.num_vars();
 
     // Values defined in a region block and used in another block.
-    let mut used_elsewhere: HashSet<Value> = HashSet::new();
-    for &b in func.layout.blocks() {
-        for &i in func.layout.block_insts(b) {
-            for v in func.dfg.insts[i].all_values() {
-                if let ValueDef::Result(d) = func.dfg.value_def(v) {
-                    let db = func.layout.inst_block(d);
-                    if db != Some(b) && db.is_some_and(|db| in_region.contains(&db)) {
-                        used_elsewhere.insert(v);
-                    }
-                }
-            }
-        }
-    }
     for &b in &region.blocks {
         for &i in func.layout.block_insts(b) {
             if let Some(v) = func.dfg.inst_result(i) {
-                if used_elsewhere.contains(&v) {
+                if shared.used_elsewhere.contains(&v) {
                     repair.add_var(
                         func.dfg.value_type(v),
                         VarKind::Value {
@@ -697,14 +738,13 @@ fn prepare(func: &mut Function, region: &SsaRegion) -> Result<Prepared, String> 
             .collect();
         param_vars.insert(b, vars);
     }
-    for var in 0..repair.num_vars() {
+    for var in first_var..repair.num_vars() {
         repair.def_at_end(region.entry, var, Src::Zero);
     }
     // Every edge into a parameterised block (now from a block with one destination)
     // assigns its parameters' variables at the end of its source.
     let mut edge_defs: HashMap<Block, Vec<(Var, Value)>> = HashMap::new();
-    let blocks: Vec<Block> = func.layout.blocks().to_vec();
-    for u in blocks {
+    for u in sources {
         let Some(term) = func.terminator(u) else {
             continue;
         };
@@ -725,9 +765,10 @@ fn prepare(func: &mut Function, region: &SsaRegion) -> Result<Prepared, String> 
             }
         }
     }
+    split_sources.dedup();
     Ok(Prepared {
         region,
-        repair,
+        split_sources,
         edge_defs,
         split_edges,
         made_exit,

@@ -247,10 +247,14 @@ impl MachinePass for Linearize {
             interleave: settings.linearize_interleave,
         };
         let analyses = KernelAnalyses::compute(func);
+        let mut placement = Vec::new();
         for region in &regions {
-            let lin = linearize_region(func, region, regs, options, &analyses).map_err(error)?;
+            let lin = linearize_region(func, region, regs, options, &analyses, &mut placement)
+                .map_err(error)?;
             stats.add(&lin.stats);
             if settings.linearize_opt > 0 {
+                // The optimisations read the region's layout.
+                place_regions(func, &mut placement);
                 let o = opt::optimize(
                     func,
                     &lin,
@@ -261,6 +265,7 @@ impl MachinePass for Linearize {
                 stats.add_opt(&o);
             }
         }
+        place_regions(func, &mut placement);
         Ok(stats.report())
     }
 }
@@ -781,6 +786,7 @@ pub fn linearize_region(
     regs: GuardRegs,
     options: Options,
     analyses: &KernelAnalyses,
+    placement: &mut Vec<Placed>,
 ) -> Result<Linearized, String> {
     let merge_loops = options.merge_loops;
     let mut members: HashSet<MBlock> = region.blocks.iter().copied().collect();
@@ -980,37 +986,20 @@ pub fn linearize_region(
     redirect_entry(func, region.entry, &pos, regs, guards[0])?;
     stats.guard_assignments += 1;
 
-    // Layout: the linearized sequence where the first region block was.
+    // Layout: the linearized sequence where the first region block was, set by
+    // [`place_regions`] once for every region (a rebuild of the whole layout per region
+    // made the pass quadratic in the kernel).
     let mut sequence = Vec::with_capacity(members.len() + 2 * n + 1);
     for (i, part) in parts.iter().enumerate() {
         sequence.push(guards[i]);
         sequence.extend(part.blocks.iter().copied());
         sequence.extend(be_guards[i]);
     }
-    // The layout is walked once per region: a flag per block keeps that walk to a load
-    // per block (a hash per block made it most of the pass's time on large kernels).
-    let mut in_region = vec![false; func.blocks.len()];
-    for &b in &members {
-        in_region[b.index()] = true;
-    }
-    let first = func
-        .order
-        .iter()
-        .position(|b| in_region[b.index()])
-        .unwrap_or(func.order.len());
-    let mut new_order: Vec<MBlock> = Vec::with_capacity(func.order.len() + 2 * n + 1);
-    new_order.extend(func.order[..first].iter().copied());
-    new_order.extend(sequence);
-    new_order.extend(
-        func.order[first..]
-            .iter()
-            .copied()
-            .filter(|b| !in_region[b.index()]),
-    );
-    if region.exit.is_none() {
-        new_order.push(exit);
-    }
-    func.order = new_order;
+    placement.push(Placed {
+        members: members.into_iter().collect(),
+        sequence,
+        new_exit: region.exit.is_none().then_some(exit),
+    });
 
     Ok(Linearized {
         entry: region.entry,
@@ -1024,6 +1013,59 @@ pub fn linearize_region(
         exit_id,
         stats,
     })
+}
+
+/// Where a linearized region's blocks go in the layout (see [`place_regions`]).
+pub struct Placed {
+    /// The region's blocks before linearization (and the halves of blocks split for
+    /// interleaving).
+    members: Vec<MBlock>,
+    /// Its guards and blocks in their linearized order.
+    sequence: Vec<MBlock>,
+    /// The return block made as its exit, if one was made.
+    new_exit: Option<MBlock>,
+}
+
+/// Sets the layout of the linearized regions `placed` (emptying it), in one walk of the
+/// layout however many regions there are: each region's sequence where its first block
+/// was, every block outside the regions where it was, and the return blocks made as
+/// exits at the end, in the order of their regions. Placing the regions one at a time
+/// gives the same layout, because the regions are disjoint: placing one moves no other
+/// region's blocks relative to each other or to the blocks outside.
+fn place_regions(func: &mut MirFunction, placed: &mut Vec<Placed>) {
+    if placed.is_empty() {
+        return;
+    }
+    const NONE: u32 = u32::MAX;
+    let mut region_of = vec![NONE; func.blocks.len()];
+    for (r, p) in placed.iter().enumerate() {
+        for &b in &p.members {
+            region_of[b.index()] = r as u32;
+        }
+    }
+    let extra: usize = placed.iter().map(|p| p.sequence.len() + 1).sum();
+    let mut done = vec![false; placed.len()];
+    let mut order = Vec::with_capacity(func.order.len() + extra);
+    for &b in &func.order {
+        match region_of[b.index()] {
+            NONE => order.push(b),
+            r if !done[r as usize] => {
+                done[r as usize] = true;
+                order.extend(placed[r as usize].sequence.iter().copied());
+            }
+            _ => {}
+        }
+    }
+    // A region none of whose blocks was laid out goes where placing it alone would put
+    // it: at the end, after the exits made before it.
+    for (p, done) in placed.iter().zip(done) {
+        if !done {
+            order.extend(p.sequence.iter().copied());
+        }
+        order.extend(p.new_exit);
+    }
+    func.order = order;
+    placed.clear();
 }
 
 /// Makes the region's entry set the guard variable to the region block it branched to
