@@ -488,7 +488,7 @@ mod tests {
         assert!(Settings::builder().set("verify", "maybe").is_err());
         assert!(Settings::builder().set("ptx_target", "sm_60").is_err());
         assert!(Settings::builder().set_assignment("verify").is_err());
-        assert_eq!(Settings::DESCRIPTIONS.len(), 28);
+        assert_eq!(Settings::DESCRIPTIONS.len(), 30);
         assert!(Settings::builder().set("linearize_stage", "ir").is_err());
         assert!(Settings::builder()
             .set("linearize_regions", "some")
