@@ -342,7 +342,8 @@ impl SmallCfg {
             };
             match self.succs[node][..] {
                 [] => {
-                    let value = if style.trace { trace } else { 2 };
+                    // Untraced, every thread stores the entry's constant 1 (`v9`).
+                    let value = if style.trace { trace } else { 9 };
                     let (sh, amount, addr) = (fresh(), fresh(), fresh());
                     let _ = writeln!(t, "    v{amount} = iconst.i64 2");
                     let _ = writeln!(t, "    v{sh} = ishl v3, v{amount}");
@@ -382,7 +383,7 @@ impl SmallCfg {
                     dirs[thread * n + node] = way.expect("paths follow edges") as i32;
                 }
             }
-            expect.push(if style.trace { trace } else { 2 });
+            expect.push(if style.trace { trace } else { 1 });
         }
         let list = |v: &[i32]| v.iter().map(i32::to_string).collect::<Vec<_>>().join(", ");
         format!(
@@ -558,5 +559,8 @@ mod tests {
             .launch_text
             .contains("values = [0, 0, 0, 0, 0, 1, 0, 0, 1, 0, 0, 0]"));
         assert!(traced.launch_text.contains("out = [4179, 523, 531]"));
+        let plain = g.kernel(KernelStyle { trace: false });
+        assert!(plain.text.contains("store global v9,"), "{}", plain.text);
+        assert!(plain.launch_text.contains("out = [1, 1, 1]"));
     }
 }
