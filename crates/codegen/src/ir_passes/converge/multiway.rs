@@ -41,6 +41,40 @@ struct Tuples {
     nodes: Vec<usize>,
 }
 
+/// The summed profit, each arm's partners by first-arm node, and the nodes every arm pairs.
+type ArmMatches = (i64, Vec<HashMap<usize, Pair>>, Vec<usize>);
+
+/// Matches the first arm against every other arm with the two-arm table (`pick` runs the
+/// table in the direction's own way) and returns the summed profit, each arm's partners by
+/// first-arm node (`members[0]` is empty), and the first arm's nodes that every matching
+/// pairs. `None` when some arm matches nothing, so no tuple can form.
+fn match_every_arm(
+    func: &Function,
+    arms: &[Arm],
+    direction: Direction,
+    rename: bool,
+    pick: impl Fn(&Matcher, &Arm, &Arm) -> Matching,
+) -> Option<ArmMatches> {
+    let first = &arms[0];
+    let mut profit = 0;
+    let mut members: Vec<HashMap<usize, Pair>> = vec![HashMap::new()];
+    let none0 = vec![false; first.len()];
+    for other in &arms[1..] {
+        let none = vec![false; other.len()];
+        let matcher = Matcher::new(func, first, other, direction, rename, &none0, &none);
+        let m = pick(&matcher, first, other);
+        if m.pairs.is_empty() {
+            return None;
+        }
+        profit += m.profit;
+        members.push(m.pairs.iter().map(|p| (p.a, *p)).collect());
+    }
+    let nodes = (0..first.len())
+        .filter(|i| members[1..].iter().all(|m| m.contains_key(i)))
+        .collect();
+    Some((profit, members, nodes))
+}
+
 /// Sinks the expressions common to every arm of `arms` into `join`.
 pub fn sink_tuples(
     func: &mut Function,
@@ -50,23 +84,15 @@ pub fn sink_tuples(
     rename: bool,
     threshold: i64,
 ) -> SunkTuples {
-    let first = &arms[0];
-    let mut profit = 0;
-    let mut members: Vec<HashMap<usize, Pair>> = vec![HashMap::new()];
-    let none0 = vec![false; first.len()];
-    for other in &arms[1..] {
-        let none = vec![false; other.len()];
-        let matcher = Matcher::new(func, first, other, Direction::Sink, rename, &none0, &none);
-        let m: Matching = matcher.choose(roots(func, first, other), threshold);
-        if m.pairs.is_empty() {
-            return SunkTuples::default();
-        }
-        profit += m.profit;
-        members.push(m.pairs.iter().map(|p| (p.a, *p)).collect());
-    }
-    let mut nodes: Vec<usize> = (0..first.len())
-        .filter(|i| members[1..].iter().all(|m| m.contains_key(i)))
-        .collect();
+    let Some((profit, members, mut nodes)) = match_every_arm(
+        func,
+        arms,
+        Direction::Sink,
+        rename,
+        |matcher, first, other| matcher.choose(roots(func, first, other), threshold),
+    ) else {
+        return SunkTuples::default();
+    };
     // Drop tuples whose results are read where the merged result cannot stand in.
     loop {
         let tuples = Tuples {
@@ -304,23 +330,13 @@ pub fn hoist_tuples(
     arms: &[Arm],
     threshold: i64,
 ) -> HoistedTuples {
-    let first = &arms[0];
-    let mut profit = 0;
-    let mut members: Vec<HashMap<usize, Pair>> = vec![HashMap::new()];
-    let none0 = vec![false; first.len()];
-    for other in &arms[1..] {
-        let none = vec![false; other.len()];
-        let matcher = Matcher::new(func, first, other, Direction::Hoist, false, &none0, &none);
-        let m: Matching = matcher.best(threshold);
-        if m.pairs.is_empty() {
-            return HoistedTuples::default();
-        }
-        profit += m.profit;
-        members.push(m.pairs.iter().map(|p| (p.a, *p)).collect());
-    }
-    let mut nodes: Vec<usize> = (0..first.len())
-        .filter(|i| members[1..].iter().all(|m| m.contains_key(i)))
-        .collect();
+    let Some((profit, members, mut nodes)) =
+        match_every_arm(func, arms, Direction::Hoist, false, |matcher, _, _| {
+            matcher.best(threshold)
+        })
+    else {
+        return HoistedTuples::default();
+    };
     // Drop tuples whose operands are not one value in every arm, until none is left to
     // drop (dropping one may strand the tuples that read it).
     loop {
