@@ -147,6 +147,7 @@
 
 pub mod check;
 pub mod interleave;
+mod local;
 pub mod opt;
 pub mod regions;
 
@@ -248,20 +249,27 @@ impl MachinePass for Linearize {
         };
         let analyses = KernelAnalyses::compute(func);
         let mut placement = Vec::new();
+        // The optimisations read the layout around each region: kept as keys, so that
+        // the kernel is placed once, at the end, however many regions there are.
+        let mut layout = (settings.linearize_opt > 0).then(|| local::Layout::new(func));
         for region in &regions {
             let lin = linearize_region(func, region, regs, options, &analyses, &mut placement)
                 .map_err(error)?;
             stats.add(&lin.stats);
-            if settings.linearize_opt > 0 {
-                // The optimisations read the region's layout.
-                place_regions(func, &mut placement);
-                let o = opt::optimize(
+            if let Some(layout) = layout.as_mut() {
+                let placed = placement
+                    .last_mut()
+                    .ok_or_else(|| error("a linearized region was not placed".into()))?;
+                let o = local::optimize_region(
                     func,
                     &lin,
+                    placed,
+                    layout,
                     regs,
                     settings.linearize_opt,
                     settings.linearize_predicate,
-                );
+                )
+                .map_err(error)?;
                 stats.add_opt(&o);
             }
         }

@@ -329,7 +329,7 @@ struct Move<'a> {
 
 /// How far [`breaks_structure`] looks: it only has to be right often, the whole-function
 /// check decides.
-const LOCAL_SCAN: usize = 64;
+pub(super) const LOCAL_SCAN: usize = 64;
 
 /// Would moving an edge of `p` forward to `new` make a branch reconverge past its
 /// fall-through? In the linearized layout a branch's lanes split at it and meet at its

@@ -1,0 +1,340 @@
+//! The guard optimisations of one region, run on the region alone.
+//!
+//! [`opt::optimize`](super::opt::optimize) reads a region's blocks, its entry and exit,
+//! and the layout around the region's linearized sequence; it tries batches of changes
+//! and rolls them back by copying its state. Run on the whole kernel once per region, that
+//! copy, the layout's index and the structure check's graph would each cost the whole
+//! kernel per region: quadratic in kernels of many regions. Instead each region is cut
+//! out into a small function of its own (its blocks' instructions moved, not copied, and
+//! renumbered), optimised there and moved back, so a region costs what it holds.
+//!
+//! # The layout without placing
+//!
+//! The optimisations see the layout that placing the regions linearized so far would
+//! give (each region's sequence where its first block was, the return blocks made as
+//! exits at the end; see `place_regions`). [`Layout`] keeps that order as sortable keys
+//! and an ordered index instead of placing the kernel once per region: a region's
+//! sequence takes the keys just after its first member's, so comparing keys compares
+//! positions, and the kernel is placed once at the end.
+//!
+//! # What the small function holds
+//!
+//! Its order is the part of the layout the optimisations can tell apart from the whole
+//! (the structure pre-check looks at most `LOCAL_SCAN` placed blocks from a block, and
+//! compares positions with the edge's new target):
+//! - the region's entry and exit where they lie before the sequence (only their order
+//!   matters there: nothing before the sequence is a guard);
+//! - the sequence;
+//! - after it, when the entry or the exit lies after it, the next `LOCAL_SCAN + 1`
+//!   blocks of the layout: the entry and exit themselves, every other block as an empty
+//!   stand-in that jumps to a block placed after everything exactly when one of its
+//!   successors lies after the exit (the one fact the pre-check reads of it); then the
+//!   entry and exit if they lie further on.
+//!
+//! Edges to blocks outside the region go to empty stand-ins too, which map back to the
+//! blocks they stand for. The result is the same, block for block, as optimising with the
+//! whole kernel at hand.
+
+use super::{opt, GuardRegs, Linearized, Placed};
+use crate::mir::{MBlock, MBlockData, MirFunction};
+use cranelift_entity::EntityRef;
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+/// Keys between two blocks of the layout before linearization: room for any sequence.
+const GAP: u64 = 1 << 24;
+/// Keys from here on are at the end of the layout (return blocks made as exits, and
+/// sequences of regions none of whose blocks was laid out).
+const END: u64 = 1 << 62;
+
+/// The layout of the kernel with the regions linearized so far placed, as sortable keys.
+pub(super) struct Layout {
+    /// Each block's key, by block index (`None`: not laid out).
+    key: Vec<Option<u64>>,
+    /// The laid-out blocks by key.
+    by_key: BTreeMap<u64, MBlock>,
+    /// The next key at the end of the layout.
+    next_end: u64,
+}
+
+impl Layout {
+    /// The layout of `func` as it is.
+    pub(super) fn new(func: &MirFunction) -> Self {
+        let mut key = vec![None; func.blocks.len()];
+        let mut by_key = BTreeMap::new();
+        for (i, &b) in func.order.iter().enumerate() {
+            let k = (i as u64 + 1) * GAP;
+            key[b.index()] = Some(k);
+            by_key.insert(k, b);
+        }
+        Layout {
+            key,
+            by_key,
+            next_end: END,
+        }
+    }
+
+    fn key(&self, b: MBlock) -> Option<u64> {
+        self.key.get(b.index()).copied().flatten()
+    }
+
+    fn set(&mut self, b: MBlock, k: u64) {
+        if self.key.len() <= b.index() {
+            self.key.resize(b.index() + 1, None);
+        }
+        self.key[b.index()] = Some(k);
+        self.by_key.insert(k, b);
+    }
+
+    fn unset(&mut self, b: MBlock) {
+        if let Some(k) = self.key(b) {
+            self.by_key.remove(&k);
+            self.key[b.index()] = None;
+        }
+    }
+
+    /// Places `p` as `place_regions` would: its sequence where its first laid-out member
+    /// was (at the end if none was), its new exit at the end.
+    fn place(&mut self, p: &Placed) {
+        let first = p.members.iter().filter_map(|&b| self.key(b)).min();
+        for &b in &p.members {
+            self.unset(b);
+        }
+        let start = first.unwrap_or_else(|| {
+            let k = self.next_end;
+            self.next_end += GAP;
+            k
+        });
+        for (i, &b) in p.sequence.iter().enumerate() {
+            self.set(b, start + i as u64);
+        }
+        if let Some(exit) = p.new_exit {
+            let k = self.next_end;
+            self.next_end += GAP;
+            self.set(exit, k);
+        }
+    }
+}
+
+/// The region cut out: the small function and how its blocks map to the kernel's.
+struct Cut {
+    func: MirFunction,
+    /// The kernel's block of every small block (`None`: the block after everything).
+    global: Vec<Option<MBlock>>,
+    /// The small block of every kernel block it holds or stands in for.
+    local: HashMap<MBlock, MBlock>,
+    /// The small blocks that hold a region block's instructions.
+    real: Vec<MBlock>,
+}
+
+impl Cut {
+    fn add(&mut self, global: Option<MBlock>, data: MBlockData) -> MBlock {
+        let b = self.func.blocks.push(data);
+        self.global.push(global);
+        if let Some(g) = global {
+            self.local.insert(g, b);
+        }
+        b
+    }
+
+    /// The small block standing in for kernel block `g` (made empty when new).
+    fn stand_in(&mut self, g: MBlock) -> MBlock {
+        match self.local.get(&g) {
+            Some(&b) => b,
+            None => self.add(Some(g), MBlockData::default()),
+        }
+    }
+}
+
+/// Runs the guard optimisations of `lin` (placed as `placed`, which is updated: the
+/// blocks they remove leave its sequence) on the region alone, and moves the result back
+/// into `func`. `layout` is updated to the kernel's layout with this region placed.
+pub(super) fn optimize_region(
+    func: &mut MirFunction,
+    lin: &Linearized,
+    placed: &mut Placed,
+    layout: &mut Layout,
+    regs: GuardRegs,
+    level: u32,
+    predicate: u32,
+) -> Result<opt::OptStats, String> {
+    layout.place(placed);
+    let mut cut = Cut {
+        func: MirFunction::new(func.name.clone(), Vec::new()),
+        global: Vec::new(),
+        local: HashMap::new(),
+        real: Vec::new(),
+    };
+    // Every block the optimisations read or change, its instructions moved out.
+    let mut region: Vec<MBlock> = vec![lin.entry];
+    region.extend(lin.blocks.iter().copied());
+    region.extend(lin.guards.iter().copied());
+    region.extend(lin.back_edge_guards.iter().flatten().copied());
+    region.push(lin.exit);
+    for &g in &region {
+        if cut.local.contains_key(&g) {
+            continue;
+        }
+        let data = &mut func.blocks[g];
+        let moved = MBlockData {
+            params: std::mem::take(&mut data.params),
+            insts: std::mem::take(&mut data.insts),
+            origin: data.origin,
+            kind: data.kind,
+        };
+        let b = cut.add(Some(g), moved);
+        cut.real.push(b);
+    }
+
+    // The order (see the module's documentation).
+    let key = |b: MBlock| layout.key(b);
+    let (first, last) = match (
+        placed.sequence.first().and_then(|&b| key(b)),
+        placed.sequence.last().and_then(|&b| key(b)),
+    ) {
+        (Some(f), Some(l)) => (f, l),
+        _ => return Err("a linearized region has no place in the layout".into()),
+    };
+    let mut ends: Vec<(u64, MBlock)> = [lin.entry, lin.exit]
+        .into_iter()
+        .filter_map(|b| key(b).map(|k| (k, b)))
+        .collect();
+    ends.sort_unstable();
+    ends.dedup();
+    let exit_after = key(lin.exit).filter(|&k| k > last);
+    let mut order: Vec<MBlock> = ends
+        .iter()
+        .filter(|&&(k, _)| k < first)
+        .map(|&(_, b)| cut.local[&b])
+        .collect();
+    order.extend(placed.sequence.iter().map(|b| cut.local[b]));
+    let mut far: Vec<MBlock> = ends
+        .iter()
+        .filter(|&&(k, _)| k > last)
+        .map(|&(_, b)| b)
+        .collect();
+    let mut beyond_jumps: Vec<MBlock> = Vec::new();
+    if !far.is_empty() {
+        let window: Vec<MBlock> = layout
+            .by_key
+            .range(last + 1..)
+            .take(opt::LOCAL_SCAN + 1)
+            .map(|(_, &b)| b)
+            .collect();
+        for g in window {
+            if g == lin.entry || g == lin.exit {
+                far.retain(|&x| x != g);
+                order.push(cut.local[&g]);
+                continue;
+            }
+            let b = cut.stand_in(g);
+            let beyond_exit = exit_after.is_some_and(|e| {
+                func.successors(g)
+                    .into_iter()
+                    .any(|s| key(s).is_some_and(|k| k > e))
+            });
+            if beyond_exit {
+                beyond_jumps.push(b);
+            }
+            order.push(b);
+        }
+        order.extend(far.iter().map(|b| cut.local[b]));
+    }
+    // Edges of the region's blocks, renumbered; edges leaving it go to stand-ins, placed
+    // before or after everything as their blocks lie before or after the exit.
+    let mut front: Vec<MBlock> = Vec::new();
+    let mut back: Vec<MBlock> = Vec::new();
+    for i in 0..cut.real.len() {
+        let b = cut.real[i];
+        let Some(mut term) = cut.func.blocks[b].insts.pop() else {
+            continue;
+        };
+        let mut targets = Vec::new();
+        term.kind.for_each_target(|t| targets.push(t.block));
+        for g in targets {
+            if !cut.local.contains_key(&g) {
+                let s = cut.stand_in(g);
+                let after = matches!((key(g), key(lin.exit)), (Some(k), Some(e)) if k > e);
+                if after {
+                    back.push(s);
+                } else {
+                    front.push(s);
+                }
+            }
+        }
+        term.kind
+            .for_each_target_mut(|t| t.block = cut.local[&t.block]);
+        cut.func.blocks[b].insts.push(term);
+    }
+    if !beyond_jumps.is_empty() {
+        let beyond = cut.add(None, MBlockData::default());
+        for &b in &beyond_jumps {
+            cut.func.blocks[b].insts.push(crate::mir::MInst::new(
+                crate::mir::MInstKind::Jump {
+                    dest: crate::mir::BlockTarget::new(beyond),
+                },
+                Default::default(),
+            ));
+        }
+        back.push(beyond);
+    }
+    front.extend(order);
+    front.extend(back);
+    cut.func.order = front;
+
+    let to_local = |b: &MBlock| cut.local[b];
+    let small = Linearized {
+        entry: to_local(&lin.entry),
+        order: lin.order.iter().map(to_local).collect(),
+        tails: lin.tails.iter().map(to_local).collect(),
+        blocks: lin.blocks.iter().map(to_local).collect(),
+        guards: lin.guards.iter().map(to_local).collect(),
+        back_edge_guards: lin
+            .back_edge_guards
+            .iter()
+            .map(|g| g.as_ref().map(to_local))
+            .collect(),
+        back_edge_targets: lin.back_edge_targets.clone(),
+        exit: to_local(&lin.exit),
+        exit_id: lin.exit_id,
+        stats: lin.stats.clone(),
+    };
+    let stats = opt::optimize(&mut cut.func, &small, regs, level, predicate);
+
+    // Back into the kernel: the instructions, renumbered, and the sequence less what the
+    // optimisations took out of the order.
+    let kept: HashSet<MBlock> = cut.func.order.iter().copied().collect();
+    let mut lost = false;
+    for &b in &cut.real {
+        let data = std::mem::take(&mut cut.func.blocks[b]);
+        let mut insts = data.insts;
+        if let Some(term) = insts.last_mut() {
+            term.kind
+                .for_each_target_mut(|t| match cut.global[t.block.index()] {
+                    Some(g) => t.block = g,
+                    None => lost = true,
+                });
+        }
+        if let Some(g) = cut.global[b.index()] {
+            let dst = &mut func.blocks[g];
+            dst.params = data.params;
+            dst.insts = insts;
+        }
+    }
+    if lost {
+        return Err("the guard optimisations sent an edge outside the kernel".into());
+    }
+    let removed: Vec<MBlock> = placed
+        .sequence
+        .iter()
+        .copied()
+        .filter(|b| !kept.contains(&cut.local[b]))
+        .collect();
+    if !removed.is_empty() {
+        let gone: HashSet<MBlock> = removed.iter().copied().collect();
+        placed.sequence.retain(|b| !gone.contains(b));
+        for b in removed {
+            layout.unset(b);
+        }
+    }
+    Ok(stats)
+}
