@@ -1,17 +1,22 @@
 #!/usr/bin/env bash
-# Compile time side by side: warplift against llc on the same kernels.
+# Compile time side by side: warplift against llc and Cranelift on the same kernels.
 #
 # Generates the "straight" and "branchy" kernels of the compile benches (benches/codegen.rs)
 # at 1k, 10k and 100k IR instructions, each also as the equivalent LLVM function, and
 # prints the whole-process CPU time (user + system, median of RUNS paired runs) of:
 #   warplift compile -t ptx                        (the plain compile)
 #   warplift compile -t ptx --passes linearize     (machine-level linearization)
+#   the same with --set linearize_opt=3            (and the guard optimisations)
 #   warplift compile -t ptx --passes linearize_ssa (SSA-level linearization)
 #   llc -O2 -march=nvptx64                         (LLVM's NVPTX back end)
+#   benches/cranelift (cranelift-codegen for x86-64, the same shapes built in memory)
 # with the ratios the project aims at: warplift/llc at most 0.1, each linearization at
-# most 2x the plain compile, and branchy 100k within 12x of branchy 10k.
+# most 2x the plain compile, branchy 100k within 12x of branchy 10k, and warplift's time
+# per IR instruction within 2x of Cranelift's per Cranelift instruction (whole process
+# both: warplift parses its text, the Cranelift program builds its function in memory).
 #
-# Usage: scripts/compile-time.sh [RUNS] [SIZE...]   (LLC=llc-14 by default)
+# Usage: scripts/compile-time.sh [RUNS] [SIZE...]   (LLC=llc-14 by default; CRANELIFT=0
+# leaves Cranelift out, e.g. where crates.io cannot be reached to build it)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS="${1:-5}"
@@ -22,21 +27,35 @@ LLC="${LLC:-llc-14}"
 command -v "$LLC" >/dev/null || { echo "compile-time.sh: $LLC not found (set LLC)" >&2; exit 1; }
 
 cargo build -q --release -p warplift-cli
+CL=""
+if [ "${CRANELIFT:-1}" != 0 ]; then
+  if cargo build -q --release --manifest-path benches/cranelift/Cargo.toml; then
+    CL=benches/cranelift/target/release/cranelift-shapes
+  else
+    echo "compile-time.sh: benches/cranelift did not build; Cranelift left out" >&2
+  fi
+fi
 DIR="$(mktemp -d)"
 trap 'rm -rf "$DIR"' EXIT
 cargo run -q --release --example bench_kernels -- "$DIR" "${SIZES[@]}"
 
-python3 - "$DIR" "$RUNS" "$LLC" "${SIZES[@]}" <<'PY'
+python3 - "$DIR" "$RUNS" "$LLC" "$CL" "${SIZES[@]}" <<'PY'
 import os, resource, statistics, subprocess, sys
 
-d, runs, llc, sizes = sys.argv[1], int(sys.argv[2]), sys.argv[3], [int(s) for s in sys.argv[4:]]
+d, runs, llc, cl = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+sizes = [int(s) for s in sys.argv[5:]]
 warplift = os.path.join("target", "release", "warplift")
 
-def cpu(cmd):
-    """User + system CPU seconds of one run of cmd (a child process)."""
+last_stdout = {}
+
+def cpu(cmd, keep=None):
+    """User + system CPU seconds of one run of cmd (a child process); its output is kept
+    under `keep` when given."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    r = subprocess.run(cmd, check=True, stdout=subprocess.PIPE if keep else subprocess.DEVNULL)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if keep:
+        last_stdout.setdefault(keep, []).append(r.stdout.decode())
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 def insts(path):
@@ -48,32 +67,45 @@ def insts(path):
             n += 1
     return n
 
-cols = ["plain", "linearize", "linearize_ssa", "llc"]
-print(f"{'shape':9} {'insts':>7} {'plain ms':>9} {'us/inst':>8} {'lin ms':>9} {'x':>5} "
-      f"{'lin_ssa ms':>10} {'x':>5} {'llc ms':>9} {'wl/llc':>7}")
+cols = ["plain", "linearize", "linearize_o3", "linearize_ssa", "llc"] + (["cranelift"] if cl else [])
+print(f"{'shape':9} {'insts':>7} {'plain ms':>9} {'us/inst':>8} {'lin x':>6} {'linO3 x':>7} "
+      f"{'ssa x':>6} {'llc ms':>8} {'wl/llc':>7}"
+      + (f" {'cl insts':>8} {'cl ms':>8} {'cl us/i':>8} {'wl/cl':>6}" if cl else ""))
 medians = {}
 for shape in ["straight", "branchy"]:
     for size in sizes:
         wir = os.path.join(d, f"{shape}-{size}.wir")
         ll = os.path.join(d, f"{shape}-{size}.ll")
         out = os.path.join(d, "out.ptx")
+        lin = [warplift, "compile", "-t", "ptx", "--passes", "linearize", wir, "-o", out]
         cmds = {
             "plain": [warplift, "compile", "-t", "ptx", wir, "-o", out],
-            "linearize": [warplift, "compile", "-t", "ptx", "--passes", "linearize", wir, "-o", out],
+            "linearize": lin,
+            "linearize_o3": lin + ["--set", "linearize_opt=3"],
             "linearize_ssa": [warplift, "compile", "-t", "ptx", "--passes", "linearize_ssa", wir, "-o", out],
             "llc": [llc, "-O2", "-march=nvptx64", ll, "-o", out],
+            "cranelift": [cl, shape, str(size)],
         }
         times = {c: [] for c in cols}
+        last_stdout.clear()
         for _ in range(runs):
             for c in cols:
-                times[c].append(cpu(cmds[c]))
+                times[c].append(cpu(cmds[c], keep=c if c == "cranelift" else None))
         m = {c: statistics.median(times[c]) for c in cols}
         medians[(shape, size)] = m
         n = insts(wir)
-        print(f"{shape:9} {n:7} {m['plain']*1e3:9.1f} {m['plain']*1e6/n:8.2f} "
-              f"{m['linearize']*1e3:9.1f} {m['linearize']/m['plain']:5.2f} "
-              f"{m['linearize_ssa']*1e3:10.1f} {m['linearize_ssa']/m['plain']:5.2f} "
-              f"{m['llc']*1e3:9.1f} {m['plain']/m['llc']:7.3f}", flush=True)
+        line = (f"{shape:9} {n:7} {m['plain']*1e3:9.1f} {m['plain']*1e6/n:8.2f} "
+                f"{m['linearize']/m['plain']:6.2f} {m['linearize_o3']/m['plain']:7.2f} "
+                f"{m['linearize_ssa']/m['plain']:6.2f} "
+                f"{m['llc']*1e3:8.1f} {m['plain']/m['llc']:7.3f}")
+        if cl:
+            # The program prints its function's instruction count first.
+            cn = int(last_stdout["cranelift"][0].split()[0])
+            per_wl = m["plain"] / n
+            per_cl = m["cranelift"] / cn
+            line += (f" {cn:8} {m['cranelift']*1e3:8.1f} {per_cl*1e6:8.2f} "
+                     f"{per_wl/per_cl:6.2f}")
+        print(line, flush=True)
 for shape in ["straight", "branchy"]:
     for a, b in zip(sizes, sizes[1:]):
         ra = medians[(shape, b)]["plain"] / medians[(shape, a)]["plain"]
