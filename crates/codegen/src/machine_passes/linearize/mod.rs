@@ -230,52 +230,74 @@ impl MachinePass for Linearize {
             kernel: kernel.clone(),
             message,
         };
-        let mode = settings.linearize_regions;
-        let (regions, skipped) = selected_regions(func, mode);
-        let mut stats = Stats {
-            skipped_barrier_regions: skipped,
-            ..Stats::default()
+        linearize_kernel(func, reserved, settings, OptScope::Region).map_err(error)
+    }
+}
+
+/// Where each region's guard optimisations run.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum OptScope {
+    /// On the region cut out of the kernel ([`local`]): linear in the kernel.
+    Region,
+    /// On the whole kernel, laid out before each region: what the region-local way must
+    /// reproduce block for block, kept as the tests' oracle.
+    #[cfg(test)]
+    Kernel,
+}
+
+/// The pass on `func`: every selected region linearized, its guards optimised in `scope`.
+fn linearize_kernel(
+    func: &mut MirFunction,
+    reserved: &ReservedRegs,
+    settings: &Settings,
+    scope: OptScope,
+) -> Result<PassReport, String> {
+    let mode = settings.linearize_regions;
+    let (regions, skipped) = selected_regions(func, mode);
+    let mut stats = Stats {
+        skipped_barrier_regions: skipped,
+        ..Stats::default()
+    };
+    if regions.is_empty() {
+        return Ok(stats.report());
+    }
+    let regs = match (reserved.of(RegClass::B32), reserved.of(RegClass::Pred)) {
+        ([g, ..], [p, ..]) => GuardRegs { g: *g, p: *p },
+        _ => return Err("the guard registers were not reserved".into()),
+    };
+    let options = Options {
+        merge_loops: settings.linearize_merge_loops,
+        interleave: settings.linearize_interleave,
+    };
+    let analyses = KernelAnalyses::compute(func);
+    let mut placement = Vec::new();
+    // The optimisations read the layout around each region: kept as keys, so that the
+    // kernel is placed once, at the end, however many regions there are.
+    let mut layout = (settings.linearize_opt > 0).then(|| local::Layout::new(func));
+    for region in &regions {
+        let lin = linearize_region(func, region, regs, options, &analyses, &mut placement)?;
+        stats.add(&lin.stats);
+        let Some(layout) = layout.as_mut() else {
+            continue;
         };
-        if regions.is_empty() {
-            return Ok(stats.report());
-        }
-        let regs = match (reserved.of(RegClass::B32), reserved.of(RegClass::Pred)) {
-            ([g, ..], [p, ..]) => GuardRegs { g: *g, p: *p },
-            _ => return Err(error("the guard registers were not reserved".into())),
-        };
-        let options = Options {
-            merge_loops: settings.linearize_merge_loops,
-            interleave: settings.linearize_interleave,
-        };
-        let analyses = KernelAnalyses::compute(func);
-        let mut placement = Vec::new();
-        // The optimisations read the layout around each region: kept as keys, so that
-        // the kernel is placed once, at the end, however many regions there are.
-        let mut layout = (settings.linearize_opt > 0).then(|| local::Layout::new(func));
-        for region in &regions {
-            let lin = linearize_region(func, region, regs, options, &analyses, &mut placement)
-                .map_err(error)?;
-            stats.add(&lin.stats);
-            if let Some(layout) = layout.as_mut() {
+        let (level, predicate) = (settings.linearize_opt, settings.linearize_predicate);
+        let o = match scope {
+            OptScope::Region => {
                 let placed = placement
                     .last_mut()
-                    .ok_or_else(|| error("a linearized region was not placed".into()))?;
-                let o = local::optimize_region(
-                    func,
-                    &lin,
-                    placed,
-                    layout,
-                    regs,
-                    settings.linearize_opt,
-                    settings.linearize_predicate,
-                )
-                .map_err(error)?;
-                stats.add_opt(&o);
+                    .ok_or("a linearized region was not placed")?;
+                local::optimize_region(func, &lin, placed, layout, regs, level, predicate)?
             }
-        }
-        place_regions(func, &mut placement);
-        Ok(stats.report())
+            #[cfg(test)]
+            OptScope::Kernel => {
+                place_regions(func, &mut placement);
+                opt::optimize(func, &lin, regs, level, predicate)
+            }
+        };
+        stats.add_opt(&o);
     }
+    place_regions(func, &mut placement);
+    Ok(stats.report())
 }
 
 /// The regions `mode` selects that the pass linearizes, and how many it leaves alone
