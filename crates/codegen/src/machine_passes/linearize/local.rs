@@ -296,7 +296,7 @@ pub(super) fn optimize_region(
         back_edge_targets: lin.back_edge_targets.clone(),
         exit: to_local(&lin.exit),
         exit_id: lin.exit_id,
-        stats: lin.stats.clone(),
+        stats: lin.stats,
     };
     let stats = opt::optimize(&mut cut.func, &small, regs, level, predicate);
 
