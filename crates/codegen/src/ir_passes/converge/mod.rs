@@ -267,8 +267,8 @@ pub fn converge_in(func: &mut Function, opts: &Options, analyses: &mut AnalysisC
     let mut stats = Stats::default();
     let order = cfg.reverse_post_order();
     for &block in order.iter().rev() {
-        // A Split empties and removes an arm's entry block when its prefix is empty.
-        if !func.layout.is_block_inserted(block) || !divergence.is_divergent_branch(block) {
+        // A Split, a flattening or Unify empties blocks (removed at the end).
+        if func.layout.block_insts(block).is_empty() || !divergence.is_divergent_branch(block) {
             continue;
         }
         stats.divergent_branches += 1;
@@ -294,8 +294,31 @@ pub fn converge_in(func: &mut Function, opts: &Options, analyses: &mut AnalysisC
                 .and_then(|join| table_arms(func, &edges, block, join));
             if let Some(blocks) = table {
                 let arms: Vec<Arm> = blocks.iter().map(|&b| Arm::new(func, b)).collect();
-                let done = multiway::hoist_tuples(func, &mut uses, block, &arms, opts.threshold);
+                let done = multiway::hoist_tuples(
+                    func,
+                    &mut uses,
+                    block,
+                    &arms,
+                    &multiway::Choice::None,
+                    opts,
+                );
                 stats.hoisted += done.tuples;
+                stats.profit += done.profit;
+                stats.multiway_hoists += u64::from(done.tuples > 0);
+            }
+            // The innermost branch of a cascade of `brif`s (visited first) hoists what
+            // every arm of the whole cascade computes alike to its head, before the
+            // pairwise hoist below looks at its own two arms.
+            let cascade = postdom.ipdom(block).and_then(|join| {
+                arms.and_then(|(cond, t, e)| {
+                    multiway::Cascade::find(func, &edges, &postdom, block, join, (cond, t, e))
+                })
+            });
+            if let Some(cascade) = cascade {
+                let arms: Vec<Arm> = cascade.arms.iter().map(|&b| Arm::new(func, b)).collect();
+                let done = multiway::hoist_cascade(func, &mut uses, &cascade, &arms, opts);
+                stats.hoisted += done.tuples;
+                stats.selects += done.selects;
                 stats.profit += done.profit;
                 stats.multiway_hoists += u64::from(done.tuples > 0);
             }
@@ -374,6 +397,18 @@ pub fn converge_in(func: &mut Function, opts: &Options, analyses: &mut AnalysisC
             }
         }
     }
+    // The blocks the transformations emptied (a placed block of a well-formed kernel holds
+    // at least its terminator) leave the layout in one pass over the block order;
+    // removing each as it was emptied searched the order every time, quadratic in the
+    // kernel.
+    let emptied: Vec<Block> = func
+        .layout
+        .blocks()
+        .iter()
+        .copied()
+        .filter(|&b| func.layout.block_insts(b).is_empty())
+        .collect();
+    func.layout.remove_blocks(&emptied);
     stats
 }
 
@@ -382,7 +417,7 @@ pub fn converge_in(func: &mut Function, opts: &Options, analyses: &mut AnalysisC
 /// exactly one of them once before reconverging at `join`: neither is `join` itself
 /// (that side is empty) nor leads back to the branch before `join` (a loop's body, whose
 /// exit runs once while the body runs every iteration).
-fn hoist_arms(
+pub(crate) fn hoist_arms(
     func: &Function,
     cfg: &edges::Edges,
     block: Block,
@@ -435,7 +470,7 @@ fn table_arms(
 }
 
 /// Does a path from `from` reach `target` without passing `stop`?
-fn returns_to(cfg: &edges::Edges, from: Block, target: Block, stop: Block) -> bool {
+pub(crate) fn returns_to(cfg: &edges::Edges, from: Block, target: Block, stop: Block) -> bool {
     let mut seen = std::collections::HashSet::from([from]);
     let mut stack = vec![from];
     while let Some(b) = stack.pop() {

@@ -433,7 +433,7 @@ fn apply(
             let dest = &mut func.dfg.insts[term].branch_destinations_mut()[k];
             dest.block = s;
             dest.args = args.clone();
-            func.layout.remove_block(arm.block);
+            // Empty, removed with the pass's other emptied blocks at its end.
             direct[k] = true;
         } else {
             let jump = func.dfg.make_inst(
@@ -460,7 +460,9 @@ fn apply(
                 continue;
             }
             dests[k] = call;
-            func.layout.remove_block(rest);
+            // Emptied, and removed with the pass's other emptied blocks at its end.
+            let jump = func.terminator(rest).expect("a suffix ends in its jump");
+            func.layout.remove_inst(jump);
         }
     }
     let brif = func.dfg.make_inst(

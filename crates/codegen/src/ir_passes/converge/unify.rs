@@ -554,16 +554,14 @@ pub fn unify(
         func.layout.remove_inst(inst);
         func.layout.append_inst(inst, block);
     }
-    func.layout.remove_block(t.block);
+    // `t.block` is empty now: the pass removes its emptied blocks at the end.
     done.touched.push(t.block);
     for &inst in &e_insts {
         func.layout.remove_inst(inst);
         done.removed += 1;
     }
     done.touched.push(block);
-    for &b in &re {
-        func.layout.remove_block(b);
-        done.touched.push(b);
-    }
+    // The else side's blocks are empty now, removed with the others at the end.
+    done.touched.extend(re.iter().copied());
     Some(done)
 }
