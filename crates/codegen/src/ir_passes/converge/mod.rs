@@ -56,9 +56,13 @@
 //! the arms, never into one.
 //!
 //! 6. **Multi-way** ([`multiway`]): a reconvergence point with three or more predecessors
-//!    ending in jumps to it (a divergent `br_table`) gets the expressions common to all of
-//!    them, matched arm by arm against the first; the arms of a divergent `br_table` hoist
-//!    to it what they all compute alike from the same operands.
+//!    ending in jumps to it (a divergent `br_table`, or a cascade of `brif`s) gets the
+//!    expressions common to all of them, matched arm by arm against the first; the arms
+//!    of a divergent `br_table` hoist to it what they all compute alike from the same
+//!    operands, and the arms of a cascade of `brif`s (if / else-if / ... / else, found
+//!    from its innermost branch, visited first) hoist to its head as one set, differing
+//!    operands renamed by a chain of `select`s on the cascade's conditions when those are
+//!    computed by the head and the cost model says the chain pays.
 //!
 //! 7. **Split** ([`split`], Listings 1.5/1.6): what can neither rise nor sink is merged at
 //!    a temporary reconvergence point inside the arms — each arm cut into what the merged
@@ -74,8 +78,8 @@
 //!    lanes that would not have run it; it is limited to code that cannot fault or write.
 //!
 //! Not done: the matching itself does not pair compares with swapped condition codes
-//! (only Unify does, when the whole sides are one code), and a multi-way hoist does not
-//! rename operands.
+//! (only Unify does, when the whole sides are one code), and a multi-way hoist across a
+//! `br_table` does not rename operands (a cascade's does).
 
 pub mod cost;
 pub mod dag;
@@ -471,7 +475,7 @@ fn table_arms(
 
 /// Does a path from `from` reach `target` without passing `stop`?
 pub(crate) fn returns_to(cfg: &edges::Edges, from: Block, target: Block, stop: Block) -> bool {
-    let mut seen = std::collections::HashSet::from([from]);
+    let mut seen = rustc_hash::FxHashSet::from_iter([from]);
     let mut stack = vec![from];
     while let Some(b) = stack.pop() {
         for &s in cfg.succs(b) {

@@ -12,6 +12,13 @@
 //! operand. A tuple sinks only when its members' results are read by nothing but tuples
 //! (through merged slots) and by the jumps at positions where every arm passes the same
 //! tuple; tuples failing that are dropped until the rest is legal.
+//!
+//! Hoisting is the mirror image, to the block of the multi-way branch: the distinct
+//! destinations of a divergent `br_table`, or the arms of a [`Cascade`] of `brif`s — an
+//! if / else-if / ... / else chain, whose arms are one multi-way set just as a table's
+//! are: every lane at the cascade's head runs exactly one of them once. A cascade's
+//! arms can be told apart before its head when its conditions are all computed there:
+//! a chain of `select`s on them then renames an operand that differs between arms.
 
 use super::cost::copy_cost;
 use super::dag::Arm;
@@ -20,7 +27,7 @@ use super::matching::{Matcher, Matching, Pair};
 use super::pdg::Direction;
 use super::sink::{jump_args, roots};
 use super::uses::Uses;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use warplift_ir::cfg::PostDominatorTree;
 use warplift_ir::{Block, Function, InstructionData, Opcode, Value, ValueDef};
 
@@ -60,7 +67,7 @@ fn match_every_arm(
 ) -> Option<ArmMatches> {
     let first = &arms[0];
     let mut profit = 0;
-    let mut members: Vec<HashMap<usize, Pair>> = vec![HashMap::new()];
+    let mut members: Vec<HashMap<usize, Pair>> = vec![HashMap::default()];
     let none0 = vec![false; first.len()];
     for other in &arms[1..] {
         let none = vec![false; other.len()];
@@ -216,8 +223,8 @@ fn apply(
         .map(|a| func.terminator(a.block).expect("arm ends in a jump"))
         .collect();
     let original_params = func.dfg.block_params(join).len();
-    let mut params: HashMap<Vec<Value>, Value> = HashMap::new();
-    let mut merged: HashMap<usize, Value> = HashMap::new();
+    let mut params: HashMap<Vec<Value>, Value> = HashMap::default();
+    let mut merged: HashMap<usize, Value> = HashMap::default();
     let mut at = 0;
     for &i in &t.nodes {
         let insts: Vec<_> = (0..arms.len()).map(|k| member(arms, t, k, i)).collect();
@@ -272,7 +279,7 @@ fn apply(
         uses.add(func, term);
     }
     // Replace the members' results and the parameters they were passed to.
-    let mut results: HashMap<Value, usize> = HashMap::new();
+    let mut results: HashMap<Value, usize> = HashMap::default();
     for &i in &t.nodes {
         for k in 0..arms.len() {
             if let Some(r) = func.dfg.inst_result(member(arms, t, k, i).0) {
@@ -546,8 +553,8 @@ pub fn hoist_tuples(
     let term = func
         .terminator(branch)
         .expect("the branch block ends in its multi-way branch");
-    let mut selects: HashMap<Vec<Value>, Value> = HashMap::new();
-    let mut merged: HashMap<usize, Value> = HashMap::new();
+    let mut selects: HashMap<Vec<Value>, Value> = HashMap::default();
+    let mut merged: HashMap<usize, Value> = HashMap::default();
     let mut done = HoistedTuples {
         profit,
         ..HoistedTuples::default()

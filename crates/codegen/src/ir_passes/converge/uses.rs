@@ -55,7 +55,7 @@ impl Uses {
                 }
             }
         } else {
-            let mut seen = std::collections::HashSet::new();
+            let mut seen = rustc_hash::FxHashSet::default();
             out.retain(|&i| seen.insert(i));
         }
         out.into_iter()
