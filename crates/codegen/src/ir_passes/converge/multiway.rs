@@ -386,8 +386,7 @@ impl Cascade {
         }];
         let mut inner = Vec::new();
         let mut cur = block;
-        loop {
-            let [p] = cfg.preds(cur) else { break };
+        while let [p] = cfg.preds(cur) {
             let p = *p;
             let no_side_effects = func.layout.block_insts(cur).iter().all(|&i| {
                 let op = func.dfg.insts[i].opcode();
