@@ -690,3 +690,194 @@ block5(v18: i32):
     );
     assert_eq!(stats.hoisted, 0);
 }
+
+#[test]
+fn a_brif_cascade_hoists_what_all_its_arms_share_to_its_head() {
+    // if t % 4 == 0 / else if == 1 / else if == 2 / else: the four arms' address, load,
+    // constant and product rise to the head as four tuples of four, in one step; the
+    // compares of the inner levels stay where they are.
+    let (text, stats) = run(corpus("csc_micro_cascade.wir"), &plain());
+    assert_eq!(moved(&stats), (4, 0, 0, 0), "{text}");
+    assert_eq!(stats.multiway_hoists, 1);
+    // Three pairwise matchings of the load (400), the address, constant and product (4
+    // each).
+    assert_eq!(stats.profit, 3 * (400 + 3 * 4));
+    let b0 = block(&text, "block0");
+    assert_eq!(
+        b0[b0.len() - 5..],
+        [
+            "v40 = iadd v0, v9",
+            "v41 = load.i32 global v40",
+            "v42 = iconst.i32 3",
+            "v43 = imul v41, v42",
+            "brif v13, block1, block2"
+        ]
+    );
+    assert_eq!(
+        block(&text, "block1"),
+        ["v18 = iadd v43, v6", "jump block7(v18)"]
+    );
+    assert_eq!(
+        block(&text, "block2"),
+        [
+            "v19 = iconst.i32 1",
+            "v20 = icmp eq v11, v19",
+            "brif v20, block3, block4"
+        ]
+    );
+    assert_eq!(
+        block(&text, "block6"),
+        ["v37 = imul v43, v43", "jump block7(v37)"]
+    );
+    // With every step on, the innermost branch, left with one instruction a side,
+    // flattens after the hoist.
+    let (_, stats) = run(corpus("csc_micro_cascade.wir"), &Options::default());
+    assert_eq!((stats.hoisted, stats.multiway_hoists), (4, 1));
+    assert_eq!((stats.flattened, stats.speculated), (1, 2));
+}
+
+/// A cascade whose four arms load from four addresses computed before it, then each do
+/// their own work; `$conds` is where the compares of the inner levels stand.
+fn cascade_of_loads(inner_compares: bool) -> Function {
+    let (head, inner1, inner2) = if inner_compares {
+        (
+            "",
+            "    v8 = icmp eq v4, v7\n",
+            "    v10 = icmp eq v4, v9\n",
+        )
+    } else {
+        (
+            "    v8 = icmp eq v4, v7\n    v10 = icmp eq v4, v9\n",
+            "",
+            "",
+        )
+    };
+    parse(&format!(
+        "kernel %k(p: i64, q: i64) {{
+block0(v0: i64, v1: i64):
+    v2 = thread_id x
+    v3 = iconst.i32 3
+    v4 = band v2, v3
+    v5 = iconst.i32 0
+    v6 = icmp eq v4, v5
+    v7 = iconst.i32 1
+    v9 = iconst.i32 2
+{head}    v11 = iconst.i64 4
+    v12 = iadd v0, v11
+    v13 = iconst.i64 8
+    v14 = iadd v0, v13
+    v15 = iconst.i64 12
+    v16 = iadd v0, v15
+    brif v6, block1, block2
+block1:
+    v20 = load.i32 global v0
+    v21 = iadd v20, v2
+    jump block6(v21)
+block2:
+{inner1}    brif v8, block3, block4
+block3:
+    v22 = load.i32 global v12
+    v23 = isub v22, v2
+    jump block6(v23)
+block4:
+{inner2}    brif v10, block5, block7
+block5:
+    v24 = load.i32 global v14
+    v25 = imul v24, v2
+    jump block6(v25)
+block7:
+    v26 = load.i32 global v16
+    v27 = bxor v26, v2
+    jump block6(v27)
+block6(v28: i32):
+    v29 = uextend.i64 v2
+    v30 = iconst.i64 2
+    v31 = ishl v29, v30
+    v32 = iadd v1, v31
+    store global v28, v32
+    return
+}}"
+    ))
+}
+
+#[test]
+fn a_cascade_renames_a_differing_operand_by_a_chain_of_selects_when_it_pays() {
+    // The four loads read four addresses: one load at the head, its address chosen by a
+    // chain of three selects on the cascade's conditions (all computed at the head). The
+    // three loads saved (3 x 400) pay for the three selects (3 x 4).
+    let (text, stats) = run(cascade_of_loads(false), &plain());
+    assert_eq!(moved(&stats), (1, 0, 3, 0), "{text}");
+    assert_eq!(stats.profit, 3 * 400 - 3 * 4);
+    let b0 = block(&text, "block0");
+    assert_eq!(
+        b0[b0.len() - 5..],
+        [
+            "v33 = select v10, v14, v16",
+            "v34 = select v8, v12, v33",
+            "v35 = select v6, v0, v34",
+            "v36 = load.i32 global v35",
+            "brif v6, block1, block2"
+        ]
+    );
+    assert_eq!(
+        block(&text, "block7"),
+        ["v27 = bxor v36, v2", "jump block6(v27)"]
+    );
+    // Without renaming no choice can be made at the head: the loads stay (the join's
+    // multi-way sink would rename the address through a parameter, but the arms'
+    // differing operations read the loads).
+    let no_rename = Options {
+        rename: false,
+        ..plain()
+    };
+    let (text, stats) = run(cascade_of_loads(false), &no_rename);
+    assert_eq!(moved(&stats), (0, 0, 0, 0), "{text}");
+    // When the inner levels compute their conditions themselves, those are not
+    // available at the head: no multi-way hoist; the innermost branch alone hoists its
+    // two loads pairwise, with one select on its own condition.
+    let (text, stats) = run(cascade_of_loads(true), &plain());
+    assert_eq!(moved(&stats), (1, 0, 1, 0), "{text}");
+    assert_eq!(stats.multiway_hoists, 0);
+    let b4 = block(&text, "block4");
+    assert_eq!(
+        b4,
+        [
+            "v10 = icmp eq v4, v9",
+            "v33 = select v10, v14, v16",
+            "v34 = load.i32 global v33",
+            "brif v10, block5, block7"
+        ]
+    );
+}
+
+#[test]
+fn a_store_between_the_levels_of_a_cascade_ends_it() {
+    // The same four arms loading one address: one load at the head, no select.
+    let text = cascade_of_loads(false)
+        .to_string()
+        .replace("load.i32 global v12", "load.i32 global v0")
+        .replace("load.i32 global v14", "load.i32 global v0")
+        .replace("load.i32 global v16", "load.i32 global v0");
+    let (out, stats) = run(parse(&text), &plain());
+    assert_eq!((stats.hoisted, stats.selects), (1, 0), "{out}");
+    assert_eq!(
+        block(&out, "block1"),
+        ["v21 = iadd v33, v2", "jump block6(v21)"]
+    );
+    // A store in the second level: a load rising past it to the head could read what it
+    // wrote. The cascade below the store (its three arms) is one set, whose loads rise to
+    // the end of the store's block; the first arm keeps its own.
+    let stored = text.replace("block2:\n", "block2:\n    store global v2, v0\n");
+    assert!(stored.contains("store global v2, v0"));
+    let (out, stats) = run(parse(&stored), &plain());
+    assert_eq!((stats.hoisted, stats.multiway_hoists), (1, 1), "{out}");
+    assert_eq!(
+        block(&out, "block2"),
+        [
+            "store global v2, v0",
+            "v33 = load.i32 global v0",
+            "brif v8, block3, block4"
+        ]
+    );
+    assert_eq!(block(&out, "block1")[0], "v20 = load.i32 global v0");
+}

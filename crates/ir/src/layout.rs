@@ -55,6 +55,22 @@ impl Layout {
         }
     }
 
+    /// Removes every block of `blocks` (those in the layout) and its instructions, in one
+    /// pass over the block order: a pass that removes many blocks would otherwise search
+    /// the order once per block, quadratic in the function.
+    pub fn remove_blocks(&mut self, blocks: &[Block]) {
+        for &block in blocks {
+            if self.inserted[block] {
+                self.inserted[block] = false;
+                for inst in core::mem::take(&mut self.insts[block]) {
+                    self.inst_block[inst] = None.into();
+                }
+            }
+        }
+        let inserted = &self.inserted;
+        self.blocks.retain(|&b| inserted[b]);
+    }
+
     /// Replaces the block order; `order` must be a permutation of the blocks in the layout.
     pub fn set_block_order(&mut self, order: Vec<Block>) {
         debug_assert_eq!(order.len(), self.blocks.len());

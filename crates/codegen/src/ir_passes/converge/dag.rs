@@ -9,7 +9,7 @@
 //! node's children come before it in [`Arm::insts`] — the order the matching table is
 //! filled in, bottom-up, without recursion.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use warplift_ir::{Block, Function, Inst, InstructionData, Value, ValueDef};
 
 /// One arm: a block and its non-terminator instructions.

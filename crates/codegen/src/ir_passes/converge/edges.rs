@@ -7,15 +7,15 @@
 //! change removes are arms that only their branch enters, which post-dominate no other
 //! branch, and the blocks it adds are never visited.
 
-use std::collections::HashMap;
+use cranelift_entity::SecondaryMap;
 use warplift_ir::{Block, Function};
 
 /// Predecessors and successors of every placed block, in terminator order (a block named
 /// twice by one terminator appears twice).
 #[derive(Clone, Debug, Default)]
 pub struct Edges {
-    preds: HashMap<Block, Vec<Block>>,
-    succs: HashMap<Block, Vec<Block>>,
+    preds: SecondaryMap<Block, Vec<Block>>,
+    succs: SecondaryMap<Block, Vec<Block>>,
 }
 
 impl Edges {
@@ -30,22 +30,21 @@ impl Edges {
 
     /// The blocks jumping to `b`.
     pub fn preds(&self, b: Block) -> &[Block] {
-        self.preds.get(&b).map_or(&[], Vec::as_slice)
+        self.preds.get(b).map_or(&[], Vec::as_slice)
     }
 
     /// The blocks `b` jumps to.
     pub fn succs(&self, b: Block) -> &[Block] {
-        self.succs.get(&b).map_or(&[], Vec::as_slice)
+        self.succs.get(b).map_or(&[], Vec::as_slice)
     }
 
     /// Reads again the terminators of `blocks` (removed blocks lose their edges).
     pub fn refresh(&mut self, func: &Function, blocks: &[Block]) {
         for &b in blocks {
-            for s in self.succs.remove(&b).unwrap_or_default() {
-                if let Some(ps) = self.preds.get_mut(&s) {
-                    if let Some(k) = ps.iter().position(|&p| p == b) {
-                        ps.remove(k);
-                    }
+            for s in core::mem::take(&mut self.succs[b]) {
+                let ps = &mut self.preds[s];
+                if let Some(k) = ps.iter().position(|&p| p == b) {
+                    ps.remove(k);
                 }
             }
         }
@@ -59,8 +58,8 @@ impl Edges {
     fn link(&mut self, func: &Function, b: Block) {
         let succs: Vec<Block> = func.successors(b).collect();
         for &s in &succs {
-            self.preds.entry(s).or_default().push(b);
+            self.preds[s].push(b);
         }
-        self.succs.insert(b, succs);
+        self.succs[b] = succs;
     }
 }

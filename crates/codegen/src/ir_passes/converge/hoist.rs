@@ -11,7 +11,7 @@
 use super::dag::Arm;
 use super::matching::Matching;
 use super::uses::Uses;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use warplift_ir::{Block, Function, InstructionData, Opcode, Value};
 
 /// What a hoist did.
@@ -35,7 +35,7 @@ pub fn hoist(
     matching: &Matching,
 ) -> Hoisted {
     let mut done = Hoisted::default();
-    let mut selects: HashMap<(Value, Value), Value> = HashMap::new();
+    let mut selects: HashMap<(Value, Value), Value> = HashMap::default();
     for pair in &matching.pairs {
         let (ia, ib) = (then_arm.insts[pair.a], else_arm.insts[pair.b]);
         let xs = func.dfg.insts[ia].args().to_vec();

@@ -28,7 +28,7 @@
 use super::cost::{benefit, copy_cost, join_param_cost};
 use super::dag::{operator_key, Arm};
 use super::pdg::{movable, Direction, MemoryDeps};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use warplift_ir::{Function, InstructionData, Opcode, Value};
 
 /// One matched pair: node `a` of arm A, node `b` of arm B, and whether B's two operands
@@ -90,7 +90,7 @@ impl<'f> Matcher<'f> {
     ) -> Matcher<'f> {
         let deps_a = MemoryDeps::compute(func, a);
         let deps_b = MemoryDeps::compute(func, b);
-        let mut by_key: HashMap<_, Vec<usize>> = HashMap::new();
+        let mut by_key: HashMap<_, Vec<usize>> = HashMap::default();
         for (j, &inst) in b.insts.iter().enumerate() {
             if !forbid_b[j] && movable(func, b, &deps_b, j, dir) {
                 by_key.entry(operator_key(func, inst)).or_default().push(j);
@@ -103,7 +103,7 @@ impl<'f> Matcher<'f> {
             b,
             dir,
             rename,
-            table: HashMap::new(),
+            table: HashMap::default(),
             by_key,
             key_a,
         };
@@ -215,7 +215,7 @@ impl<'f> Matcher<'f> {
     fn traceback(&self, i: usize, j: usize) -> Vec<Pair> {
         let mut out = Vec::new();
         let mut stack = vec![(i, j)];
-        let mut seen = std::collections::HashSet::new();
+        let mut seen = rustc_hash::FxHashSet::default();
         while let Some((i, j)) = stack.pop() {
             if !seen.insert((i, j)) {
                 continue;
@@ -267,8 +267,8 @@ impl<'f> Matcher<'f> {
         roots: impl IntoIterator<Item = (usize, usize)>,
         threshold: i64,
     ) -> Matching {
-        let mut of_a: HashMap<usize, usize> = HashMap::new();
-        let mut of_b: HashMap<usize, usize> = HashMap::new();
+        let mut of_a: HashMap<usize, usize> = HashMap::default();
+        let mut of_b: HashMap<usize, usize> = HashMap::default();
         let mut kept: Vec<(i64, Vec<Pair>)> = Vec::new();
         // A sink's roots are passed to the reconvergence point: merging them frees the
         // parameter that received them.
@@ -348,7 +348,7 @@ impl<'f> Matcher<'f> {
         let reaches = |from: usize, to: usize| -> bool {
             // Does `to` read `from`'s result, directly or through the arm's nodes?
             let mut stack = vec![to];
-            let mut seen = std::collections::HashSet::new();
+            let mut seen = rustc_hash::FxHashSet::default();
             while let Some(n) = stack.pop() {
                 for &v in func.dfg.insts[arm.insts[n]].args() {
                     if let Some(d) = arm.node_of(func, v) {

@@ -56,9 +56,13 @@
 //! the arms, never into one.
 //!
 //! 6. **Multi-way** ([`multiway`]): a reconvergence point with three or more predecessors
-//!    ending in jumps to it (a divergent `br_table`) gets the expressions common to all of
-//!    them, matched arm by arm against the first; the arms of a divergent `br_table` hoist
-//!    to it what they all compute alike from the same operands.
+//!    ending in jumps to it (a divergent `br_table`, or a cascade of `brif`s) gets the
+//!    expressions common to all of them, matched arm by arm against the first; the arms
+//!    of a divergent `br_table` hoist to it what they all compute alike from the same
+//!    operands, and the arms of a cascade of `brif`s (if / else-if / ... / else, found
+//!    from its innermost branch, visited first) hoist to its head as one set, differing
+//!    operands renamed by a chain of `select`s on the cascade's conditions when those are
+//!    computed by the head and the cost model says the chain pays.
 //!
 //! 7. **Split** ([`split`], Listings 1.5/1.6): what can neither rise nor sink is merged at
 //!    a temporary reconvergence point inside the arms — each arm cut into what the merged
@@ -74,8 +78,8 @@
 //!    lanes that would not have run it; it is limited to code that cannot fault or write.
 //!
 //! Not done: the matching itself does not pair compares with swapped condition codes
-//! (only Unify does, when the whole sides are one code), and a multi-way hoist does not
-//! rename operands.
+//! (only Unify does, when the whole sides are one code), and a multi-way hoist across a
+//! `br_table` does not rename operands (a cascade's does).
 
 pub mod cost;
 pub mod dag;
@@ -267,8 +271,8 @@ pub fn converge_in(func: &mut Function, opts: &Options, analyses: &mut AnalysisC
     let mut stats = Stats::default();
     let order = cfg.reverse_post_order();
     for &block in order.iter().rev() {
-        // A Split empties and removes an arm's entry block when its prefix is empty.
-        if !func.layout.is_block_inserted(block) || !divergence.is_divergent_branch(block) {
+        // A Split, a flattening or Unify empties blocks (removed at the end).
+        if func.layout.block_insts(block).is_empty() || !divergence.is_divergent_branch(block) {
             continue;
         }
         stats.divergent_branches += 1;
@@ -294,8 +298,31 @@ pub fn converge_in(func: &mut Function, opts: &Options, analyses: &mut AnalysisC
                 .and_then(|join| table_arms(func, &edges, block, join));
             if let Some(blocks) = table {
                 let arms: Vec<Arm> = blocks.iter().map(|&b| Arm::new(func, b)).collect();
-                let done = multiway::hoist_tuples(func, &mut uses, block, &arms, opts.threshold);
+                let done = multiway::hoist_tuples(
+                    func,
+                    &mut uses,
+                    block,
+                    &arms,
+                    &multiway::Choice::None,
+                    opts,
+                );
                 stats.hoisted += done.tuples;
+                stats.profit += done.profit;
+                stats.multiway_hoists += u64::from(done.tuples > 0);
+            }
+            // The innermost branch of a cascade of `brif`s (visited first) hoists what
+            // every arm of the whole cascade computes alike to its head, before the
+            // pairwise hoist below looks at its own two arms.
+            let cascade = postdom.ipdom(block).and_then(|join| {
+                arms.and_then(|(cond, t, e)| {
+                    multiway::Cascade::find(func, &edges, &postdom, block, join, (cond, t, e))
+                })
+            });
+            if let Some(cascade) = cascade {
+                let arms: Vec<Arm> = cascade.arms.iter().map(|&b| Arm::new(func, b)).collect();
+                let done = multiway::hoist_cascade(func, &mut uses, &cascade, &arms, opts);
+                stats.hoisted += done.tuples;
+                stats.selects += done.selects;
                 stats.profit += done.profit;
                 stats.multiway_hoists += u64::from(done.tuples > 0);
             }
@@ -374,6 +401,18 @@ pub fn converge_in(func: &mut Function, opts: &Options, analyses: &mut AnalysisC
             }
         }
     }
+    // The blocks the transformations emptied (a placed block of a well-formed kernel holds
+    // at least its terminator) leave the layout in one pass over the block order;
+    // removing each as it was emptied searched the order every time, quadratic in the
+    // kernel.
+    let emptied: Vec<Block> = func
+        .layout
+        .blocks()
+        .iter()
+        .copied()
+        .filter(|&b| func.layout.block_insts(b).is_empty())
+        .collect();
+    func.layout.remove_blocks(&emptied);
     stats
 }
 
@@ -382,7 +421,7 @@ pub fn converge_in(func: &mut Function, opts: &Options, analyses: &mut AnalysisC
 /// exactly one of them once before reconverging at `join`: neither is `join` itself
 /// (that side is empty) nor leads back to the branch before `join` (a loop's body, whose
 /// exit runs once while the body runs every iteration).
-fn hoist_arms(
+pub(crate) fn hoist_arms(
     func: &Function,
     cfg: &edges::Edges,
     block: Block,
@@ -435,8 +474,8 @@ fn table_arms(
 }
 
 /// Does a path from `from` reach `target` without passing `stop`?
-fn returns_to(cfg: &edges::Edges, from: Block, target: Block, stop: Block) -> bool {
-    let mut seen = std::collections::HashSet::from([from]);
+pub(crate) fn returns_to(cfg: &edges::Edges, from: Block, target: Block, stop: Block) -> bool {
+    let mut seen = rustc_hash::FxHashSet::from_iter([from]);
     let mut stack = vec![from];
     while let Some(b) = stack.pop() {
         for &s in cfg.succs(b) {

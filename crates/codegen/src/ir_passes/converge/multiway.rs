@@ -12,14 +12,24 @@
 //! operand. A tuple sinks only when its members' results are read by nothing but tuples
 //! (through merged slots) and by the jumps at positions where every arm passes the same
 //! tuple; tuples failing that are dropped until the rest is legal.
+//!
+//! Hoisting is the mirror image, to the block of the multi-way branch: the distinct
+//! destinations of a divergent `br_table`, or the arms of a [`Cascade`] of `brif`s — an
+//! if / else-if / ... / else chain, whose arms are one multi-way set just as a table's
+//! are: every lane at the cascade's head runs exactly one of them once. A cascade's
+//! arms can be told apart before its head when its conditions are all computed there:
+//! a chain of `select`s on them then renames an operand that differs between arms.
 
+use super::cost::copy_cost;
 use super::dag::Arm;
+use super::edges::Edges;
 use super::matching::{Matcher, Matching, Pair};
 use super::pdg::Direction;
 use super::sink::{jump_args, roots};
 use super::uses::Uses;
-use std::collections::HashMap;
-use warplift_ir::{Block, Function, Value};
+use rustc_hash::FxHashMap as HashMap;
+use warplift_ir::cfg::PostDominatorTree;
+use warplift_ir::{Block, Function, InstructionData, Opcode, Value, ValueDef};
 
 /// What a multi-way sink did.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
@@ -57,7 +67,7 @@ fn match_every_arm(
 ) -> Option<ArmMatches> {
     let first = &arms[0];
     let mut profit = 0;
-    let mut members: Vec<HashMap<usize, Pair>> = vec![HashMap::new()];
+    let mut members: Vec<HashMap<usize, Pair>> = vec![HashMap::default()];
     let none0 = vec![false; first.len()];
     for other in &arms[1..] {
         let none = vec![false; other.len()];
@@ -213,8 +223,8 @@ fn apply(
         .map(|a| func.terminator(a.block).expect("arm ends in a jump"))
         .collect();
     let original_params = func.dfg.block_params(join).len();
-    let mut params: HashMap<Vec<Value>, Value> = HashMap::new();
-    let mut merged: HashMap<usize, Value> = HashMap::new();
+    let mut params: HashMap<Vec<Value>, Value> = HashMap::default();
+    let mut merged: HashMap<usize, Value> = HashMap::default();
     let mut at = 0;
     for &i in &t.nodes {
         let insts: Vec<_> = (0..arms.len()).map(|k| member(arms, t, k, i)).collect();
@@ -269,7 +279,7 @@ fn apply(
         uses.add(func, term);
     }
     // Replace the members' results and the parameters they were passed to.
-    let mut results: HashMap<Value, usize> = HashMap::new();
+    let mut results: HashMap<Value, usize> = HashMap::default();
     for &i in &t.nodes {
         for k in 0..arms.len() {
             if let Some(r) = func.dfg.inst_result(member(arms, t, k, i).0) {
@@ -306,39 +316,214 @@ fn apply(
 pub struct HoistedTuples {
     /// Tuples (one instruction per arm) merged into one instruction before the branch.
     pub tuples: u64,
-    /// The summed profit of the matchings kept.
+    /// `select`s made for renamed operands.
+    pub selects: u64,
+    /// The summed profit of the matchings kept, less what renaming costs.
     pub profit: i64,
 }
 
-/// Hoists the expressions common to every arm of `arms` (the distinct destinations of the
-/// `br_table` ending `branch`) to the end of `branch`.
+/// How a lane's own arm can be told before a multi-way branch: what a renamed operand is
+/// chosen by.
+pub enum Choice {
+    /// Not at all (a `br_table`, whose index would need a compare per arm as well as a
+    /// `select`): an operand must be one value in every arm.
+    None,
+    /// The conditions of a cascade of `brif`s, all available at its head: a chain of
+    /// `select`s on them gives each lane its arm's operand. A renamed operand must be
+    /// available at the head too: not defined in the cascade's `inner` blocks.
+    Cascade {
+        /// The cascade's levels, head first.
+        levels: Vec<Level>,
+        /// The blocks between the head and the arms.
+        inner: Vec<Block>,
+    },
+}
+
+/// One `brif` of a cascade: its condition, and on which side the arm it leaves to is.
+#[derive(Copy, Clone, Debug)]
+pub struct Level {
+    /// The branch condition.
+    pub cond: Value,
+    /// The arm of this level (the level's index in the cascade's arms) is the `brif`'s
+    /// then side; the cascade goes on on the else side (for the last level: the last arm).
+    pub arm_on_then: bool,
+}
+
+/// A cascade of divergent `brif`s, an if / else-if / ... / else chain: the head tests
+/// `c0` and either leaves to arm 0 or goes on to a block that only it enters, which
+/// tests `c1`, and so on; the last `brif` leaves to its two arms. Every lane at the head
+/// runs exactly one arm, once, so the cascade's arms are one multi-way set, as a
+/// `br_table`'s are.
+pub struct Cascade {
+    /// The block of the first `brif`, where common code rises to.
+    pub head: Block,
+    /// The blocks between the head and the arms: each holds the next `brif` and code
+    /// without side effects (that a load may rise past).
+    pub inner: Vec<Block>,
+    /// The arms, level by level; the last two are the last `brif`'s.
+    pub arms: Vec<Block>,
+    /// The levels, head first.
+    pub levels: Vec<Level>,
+}
+
+impl Cascade {
+    /// The cascade whose innermost `brif` ends `block`, with the two sides `last` (as
+    /// [`super::hoist_arms`] found them), when it has at least three arms; every level
+    /// must reconverge at `join` and no arm may lead back into the cascade.
+    pub fn find(
+        func: &Function,
+        cfg: &Edges,
+        postdom: &PostDominatorTree<Block>,
+        block: Block,
+        join: Block,
+        last: (Value, Block, Block),
+    ) -> Option<Cascade> {
+        let (cond, t, e) = last;
+        let mut arms = vec![e, t];
+        let mut levels = vec![Level {
+            cond,
+            arm_on_then: true,
+        }];
+        let mut inner = Vec::new();
+        let mut cur = block;
+        while let [p] = cfg.preds(cur) {
+            let p = *p;
+            let no_side_effects = func.layout.block_insts(cur).iter().all(|&i| {
+                let op = func.dfg.insts[i].opcode();
+                op.is_terminator() || !op.has_side_effects()
+            });
+            let Some(term) = func.terminator(p) else {
+                break;
+            };
+            let InstructionData::Brif { arg, dests, .. } = &func.dfg.insts[term] else {
+                break;
+            };
+            let (arm, arm_on_then) = if dests[1].block == cur && dests[0].block != cur {
+                (dests[0].block, true)
+            } else if dests[0].block == cur && dests[1].block != cur {
+                (dests[1].block, false)
+            } else {
+                break;
+            };
+            let continues = dests.iter().all(|d| d.args.is_empty())
+                && func.dfg.block_params(cur).is_empty()
+                && no_side_effects
+                && postdom.ipdom(p) == Some(join);
+            let own = arm != join
+                && arm != p
+                && cfg.preds(arm) == [p]
+                && func.dfg.block_params(arm).is_empty();
+            if !continues || !own {
+                break;
+            }
+            inner.push(cur);
+            arms.push(arm);
+            levels.push(Level {
+                cond: *arg,
+                arm_on_then,
+            });
+            cur = p;
+        }
+        if inner.is_empty() {
+            return None;
+        }
+        arms.reverse();
+        levels.reverse();
+        inner.reverse();
+        // A lane must not come back to the cascade before the join: it would run an arm
+        // twice (the arms of a loop's body).
+        let cascade_blocks: Vec<Block> =
+            std::iter::once(cur).chain(inner.iter().copied()).collect();
+        let loops = arms.iter().any(|&a| {
+            cascade_blocks
+                .iter()
+                .any(|&b| super::returns_to(cfg, a, b, join))
+        });
+        (!loops).then_some(Cascade {
+            head: cur,
+            inner,
+            arms,
+            levels,
+        })
+    }
+}
+
+/// Is `v` available at the end of a cascade's head: not defined in the blocks `inner`
+/// between it and the arms? (Values of the arms themselves are the caller's concern.)
+fn available(func: &Function, inner: &[Block], v: Value) -> bool {
+    let block = match func.dfg.value_def(v) {
+        ValueDef::Result(inst) => func.layout.inst_block(inst),
+        ValueDef::Param(b, _) => Some(b),
+    };
+    block.is_none_or(|b| !inner.contains(&b))
+}
+
+/// Hoists what every arm of `cascade` computes alike to its head, renaming differing
+/// operands by a chain of `select`s on the cascade's conditions when they are all
+/// available at the head and the cost model says the chain pays; otherwise (or when
+/// renaming does not pay) only what every arm computes from the same operands rises.
+pub fn hoist_cascade(
+    func: &mut Function,
+    uses: &mut Uses,
+    cascade: &Cascade,
+    arms: &[Arm],
+    opts: &super::Options,
+) -> HoistedTuples {
+    let conds_available = cascade
+        .levels
+        .iter()
+        .all(|l| available(func, &cascade.inner, l.cond));
+    if opts.rename && conds_available {
+        let choice = Choice::Cascade {
+            levels: cascade.levels.clone(),
+            inner: cascade.inner.clone(),
+        };
+        let done = hoist_tuples(func, uses, cascade.head, arms, &choice, opts);
+        if done.tuples > 0 {
+            return done;
+        }
+    }
+    hoist_tuples(func, uses, cascade.head, arms, &Choice::None, opts)
+}
+
+/// Hoists the expressions common to every arm of `arms` (the arms of the multi-way branch
+/// ending `branch`: the distinct destinations of a `br_table`, or a [`Cascade`]'s arms)
+/// to the end of `branch`.
 ///
 /// The first arm is matched against each other with the two-arm table in the Hoist
-/// direction, without renaming: a differing operand would need an `N`-way choice on the
-/// table's index, a chain of `N - 1` compares and `select`s, which for `N ≥ 3` costs more
-/// than the one instruction it lets each arm drop. So the pairwise matchings compose: a
-/// node of the first arm rises when every matching pairs it and, in every arm, each of
-/// its operands is the same value defined before the branch or the member of another
-/// rising tuple in the same slot. Every lane ran exactly one member of each tuple with
-/// those operands, so the merged instruction computes for each lane what its arm did;
-/// nothing is speculated (a lane that ran no arm does not exist: the table sends every
-/// lane to one of them).
+/// direction. The pairwise matchings compose: a node of the first arm rises when every
+/// matching pairs it and, in every arm, each of its operands is the member of another
+/// rising tuple in the same slot, or a value available at `branch` — the same in every
+/// arm, or, when `choice` can tell the arms apart, each arm's own, renamed by a chain of
+/// `N - 1` `select`s at most (one per level whose two sides read different values). Every
+/// lane ran exactly one member of each tuple with those operands, so the merged
+/// instruction computes for each lane what its arm did; nothing is speculated (the branch
+/// sends every lane to one of the arms).
+///
+/// The cost model: the pairwise matchings price a `select` for each arm whose operand
+/// differs from the first arm's; the chain's actual `select`s replace that estimate, and
+/// the tuples rise only when their profit then still exceeds the threshold. A `br_table`
+/// does not rename: telling its arms apart would take a compare on the index as well as a
+/// `select` per arm.
 pub fn hoist_tuples(
     func: &mut Function,
     uses: &mut Uses,
     branch: Block,
     arms: &[Arm],
-    threshold: i64,
+    choice: &Choice,
+    opts: &super::Options,
 ) -> HoistedTuples {
+    let rename = opts.rename && matches!(choice, Choice::Cascade { .. });
+    let threshold = opts.threshold;
     let Some((profit, members, mut nodes)) =
-        match_every_arm(func, arms, Direction::Hoist, false, |matcher, _, _| {
+        match_every_arm(func, arms, Direction::Hoist, rename, |matcher, _, _| {
             matcher.best(threshold)
         })
     else {
         return HoistedTuples::default();
     };
-    // Drop tuples whose operands are not one value in every arm, until none is left to
-    // drop (dropping one may strand the tuples that read it).
+    // Drop tuples whose operands cannot be had at the branch, until none is left to drop
+    // (dropping one may strand the tuples that read it).
     loop {
         let t = Tuples {
             members: members.clone(),
@@ -347,7 +532,7 @@ pub fn hoist_tuples(
         let bad: Vec<usize> = nodes
             .iter()
             .copied()
-            .filter(|&i| !operands_agree(func, arms, &t, i))
+            .filter(|&i| !operands_agree(func, arms, &t, i, choice, rename))
             .collect();
         if bad.is_empty() {
             break;
@@ -358,13 +543,27 @@ pub fn hoist_tuples(
         return HoistedTuples::default();
     }
     let t = Tuples { members, nodes };
+    let (estimated, needed) = renamings(func, arms, &t, choice);
+    // The matchings priced `estimated` selects; the chains need `needed`.
+    let profit = profit + (estimated - needed) * copy_cost();
+    if profit <= threshold {
+        return HoistedTuples::default();
+    }
     let term = func
         .terminator(branch)
-        .expect("the branch block ends in its br_table");
-    let mut merged: HashMap<usize, Value> = HashMap::new();
+        .expect("the branch block ends in its multi-way branch");
+    let mut selects: HashMap<Vec<Value>, Value> = HashMap::default();
+    let mut merged: HashMap<usize, Value> = HashMap::default();
     let mut done = HoistedTuples {
         profit,
         ..HoistedTuples::default()
+    };
+    let at_term = |func: &Function| {
+        func.layout
+            .block_insts(branch)
+            .iter()
+            .position(|&x| x == term)
+            .expect("placed")
     };
     for &i in &t.nodes {
         let inst0 = arms[0].insts[i];
@@ -372,17 +571,29 @@ pub fn hoist_tuples(
         for s in 0..data.args().len() {
             if let Some(c) = merged_slot(func, arms, &t, i, s) {
                 data.args_mut()[s] = merged[&c];
+                continue;
             }
+            let vs = slot_values(func, arms, &t, i, s);
+            if vs.iter().all(|&v| v == vs[0]) {
+                continue;
+            }
+            let Choice::Cascade { levels, .. } = choice else {
+                unreachable!("operands differ only where the arms can be told apart");
+            };
+            let v = match selects.get(&vs) {
+                Some(&v) => v,
+                None => {
+                    let v = select_chain(func, uses, branch, levels, &vs, inst0, &at_term);
+                    selects.insert(vs, v);
+                    v
+                }
+            };
+            data.args_mut()[s] = v;
         }
         let ty = func.dfg.inst_result(inst0).map(|r| func.dfg.value_type(r));
         let new = func.dfg.make_inst(data, ty);
         func.srclocs[new] = func.srclocs[inst0];
-        let at = func
-            .layout
-            .block_insts(branch)
-            .iter()
-            .position(|&x| x == term)
-            .expect("placed");
+        let at = at_term(func);
         func.layout.insert_inst(new, branch, at);
         uses.add(func, new);
         let r = func
@@ -392,6 +603,7 @@ pub fn hoist_tuples(
         merged.insert(i, r);
         done.tuples += 1;
     }
+    done.selects = needed as u64;
     for &i in &t.nodes {
         for k in 0..arms.len() {
             let inst = member(arms, &t, k, i).0;
@@ -403,20 +615,130 @@ pub fn hoist_tuples(
     done
 }
 
-/// Does every operand of tuple `i` read one value in every arm: the same value defined
-/// outside the arms, or the members of one other tuple?
-fn operands_agree(func: &Function, arms: &[Arm], t: &Tuples, i: usize) -> bool {
+/// The operands of slot `s` of tuple `i`, arm by arm.
+fn slot_values(func: &Function, arms: &[Arm], t: &Tuples, i: usize, s: usize) -> Vec<Value> {
+    (0..arms.len())
+        .map(|k| {
+            let (inst, swapped) = member(arms, t, k, i);
+            operands(func, inst, swapped)[s]
+        })
+        .collect()
+}
+
+/// The number of `select`s the cascade's chains need for the tuples' differing operands
+/// (each distinct list of operands once), and the number the pairwise matchings priced
+/// for them (one per arm whose operand differs from the first arm's, each distinct list
+/// once per instruction).
+fn renamings(func: &Function, arms: &[Arm], t: &Tuples, choice: &Choice) -> (i64, i64) {
+    let Choice::Cascade { levels, .. } = choice else {
+        return (0, 0);
+    };
+    let mut estimated = 0;
+    let mut needed = 0;
+    let mut chained: Vec<Vec<Value>> = Vec::new();
+    for &i in &t.nodes {
+        let slots = func.dfg.insts[arms[0].insts[i]].args().len();
+        let mut priced: Vec<Vec<Value>> = Vec::new();
+        for s in 0..slots {
+            if merged_slot(func, arms, t, i, s).is_some() {
+                continue;
+            }
+            let vs = slot_values(func, arms, t, i, s);
+            if !priced.contains(&vs) {
+                estimated += vs[1..].iter().filter(|&&v| v != vs[0]).count() as i64;
+                priced.push(vs.clone());
+            }
+            if vs.iter().any(|&v| v != vs[0]) && !chained.contains(&vs) {
+                needed += chain_length(levels, &vs);
+                chained.push(vs);
+            }
+        }
+    }
+    (estimated, needed)
+}
+
+/// The `select`s of the chain for the operands `vs` (arm by arm): the last level chooses
+/// between the last two arms, each level above between its own arm's operand and what
+/// the levels below chose; a level whose two sides are one value needs none. (Once a
+/// level has made a `select`, every level above needs one.)
+fn chain_length(levels: &[Level], vs: &[Value]) -> i64 {
+    let n = levels.len();
+    let mut below = Some(vs[n]);
+    let mut count = 0;
+    for level in (0..n).rev() {
+        if below != Some(vs[level]) {
+            count += 1;
+            below = None;
+        }
+    }
+    count
+}
+
+/// Makes, before the terminator of `branch`, the chain of `select`s giving each lane of a
+/// cascade its arm's operand of `vs`, and returns its value.
+fn select_chain(
+    func: &mut Function,
+    uses: &mut Uses,
+    branch: Block,
+    levels: &[Level],
+    vs: &[Value],
+    from: warplift_ir::Inst,
+    at_term: &impl Fn(&Function) -> usize,
+) -> Value {
+    let n = levels.len();
+    let mut below = vs[n];
+    for level in (0..n).rev() {
+        let own = vs[level];
+        if own == below {
+            continue;
+        }
+        let Level { cond, arm_on_then } = levels[level];
+        let (x, y) = if arm_on_then {
+            (own, below)
+        } else {
+            (below, own)
+        };
+        let sel = func.dfg.make_inst(
+            InstructionData::Ternary {
+                opcode: Opcode::Select,
+                args: [cond, x, y],
+            },
+            Some(func.dfg.value_type(own)),
+        );
+        func.srclocs[sel] = func.srclocs[from];
+        let at = at_term(func);
+        func.layout.insert_inst(sel, branch, at);
+        uses.add(func, sel);
+        below = func.dfg.inst_result(sel).expect("a select has a result");
+    }
+    below
+}
+
+/// Can every operand of tuple `i` be had at the branch: the members of one other tuple,
+/// or values defined outside the arms (and, for a cascade, before its inner blocks) —
+/// the same in every arm, or (with `rename`) each arm's own?
+fn operands_agree(
+    func: &Function,
+    arms: &[Arm],
+    t: &Tuples,
+    i: usize,
+    choice: &Choice,
+    rename: bool,
+) -> bool {
     let (inst0, _) = member(arms, t, 0, i);
     let slots = func.dfg.insts[inst0].args().len();
+    let inner: &[Block] = match choice {
+        Choice::Cascade { inner, .. } => inner,
+        Choice::None => &[],
+    };
     (0..slots).all(|s| {
         if merged_slot(func, arms, t, i, s).is_some() {
             return true;
         }
-        let v0 = operands(func, inst0, false)[s];
-        (0..arms.len()).all(|k| {
-            let (inst, swapped) = member(arms, t, k, i);
-            let v = operands(func, inst, swapped)[s];
-            v == v0 && !arms[k].defines(func, v)
-        })
+        let vs = slot_values(func, arms, t, i, s);
+        let outside = vs
+            .iter()
+            .all(|&v| !arms.iter().any(|a| a.defines(func, v)) && available(func, inner, v));
+        outside && (rename || vs.iter().all(|&v| v == vs[0]))
     })
 }

@@ -13,7 +13,7 @@
 use super::dag::Arm;
 use super::matching::{Matching, Pair};
 use super::uses::Uses;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use warplift_ir::{Block, Function, Inst, Value};
 
 /// What a sink did.
@@ -112,9 +112,9 @@ pub fn sink(
     let ta = func.terminator(a.block).expect("arm ends in a jump");
     let tb = func.terminator(b.block).expect("arm ends in a jump");
     let original_params = func.dfg.block_params(join).len();
-    let mut params: HashMap<(Value, Value), Value> = HashMap::new();
+    let mut params: HashMap<(Value, Value), Value> = HashMap::default();
     let mut at = 0;
-    let mut merged_results = std::collections::HashSet::new();
+    let mut merged_results = rustc_hash::FxHashSet::default();
     for pair in &matching.pairs {
         let (ia, ib) = (a.insts[pair.a], b.insts[pair.b]);
         let xs = func.dfg.insts[ia].args().to_vec();

@@ -50,7 +50,7 @@ use super::matching::{Matcher, Matching};
 use super::pdg::{Direction, MemoryDeps};
 use super::uses::Uses;
 use super::Options;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use warplift_ir::{Block, BlockCall, Function, Inst, InstructionData, Opcode, Type, Value};
 
 /// What a Split did.
@@ -253,7 +253,7 @@ fn renamed_matched(
 /// parameters of `S`.
 fn renamed_slots(func: &Function, a: &Arm, b: &Arm, m: &Matching) -> usize {
     let partner: HashMap<usize, usize> = m.pairs.iter().map(|p| (p.a, p.b)).collect();
-    let mut seen = std::collections::HashSet::new();
+    let mut seen = rustc_hash::FxHashSet::default();
     for p in &m.pairs {
         for (x, y) in slots(func, a, b, p) {
             let merged = matches!(
@@ -342,8 +342,8 @@ fn apply(
     let mut args_a: Vec<Value> = Vec::new();
     let mut args_b: Vec<Value> = Vec::new();
     // Parameters of `S` by the value each side passes, for reuse.
-    let mut params: HashMap<(Value, Value), Value> = HashMap::new();
-    let mut merged: HashMap<usize, Value> = HashMap::new();
+    let mut params: HashMap<(Value, Value), Value> = HashMap::default();
+    let mut merged: HashMap<usize, Value> = HashMap::default();
     let mut merged_insts = Vec::new();
     for pair in &plan.matching.pairs {
         let mut args = Vec::new();
@@ -433,7 +433,7 @@ fn apply(
             let dest = &mut func.dfg.insts[term].branch_destinations_mut()[k];
             dest.block = s;
             dest.args = args.clone();
-            func.layout.remove_block(arm.block);
+            // Empty, removed with the pass's other emptied blocks at its end.
             direct[k] = true;
         } else {
             let jump = func.dfg.make_inst(
@@ -460,7 +460,9 @@ fn apply(
                 continue;
             }
             dests[k] = call;
-            func.layout.remove_block(rest);
+            // Emptied, and removed with the pass's other emptied blocks at its end.
+            let jump = func.terminator(rest).expect("a suffix ends in its jump");
+            func.layout.remove_inst(jump);
         }
     }
     let brif = func.dfg.make_inst(

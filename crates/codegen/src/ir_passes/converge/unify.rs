@@ -59,7 +59,7 @@ use super::cost::{benefit, copy_cost, BRANCH_LATENCY};
 use super::dag::operator_key;
 use super::edges::Edges;
 use super::uses::Uses;
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use warplift_ir::{
     Block, FloatCC, Function, Inst, InstructionData, IntCC, Opcode, Value, ValueDef,
 };
@@ -164,7 +164,7 @@ pub const MAX_BLOCKS: usize = 64;
 /// `branch`, holds more than [`MAX_BLOCKS`] blocks, or is entered other than through
 /// `entry` from `branch`.
 fn region(cfg: &Edges, branch: Block, entry: Block, join: Block) -> Option<Vec<Block>> {
-    let mut seen = HashSet::from([entry]);
+    let mut seen = HashSet::from_iter([entry]);
     let mut order = vec![entry];
     let mut k = 0;
     while k < order.len() {
@@ -419,8 +419,8 @@ pub fn unify(
         func,
         in_t,
         in_e,
-        blocks: HashMap::new(),
-        values: HashMap::new(),
+        blocks: HashMap::default(),
+        values: HashMap::default(),
         renames: Vec::new(),
         work: Vec::new(),
     };
@@ -478,7 +478,7 @@ pub fn unify(
             }
         })
         .sum();
-    let mut outside_pairs: HashSet<(Value, Value)> = HashSet::new();
+    let mut outside_pairs: HashSet<(Value, Value)> = HashSet::default();
     let mut inside = 0i64;
     for r in &walk.renames {
         if r.outside {
@@ -500,7 +500,7 @@ pub fn unify(
         profit,
         ..Unified::default()
     };
-    let mut shared: HashMap<(Value, Value), Value> = HashMap::new();
+    let mut shared: HashMap<(Value, Value), Value> = HashMap::default();
     let make_select = |func: &mut Function, x: Value, y: Value, at: Inst| -> Value {
         let sel = func.dfg.make_inst(
             InstructionData::Ternary {
@@ -554,16 +554,14 @@ pub fn unify(
         func.layout.remove_inst(inst);
         func.layout.append_inst(inst, block);
     }
-    func.layout.remove_block(t.block);
+    // `t.block` is empty now: the pass removes its emptied blocks at the end.
     done.touched.push(t.block);
     for &inst in &e_insts {
         func.layout.remove_inst(inst);
         done.removed += 1;
     }
     done.touched.push(block);
-    for &b in &re {
-        func.layout.remove_block(b);
-        done.touched.push(b);
-    }
+    // The else side's blocks are empty now, removed with the others at the end.
+    done.touched.extend(re.iter().copied());
     Some(done)
 }
