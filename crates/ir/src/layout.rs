@@ -55,6 +55,34 @@ impl Layout {
         }
     }
 
+    /// Removes every block `gone` says goes, and its instructions, in one pass over the
+    /// block order (removing them one at a time scans the order once per block).
+    pub fn remove_blocks(&mut self, gone: impl Fn(Block) -> bool) {
+        let mut removed = Vec::new();
+        self.blocks.retain(|&b| {
+            let keep = !gone(b);
+            if !keep {
+                removed.push(b);
+            }
+            keep
+        });
+        for b in removed {
+            self.inserted[b] = false;
+            for inst in core::mem::take(&mut self.insts[b]) {
+                self.inst_block[inst] = None.into();
+            }
+        }
+    }
+
+    /// Takes the instructions out of `block`, which stays in the order, empty.
+    pub fn take_block_insts(&mut self, block: Block) -> Vec<Inst> {
+        let insts = core::mem::take(&mut self.insts[block]);
+        for &inst in &insts {
+            self.inst_block[inst] = None.into();
+        }
+        insts
+    }
+
     /// Replaces the block order; `order` must be a permutation of the blocks in the layout.
     pub fn set_block_order(&mut self, order: Vec<Block>) {
         debug_assert_eq!(order.len(), self.blocks.len());
