@@ -76,8 +76,10 @@ pub(crate) fn decide(
     };
     let after_weight = |g: &Graph, n: Node| match &g.kinds[n] {
         k @ Kind::Assign(_) => weight(k) + param_moves,
-        // A branch folded into assignments computes each predicate instead.
-        k => weight(k) + (g.folded[n].len() + g.hoisted[n].len()) as f64,
+        // A branch folded into assignments computes each predicate instead, and carries
+        // the region's values to the join its arms went to, as they did.
+        k if !g.folded[n].is_empty() => weight(k) + g.folded[n].len() as f64 + param_moves,
+        k => weight(k) + g.hoisted[n].len() as f64,
     };
     let Some(a) = all_paths_cost(after, &after_weight) else {
         return Verdict::Declines("too complex for the cost model".to_string());

@@ -92,8 +92,6 @@ pub struct GraphStats {
     /// Branches whose arms only assigned predicates, turned into the assignments of
     /// values computed from their condition.
     pub folded: u64,
-    /// Join nodes bypassed after restructuring.
-    pub dummies_removed: u64,
     /// Assignment nodes merged into the join they all led to.
     pub assignments_sunk: u64,
     /// Assignment nodes moved into the branch they followed.

@@ -324,7 +324,6 @@ impl Outcome {
                 ("join blocks", g.dummies),
                 ("empty blocks threaded past", g.threaded),
                 ("branches folded into assignments", g.folded),
-                ("join blocks bypassed", g.dummies_removed),
                 ("assignments sunk into joins", g.assignments_sunk),
                 ("assignments hoisted into branches", g.hoisted),
                 ("split edges", self.split_edges),
@@ -354,7 +353,6 @@ impl Outcome {
         s.predicates += g.predicates;
         s.threaded += g.threaded;
         s.folded += g.folded;
-        s.dummies_removed += g.dummies_removed;
         s.assignments_sunk += g.assignments_sunk;
         s.hoisted += g.hoisted;
     }
@@ -465,10 +463,26 @@ fn restructure_region(
             "it holds a barrier and a divergent branch".to_string(),
         ));
     }
+    // Hoisting an assignment onto a branch leaves an edge from the branch straight to a
+    // join; where the region carries values through its joins (block parameters, values
+    // used in other blocks) that edge would need a block of its own for their moves.
+    let carries_values = region.blocks.iter().chain(region.exit.as_ref()).any(|&b| {
+        !func.dfg.block_params(b).is_empty()
+            || func.layout.block_insts(b).iter().any(|&i| {
+                func.dfg
+                    .inst_result(i)
+                    .is_some_and(|v| shared.used_elsewhere.contains(&v))
+            })
+    });
+    let hoist = !carries_values;
     // A trial on the graph alone: does the region need restructuring at all?
     let (mut trial, _) = build_graph(func, region, options.cascade).map_err(Skip::Before)?;
-    let plain = (options.regions == RegionMode::Divergent).then(|| trial.clone());
-    transform(&mut trial, func, options).map_err(Skip::Before)?;
+    let selective = options.regions == RegionMode::Divergent;
+    let plain = selective.then(|| trial.clone());
+    // Selective mode decides on the paper's construction alone, the estimate its cost
+    // model is tested against; the cleanup ([`simplify`]) then only takes work out of
+    // what it approved.
+    transform(&mut trial, func, options, hoist, !selective).map_err(Skip::Before)?;
     if !trial.changed {
         out.unchanged += 1;
         return Ok(());
@@ -503,7 +517,7 @@ fn restructure_region(
     let prepared = prepare(func, region, shared).map_err(Skip::After)?;
     let (mut g, node_of) =
         build_graph(func, &prepared.region, options.cascade).map_err(Skip::After)?;
-    transform(&mut g, func, options).map_err(Skip::After)?;
+    transform(&mut g, func, options, hoist, true).map_err(Skip::After)?;
     materialize(func, &g, &node_of, &mut shared.repair, &prepared.edge_defs)
         .map_err(Skip::After)?;
     let r = &prepared.region;
@@ -526,9 +540,16 @@ fn restructure_region(
     Ok(())
 }
 
-/// Runs the phases `options` ask for on `g`, a graph of `func`'s blocks: empty blocks
-/// threaded past first, the cleanup ([`simplify`]) last.
-fn transform(g: &mut Graph, func: &Function, options: &Options) -> Result<(), String> {
+/// Runs the phases `options` ask for on `g`, a graph of `func`'s blocks; with `cleanup`,
+/// empty blocks are threaded past first and the graph cleaned up last ([`simplify`];
+/// `hoist` allows its hoisting).
+fn transform(
+    g: &mut Graph,
+    func: &Function,
+    options: &Options,
+    hoist: bool,
+    cleanup: bool,
+) -> Result<(), String> {
     if !g.every_node_reaches_exit() {
         return Err("a loop in it never exits".to_string());
     }
@@ -540,15 +561,20 @@ fn transform(g: &mut Graph, func: &Function, options: &Options) -> Result<(), St
                 op == Opcode::Jump && func.dfg.insts[t].branch_destinations()[0].args.is_empty()
             })
     };
-    g.thread_empty(&empty);
+    if cleanup {
+        g.thread_empty(&empty);
+    }
     if options.loops != LoopMode::None {
         g.restructure_loops(options.loops == LoopMode::Copy, &|_| true);
     }
     if options.branches && g.is_acyclic() {
         g.restructure_branches()?;
     }
-    if g.changed {
-        g.simplify(&|b| opcode(b).is_some_and(|(_, op)| op == Opcode::Brif));
+    if cleanup && g.changed {
+        g.simplify(
+            &|b| opcode(b).is_some_and(|(_, op)| op == Opcode::Brif),
+            hoist,
+        );
     }
     Ok(())
 }
@@ -822,6 +848,22 @@ fn fold_branch(
         return Err(format!("{b}: a folded branch that is not a brif"));
     };
     func.layout.remove_inst(term);
+    assign_from(func, b, cond, list, pred_var, repair)?;
+    let c = call_to(func, ph, to);
+    jump_to(func, b, c);
+    Ok(())
+}
+
+/// Appends to `b` the predicate assignments `list` computed from `cond` (see
+/// [`fold_branch`]).
+fn assign_from(
+    func: &mut Function,
+    b: Block,
+    cond: Value,
+    list: &[(PredVar, u32, u32)],
+    pred_var: &SecondaryMap<PredVar, Option<(Var, Type)>>,
+    repair: &mut Repair,
+) -> Result<(), String> {
     let iconst = |func: &mut Function, ty: Type, value: u32| {
         let data = InstructionData::UnaryImm {
             opcode: Opcode::Iconst,
@@ -854,8 +896,6 @@ fn fold_branch(
         };
         repair.def_at_end(b, var, src);
     }
-    let c = call_to(func, ph, to);
-    jump_to(func, b, c);
     Ok(())
 }
 
@@ -1062,6 +1102,13 @@ fn materialize(
                 let cmp = new_inst(func, b, data, Some(Type::I1));
                 repair.use_slot(cmp, Slot::Arg(0), var);
                 let t = func.dfg.inst_result(cmp).expect("icmp has a result");
+                if g.succs[n].len() == 1 {
+                    // Folded: the test's outcome assigns predicates.
+                    assign_from(func, b, t, &g.folded[n], &pred_var, repair)?;
+                    let c = call_to(func, &mut ph, succ(0));
+                    jump_to(func, b, c);
+                    continue;
+                }
                 let data = InstructionData::Brif {
                     opcode: Opcode::Brif,
                     arg: t,

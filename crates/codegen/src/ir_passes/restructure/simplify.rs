@@ -26,15 +26,12 @@
 //!   taking the other arm assign the same predicates again before anything reads them,
 //!   moves into the branch's block ahead of the branch: every lane assigns it, and the
 //!   arm's lanes go straight on.
-//! - **Bypassing joins**: an empty join node's predecessors go straight to its successor.
-//!   The join gave a branch subgraph one exit for the recursion of Section IV-B; once the
-//!   graph is built, the IPDOM machine reconverges the subgraph's inner branch where the
-//!   join led (every lane of it arrives there next anyway) and the jump is saved.
 //!
-//! None of these makes a block run more often: the first three only remove nodes or merge
-//! a split warp earlier, and a bypassed join's lanes reach its successor with nothing run
-//! in between. The result stays tail-structured (rule 2 of Definition 2 merges nested
-//! branches that share their join).
+//! None of these makes a block run more often: they only remove nodes, or merge a split
+//! warp earlier. The empty join nodes themselves stay: without them branch subgraphs
+//! would share their joins, which rules 1–3 of Definition 2 do not contract, and the
+//! result would not be tail-structured (an IPDOM machine would run it without redundancy
+//! all the same).
 
 use super::graph::{Graph, Kind, Node, PredVar};
 use cranelift_entity::EntityRef;
@@ -94,7 +91,8 @@ impl Graph {
 
     /// The cleanup after the phases (see the [module documentation](self)), until
     /// nothing changes; `brif` says which original blocks end with a two-way `brif`.
-    pub fn simplify(&mut self, brif: &dyn Fn(Block) -> bool) {
+    /// `hoist`: hoisting is allowed (the region carries no values through its joins).
+    pub fn simplify(&mut self, brif: &dyn Fn(Block) -> bool, hoist: bool) {
         // Each round removes a node or a branch, so the rounds are bounded.
         for _ in 0..=self.kinds.len() {
             let mut again = false;
@@ -105,38 +103,104 @@ impl Graph {
             for &n in &nodes {
                 again |= self.sink(n);
             }
-            for &n in &nodes {
+            for &n in nodes.iter().filter(|_| hoist) {
                 again |= self.hoist(n, brif);
             }
-            for &n in &nodes {
-                if self.kinds[n] == Kind::Dummy && n != self.entry && self.hidden[n].is_empty() {
-                    let t = self.succs[n][0];
-                    if t != n {
-                        self.forward(n, t);
-                        self.remove(n);
-                        self.stats.dummies_removed += 1;
-                        again = true;
+            if !again {
+                break;
+            }
+        }
+        self.relabel();
+    }
+
+    /// Flips the values of a two-valued predicate (and the order of its dispatch's
+    /// targets) where more of its folded assignments negate a condition than copy it:
+    /// a copy costs nothing, a negation an instruction.
+    fn relabel(&mut self) {
+        let vars: Vec<PredVar> = self.preds_values.keys().collect();
+        for var in vars {
+            if self.preds_values[var] != 2 {
+                continue;
+            }
+            let (mut negated, mut copied) = (0, 0);
+            for n in self.nodes() {
+                for &(p, yes, no) in &self.folded[n] {
+                    if p == var && (yes, no) == (0, 1) {
+                        negated += 1;
+                    } else if p == var && (yes, no) == (1, 0) {
+                        copied += 1;
                     }
                 }
             }
-            if !again {
-                return;
+            if negated <= copied {
+                continue;
             }
+            let nodes: Vec<Node> = self.nodes().collect();
+            for n in nodes {
+                let flip = |v: &mut u32| *v = 1 - *v;
+                match &mut self.kinds[n] {
+                    Kind::Assign(list) => {
+                        for (p, v) in list.iter_mut() {
+                            if *p == var {
+                                flip(v);
+                            }
+                        }
+                    }
+                    Kind::Dispatch(p) if *p == var && self.succs[n].len() == 2 => {
+                        self.swap_slots(n);
+                    }
+                    _ => {}
+                }
+                for (p, yes, no) in self.folded[n].iter_mut() {
+                    if *p == var {
+                        flip(yes);
+                        flip(no);
+                    }
+                }
+                for (p, v) in self.hoisted[n].iter_mut() {
+                    if *p == var {
+                        flip(v);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Exchanges the two slots of `n`, hidden marks included.
+    fn swap_slots(&mut self, n: Node) {
+        let (a, b) = (self.succs[n][0], self.succs[n][1]);
+        let targets: &[Node] = if a == b { &[a] } else { &[a, b] };
+        for &t in targets {
+            for e in self.preds[t].iter_mut() {
+                if e.0 == n {
+                    e.1 = 1 - e.1;
+                }
+            }
+        }
+        self.succs[n].swap(0, 1);
+        for slot in self.hidden[n].iter_mut() {
+            *slot = 1 - *slot;
         }
     }
 
     /// Folds the branch `n` into predicate assignments, if both its arms only assign the
     /// same predicates on the way to one node (or lead to the same node).
     fn fold(&mut self, n: Node, brif: &dyn Fn(Block) -> bool) -> bool {
-        let is_brif = matches!(self.kinds[n], Kind::Orig(b) if brif(b));
-        if !is_brif
+        let two_way = match self.kinds[n] {
+            Kind::Orig(b) => brif(b),
+            Kind::TestEq(..) | Kind::TestLt(..) => true,
+            _ => false,
+        };
+        if !two_way
             || self.succs[n].len() != 2
             || !self.hidden[n].is_empty()
             || !self.folded[n].is_empty()
+            || !self.hoisted[n].is_empty()
         {
             return false;
         }
-        // Slot 0 is the `brif`'s first destination, taken when the condition holds.
+        // Slot 0 is the `brif`'s first destination (a test's), taken when the condition
+        // holds.
         let (yes, no) = (self.succs[n][0], self.succs[n][1]);
         let (to, list) = if yes == no {
             (yes, Vec::new())
