@@ -59,6 +59,14 @@
 //! cascade is built before its own tail is restructured, so it is nested like any other
 //! branch. A two-valued predicate is an `i1` the dispatch branches on directly.
 //!
+//! **Cleanup (beyond the paper, [`simplify`]).** Empty blocks are threaded past before
+//! the phases; afterwards branches whose arms only assign predicates become assignments
+//! computed from their condition, identical assignments into a join merge into it, and
+//! (where no values cross the region's joins) an assignment on one arm of a branch moves
+//! ahead of the branch when the other arm assigns the predicate again before reading it.
+//! What the paper's construction costs on a warp is mostly these assignment blocks and
+//! the splits of the warp at their branches.
+//!
 //! # Where it applies
 //!
 //! The paper restructures every kernel and pays 2.1% on structured ones; its conclusion
