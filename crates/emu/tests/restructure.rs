@@ -111,7 +111,7 @@ fn the_figures_run_blocks_redundantly_before_restructuring_and_never_after() {
     let measured: Vec<Vec<[u64; 4]>> = figures.iter().map(|f| before_after(f)).collect();
     // Per figure, at widths 4, 32 and 64: [before, selective, all, kernel]. On Figures
     // 1, 3 and 5 restructuring removes every redundant execution but runs more
-    // warp-instructions (at width 32: 44 -> 55, 26 -> 39, 28 -> 43; the redundant blocks
+    // warp-instructions (at width 32: 44 -> 56, 26 -> 39, 28 -> 43; the redundant blocks
     // are small, the assignments and dispatches are not free), so the selective
     // default's cost model leaves them as they are.
     let expected: Vec<Vec<[u64; 4]>> = vec![

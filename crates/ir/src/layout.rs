@@ -71,6 +71,15 @@ impl Layout {
         self.blocks.retain(|&b| inserted[b]);
     }
 
+    /// Takes the instructions out of `block`, which stays in the order, empty.
+    pub fn take_block_insts(&mut self, block: Block) -> Vec<Inst> {
+        let insts = core::mem::take(&mut self.insts[block]);
+        for &inst in &insts {
+            self.inst_block[inst] = None.into();
+        }
+        insts
+    }
+
     /// Replaces the block order; `order` must be a permutation of the blocks in the layout.
     pub fn set_block_order(&mut self, order: Vec<Block>) {
         debug_assert_eq!(order.len(), self.blocks.len());

@@ -76,7 +76,10 @@ pub(crate) fn decide(
     };
     let after_weight = |g: &Graph, n: Node| match &g.kinds[n] {
         k @ Kind::Assign(_) => weight(k) + param_moves,
-        k => weight(k),
+        // A branch folded into assignments computes each predicate instead, and carries
+        // the region's values to the join its arms went to, as they did.
+        k if !g.folded[n].is_empty() => weight(k) + g.folded[n].len() as f64 + param_moves,
+        k => weight(k) + g.hoisted[n].len() as f64,
     };
     let Some(a) = all_paths_cost(after, &after_weight) else {
         return Verdict::Declines("too complex for the cost model".to_string());
@@ -100,7 +103,7 @@ pub(crate) fn decide(
 pub(crate) fn kind_weight(kind: &Kind, block_insts: &dyn Fn(warplift_ir::Block) -> usize) -> f64 {
     match kind {
         Kind::Orig(b) | Kind::Copy(b) => block_insts(*b) as f64,
-        Kind::Exit | Kind::Outside(_) => 0.0,
+        Kind::Exit | Kind::Outside(_) | Kind::Removed(_) => 0.0,
         Kind::Assign(list) => list.len() as f64 + 1.0,
         Kind::Dispatch(_) | Kind::Dummy => 1.0,
         Kind::TestEq(..) | Kind::TestLt(..) => 3.0,

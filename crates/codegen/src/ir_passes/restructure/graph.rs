@@ -52,6 +52,10 @@ pub enum Kind {
     TestLt(PredVar, u32),
     /// An empty node that joins paths (a jump, slot 0).
     Dummy,
+    /// A node the cleanup took out of the graph ([`super::simplify`]): no edges, no
+    /// block; for an original block (an empty one threaded past), the block, which
+    /// leaves the kernel.
+    Removed(Option<Block>),
 }
 
 /// Counts of what the restructuring did, per kind of change.
@@ -83,6 +87,15 @@ pub struct GraphStats {
     pub cascade_tests: u64,
     /// Predicate variables made.
     pub predicates: u64,
+    /// Empty original blocks threaded past (their edges go to their successor).
+    pub threaded: u64,
+    /// Branches whose arms only assigned predicates, turned into the assignments of
+    /// values computed from their condition.
+    pub folded: u64,
+    /// Assignment nodes merged into the join they all led to.
+    pub assignments_sunk: u64,
+    /// Assignment nodes moved into the branch they followed.
+    pub hoisted: u64,
 }
 
 /// The abstract graph of one region.
@@ -94,9 +107,16 @@ pub struct Graph {
     pub(crate) hidden: SecondaryMap<Node, Vec<u32>>,
     /// Predecessor edges of every node (hidden ones included), kept up to date by
     /// [`Graph::add`], [`Graph::set_succs`] and [`Graph::redirect`].
-    preds: SecondaryMap<Node, Vec<(Node, u32)>>,
+    pub(super) preds: SecondaryMap<Node, Vec<(Node, u32)>>,
     /// Number of values of each predicate.
     pub(crate) preds_values: PrimaryMap<PredVar, u32>,
+    /// Branch nodes turned into predicate assignments ([`super::simplify`]): per
+    /// predicate, its value when the condition holds and when it does not; such a node
+    /// has one slot, its branch's joined target.
+    pub(crate) folded: SecondaryMap<Node, Vec<(PredVar, u32, u32)>>,
+    /// Predicate assignments moved into a branch node, ahead of its branch
+    /// ([`super::simplify`]).
+    pub(crate) hoisted: SecondaryMap<Node, Vec<(PredVar, u32)>>,
     pub(crate) entry: Node,
     pub(crate) exit: Node,
     /// The cascade for dispatches of more than two ways.
@@ -118,6 +138,8 @@ impl Graph {
             hidden: SecondaryMap::new(),
             preds: SecondaryMap::new(),
             preds_values: PrimaryMap::new(),
+            folded: SecondaryMap::new(),
+            hoisted: SecondaryMap::new(),
             entry,
             exit,
             cascade,
@@ -185,7 +207,7 @@ impl Graph {
         self.add(Kind::Dummy, vec![to])
     }
 
-    fn redirect(&mut self, (n, slot): (Node, u32), to: Node) {
+    pub(super) fn redirect(&mut self, (n, slot): (Node, u32), to: Node) {
         let old = self.succs[n][slot as usize];
         self.preds[old].retain(|&e| e != (n, slot));
         self.preds[to].push((n, slot));

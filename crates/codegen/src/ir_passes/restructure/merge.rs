@@ -8,7 +8,7 @@
 //! its blocks as they were.
 
 use cranelift_entity::EntityRef;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use warplift_ir::{Block, Function, InstructionData, Value};
 
 /// Merges chains in `func` where one of the two blocks has an index of at least
@@ -28,9 +28,12 @@ pub(crate) fn merge_chains(func: &mut Function, first_new: usize) -> u64 {
     }
     let mut alias: HashMap<Value, Value> = HashMap::new();
     let mut merged = 0;
+    // The blocks merged away leave the order in one pass at the end: one at a time,
+    // each removal would scan the order.
+    let mut gone: HashSet<Block> = HashSet::new();
     let blocks: Vec<Block> = func.layout.blocks().to_vec();
     for a in blocks {
-        if !func.layout.is_block_inserted(a) {
+        if gone.contains(&a) {
             continue;
         }
         while let Some(term) = func.terminator(a) {
@@ -47,13 +50,16 @@ pub(crate) fn merge_chains(func: &mut Function, first_new: usize) -> u64 {
                 alias.insert(p, v);
             }
             func.layout.remove_inst(term);
-            let insts = func.layout.block_insts(b).to_vec();
-            func.layout.remove_block(b);
-            for i in insts {
+            for i in func.layout.take_block_insts(b) {
                 func.layout.append_inst(i, a);
             }
+            gone.insert(b);
             merged += 1;
         }
+    }
+    if !gone.is_empty() {
+        let gone: Vec<Block> = gone.into_iter().collect();
+        func.layout.remove_blocks(&gone);
     }
     if !alias.is_empty() {
         let resolve = |mut v: Value| {

@@ -59,6 +59,14 @@
 //! cascade is built before its own tail is restructured, so it is nested like any other
 //! branch. A two-valued predicate is an `i1` the dispatch branches on directly.
 //!
+//! **Cleanup (beyond the paper, [`simplify`]).** Empty blocks are threaded past before
+//! the phases; afterwards branches whose arms only assign predicates become assignments
+//! computed from their condition, identical assignments into a join merge into it, and
+//! (where no values cross the region's joins) an assignment on one arm of a branch moves
+//! ahead of the branch when the other arm assigns the predicate again before reading it.
+//! What the paper's construction costs on a warp is mostly these assignment blocks and
+//! the splits of the warp at their branches.
+//!
 //! # Where it applies
 //!
 //! The paper restructures every kernel and pays 2.1% on structured ones; its conclusion
@@ -100,6 +108,7 @@ mod cost;
 pub mod graph;
 mod merge;
 mod shared;
+mod simplify;
 
 use crate::analysis::{AnalysisCache, Preserved};
 use crate::pass_util::ssa_regions::SsaRegion;
@@ -321,6 +330,10 @@ impl Outcome {
                 ("predicates", g.predicates),
                 ("predicate assignments", g.assignments),
                 ("join blocks", g.dummies),
+                ("empty blocks threaded past", g.threaded),
+                ("branches folded into assignments", g.folded),
+                ("assignments sunk into joins", g.assignments_sunk),
+                ("assignments hoisted into branches", g.hoisted),
                 ("split edges", self.split_edges),
                 ("exit blocks", self.exit_blocks),
                 ("blocks added", self.blocks_added),
@@ -346,6 +359,10 @@ impl Outcome {
         s.dummies += g.dummies;
         s.cascade_tests += g.cascade_tests;
         s.predicates += g.predicates;
+        s.threaded += g.threaded;
+        s.folded += g.folded;
+        s.assignments_sunk += g.assignments_sunk;
+        s.hoisted += g.hoisted;
     }
 }
 
@@ -454,10 +471,26 @@ fn restructure_region(
             "it holds a barrier and a divergent branch".to_string(),
         ));
     }
+    // Hoisting an assignment onto a branch leaves an edge from the branch straight to a
+    // join; where the region carries values through its joins (block parameters, values
+    // used in other blocks) that edge would need a block of its own for their moves.
+    let carries_values = region.blocks.iter().chain(region.exit.as_ref()).any(|&b| {
+        !func.dfg.block_params(b).is_empty()
+            || func.layout.block_insts(b).iter().any(|&i| {
+                func.dfg
+                    .inst_result(i)
+                    .is_some_and(|v| shared.used_elsewhere.contains(&v))
+            })
+    });
+    let hoist = !carries_values;
     // A trial on the graph alone: does the region need restructuring at all?
     let (mut trial, _) = build_graph(func, region, options.cascade).map_err(Skip::Before)?;
-    let plain = (options.regions == RegionMode::Divergent).then(|| trial.clone());
-    transform(&mut trial, options, &|_| true).map_err(Skip::Before)?;
+    let selective = options.regions == RegionMode::Divergent;
+    let plain = selective.then(|| trial.clone());
+    // Selective mode decides on the paper's construction alone, the estimate its cost
+    // model is tested against; the cleanup ([`simplify`]) then only takes work out of
+    // what it approved.
+    transform(&mut trial, func, options, hoist, !selective).map_err(Skip::Before)?;
     if !trial.changed {
         out.unchanged += 1;
         return Ok(());
@@ -492,7 +525,7 @@ fn restructure_region(
     let prepared = prepare(func, region, shared).map_err(Skip::After)?;
     let (mut g, node_of) =
         build_graph(func, &prepared.region, options.cascade).map_err(Skip::After)?;
-    transform(&mut g, options, &|_| true).map_err(Skip::After)?;
+    transform(&mut g, func, options, hoist, true).map_err(Skip::After)?;
     materialize(func, &g, &node_of, &mut shared.repair, &prepared.edge_defs)
         .map_err(Skip::After)?;
     let r = &prepared.region;
@@ -515,20 +548,41 @@ fn restructure_region(
     Ok(())
 }
 
-/// Runs the phases `options` ask for on `g`.
+/// Runs the phases `options` ask for on `g`, a graph of `func`'s blocks; with `cleanup`,
+/// empty blocks are threaded past first and the graph cleaned up last ([`simplify`];
+/// `hoist` allows its hoisting).
 fn transform(
     g: &mut Graph,
+    func: &Function,
     options: &Options,
-    copyable: &dyn Fn(Block) -> bool,
+    hoist: bool,
+    cleanup: bool,
 ) -> Result<(), String> {
     if !g.every_node_reaches_exit() {
         return Err("a loop in it never exits".to_string());
     }
+    let opcode = |b: Block| func.terminator(b).map(|t| (t, func.dfg.insts[t].opcode()));
+    let empty = |b: Block| {
+        func.layout.block_insts(b).len() == 1
+            && func.dfg.block_params(b).is_empty()
+            && opcode(b).is_some_and(|(t, op)| {
+                op == Opcode::Jump && func.dfg.insts[t].branch_destinations()[0].args.is_empty()
+            })
+    };
+    if cleanup {
+        g.thread_empty(&empty);
+    }
     if options.loops != LoopMode::None {
-        g.restructure_loops(options.loops == LoopMode::Copy, copyable);
+        g.restructure_loops(options.loops == LoopMode::Copy, &|_| true);
     }
     if options.branches && g.is_acyclic() {
         g.restructure_branches()?;
+    }
+    if cleanup && g.changed {
+        g.simplify(
+            &|b| opcode(b).is_some_and(|(_, op)| op == Opcode::Brif),
+            hoist,
+        );
     }
     Ok(())
 }
@@ -775,6 +829,84 @@ fn prepare(
     })
 }
 
+/// Is `n` a two-way branch the cleanup turned into a jump (both arms led to one node)?
+fn is_folded_jump(func: &Function, g: &Graph, n: Node, b: Block) -> bool {
+    g.succs[n].len() == 1
+        && func
+            .terminator(b)
+            .is_some_and(|t| func.dfg.insts[t].opcode() == Opcode::Brif)
+}
+
+/// Replaces the `brif` ending `b` by the predicate assignments `list` computed from its
+/// condition (`(p, if true, if false)`: the condition, its negation, a constant or a
+/// `select`) and a jump to `to` ([`simplify`]'s folding).
+fn fold_branch(
+    func: &mut Function,
+    b: Block,
+    list: &[(PredVar, u32, u32)],
+    pred_var: &SecondaryMap<PredVar, Option<(Var, Type)>>,
+    repair: &mut Repair,
+    ph: &mut HashMap<Type, Value>,
+    to: Block,
+) -> Result<(), String> {
+    let term = func
+        .terminator(b)
+        .ok_or_else(|| format!("{b} has no terminator"))?;
+    let InstructionData::Brif { arg: cond, .. } = func.dfg.insts[term] else {
+        return Err(format!("{b}: a folded branch that is not a brif"));
+    };
+    func.layout.remove_inst(term);
+    assign_from(func, b, cond, list, pred_var, repair)?;
+    let c = call_to(func, ph, to);
+    jump_to(func, b, c);
+    Ok(())
+}
+
+/// Appends to `b` the predicate assignments `list` computed from `cond` (see
+/// [`fold_branch`]).
+fn assign_from(
+    func: &mut Function,
+    b: Block,
+    cond: Value,
+    list: &[(PredVar, u32, u32)],
+    pred_var: &SecondaryMap<PredVar, Option<(Var, Type)>>,
+    repair: &mut Repair,
+) -> Result<(), String> {
+    let iconst = |func: &mut Function, ty: Type, value: u32| {
+        let data = InstructionData::UnaryImm {
+            opcode: Opcode::Iconst,
+            imm: u64::from(value),
+        };
+        let inst = new_inst(func, b, data, Some(ty));
+        func.dfg.inst_result(inst).expect("iconst has a result")
+    };
+    for &(p, yes, no) in list {
+        let (var, ty) = pred_var[p].ok_or("a predicate without a variable")?;
+        let src = if yes == no {
+            Src::Fresh(iconst(func, ty, yes))
+        } else if ty == Type::I1 && (yes, no) == (1, 0) {
+            Src::Old(cond)
+        } else if ty == Type::I1 {
+            let data = InstructionData::Unary {
+                opcode: Opcode::Bnot,
+                arg: cond,
+            };
+            let inst = new_inst(func, b, data, Some(Type::I1));
+            Src::Fresh(func.dfg.inst_result(inst).expect("bnot has a result"))
+        } else {
+            let (y, n) = (iconst(func, ty, yes), iconst(func, ty, no));
+            let data = InstructionData::Ternary {
+                opcode: Opcode::Select,
+                args: [cond, y, n],
+            };
+            let inst = new_inst(func, b, data, Some(ty));
+            Src::Fresh(func.dfg.inst_result(inst).expect("select has a result"))
+        };
+        repair.def_at_end(b, var, src);
+    }
+    Ok(())
+}
+
 /// A placeholder value of type `ty`: the result of a constant placed nowhere, for an
 /// operand the SSA repair rewrites or removes.
 fn placeholder(func: &mut Function, cache: &mut HashMap<Type, Value>, ty: Type) -> Value {
@@ -830,6 +962,14 @@ fn materialize(
         block_of[n] = Some(match &g.kinds[n] {
             Kind::Orig(b) | Kind::Outside(b) => *b,
             Kind::Exit => exit_block,
+            // An empty block threaded past leaves the kernel; a removed node never had
+            // a block.
+            Kind::Removed(b) => {
+                if let Some(b) = *b {
+                    func.layout.remove_block(b);
+                }
+                continue;
+            }
             _ => {
                 let b = func.dfg.make_block();
                 func.layout.append_block(b);
@@ -848,14 +988,32 @@ fn materialize(
     let mut ph: HashMap<Type, Value> = HashMap::new();
     let mut remap: HashMap<Value, Value> = HashMap::new();
     for n in g.nodes() {
-        let b = block(n);
+        let Some(b) = block_of[n] else {
+            continue;
+        };
         let succ = |i: usize| block(g.succs[n][i]);
         match &g.kinds[n] {
-            Kind::Exit | Kind::Outside(_) => {}
+            Kind::Exit | Kind::Outside(_) | Kind::Removed(_) => {}
+            Kind::Orig(_) if is_folded_jump(func, g, n, b) => {
+                fold_branch(func, b, &g.folded[n], &pred_var, repair, &mut ph, succ(0))?;
+            }
             Kind::Orig(_) => {
                 let term = func
                     .terminator(b)
                     .ok_or_else(|| format!("{b} has no terminator"))?;
+                // Assignments hoisted ahead of the branch: both edges carry them.
+                for &(p, value) in &g.hoisted[n] {
+                    let (var, ty) = pv(p);
+                    let data = InstructionData::UnaryImm {
+                        opcode: Opcode::Iconst,
+                        imm: u64::from(value),
+                    };
+                    let inst = func.dfg.make_inst(data, Some(ty));
+                    let at = func.layout.block_insts(b).len() - 1;
+                    func.layout.insert_inst(inst, b, at);
+                    let v = func.dfg.inst_result(inst).expect("iconst has a result");
+                    repair.def_at_end(b, var, Src::Fresh(v));
+                }
                 let targets: Vec<Block> = (0..g.succs[n].len()).map(succ).collect();
                 let data = &mut func.dfg.insts[term];
                 if data.opcode() == Opcode::Return {
@@ -952,6 +1110,13 @@ fn materialize(
                 let cmp = new_inst(func, b, data, Some(Type::I1));
                 repair.use_slot(cmp, Slot::Arg(0), var);
                 let t = func.dfg.inst_result(cmp).expect("icmp has a result");
+                if g.succs[n].len() == 1 {
+                    // Folded: the test's outcome assigns predicates.
+                    assign_from(func, b, t, &g.folded[n], &pred_var, repair)?;
+                    let c = call_to(func, &mut ph, succ(0));
+                    jump_to(func, b, c);
+                    continue;
+                }
                 let data = InstructionData::Brif {
                     opcode: Opcode::Brif,
                     arg: t,
