@@ -154,6 +154,7 @@ pub mod check;
 pub mod interleave;
 pub mod opt;
 pub mod regions;
+pub mod stack;
 
 use crate::mir::{
     BlockKind, BlockTarget, Cond, MBlock, MInst, MInstKind, MType, MirFunction, Operand, Reg,
