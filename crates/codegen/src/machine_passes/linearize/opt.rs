@@ -38,6 +38,8 @@
 //!   `selp` just before it reads the condition instead ([`fold_tests`]).
 //! - **Dead assignments** (O3, regions without back edges): an assignment to `g` that no
 //!   later test can tell from the value it replaces goes ([`remove_dead_assignments`]).
+//! - **Unread assignments** (O3): an assignment to `g` after which no path reads `g` goes
+//!   (a liveness analysis of `g`, [`remove_unread_assignments`]); back edges allowed.
 //!
 //! Blocks inside a structured sub-region do not write `g`: the analysis passes their
 //! input on unchanged.
@@ -871,6 +873,70 @@ fn remove_dead_assignments(
     }
 }
 
+/// O3: assignments to `g` whose value no instruction reads: a backward liveness analysis
+/// of `g` over the whole function (an unguarded write kills it; a predicated one does
+/// not, since the lanes it skips keep the old value; any read, guard tests included,
+/// makes it live; it is dead past every return). An assignment after which `g` is not
+/// live on any path goes — the region's entry's `g = id(first)`, say, where every lane
+/// meets another assignment before any test (the test-based removal above cannot see
+/// that: it does not know what the lanes hold on entering the region). Sound with back
+/// edges too: liveness is a fixpoint over the cycles.
+fn remove_unread_assignments(state: &mut State, regs: GuardRegs) {
+    let reads_g = |inst: &crate::mir::MInst| {
+        let mut inst = inst.clone();
+        let mut read = false;
+        inst.visit_regs(|r, role| read |= *r == regs.g && role == crate::mir::RegRole::Use);
+        read
+    };
+    let func = &state.func;
+    let blocks: Vec<MBlock> = func.order.clone();
+    // Live on entry to each block: the fixpoint of the usual backward equations.
+    let mut live_in: HashMap<MBlock, bool> = blocks.iter().map(|&b| (b, false)).collect();
+    let live_after = |b: MBlock, live_in: &HashMap<MBlock, bool>| {
+        func.successors(b)
+            .iter()
+            .any(|s| live_in.get(s).copied().unwrap_or(false))
+    };
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for &b in blocks.iter().rev() {
+            let mut live = live_after(b, &live_in);
+            for inst in func.blocks[b].insts.iter().rev() {
+                if inst.kind.def() == Some(regs.g) && inst.guard.is_none() {
+                    live = false;
+                }
+                live |= reads_g(inst);
+            }
+            if live && !live_in[&b] {
+                live_in.insert(b, true);
+                changed = true;
+            }
+        }
+    }
+    let live_out: Vec<bool> = blocks.iter().map(|&b| live_after(b, &live_in)).collect();
+    for (&b, &out) in blocks.iter().zip(&live_out) {
+        let mut live = out;
+        let mut dead = Vec::new();
+        for (i, inst) in state.func.blocks[b].insts.iter().enumerate().rev() {
+            let writes = inst.kind.def() == Some(regs.g);
+            if writes && !live && !reads_g(inst) {
+                dead.push(i);
+                continue;
+            }
+            if writes && inst.guard.is_none() {
+                live = false;
+            }
+            live |= reads_g(inst);
+        }
+        // `dead` runs last to first: each removal leaves the earlier indices as they are.
+        for i in dead {
+            state.func.blocks[b].insts.remove(i);
+            state.stats.assignments_removed += 1;
+        }
+    }
+}
+
 /// O3: a guard test that follows, in the same block, the block's own unguarded
 /// `g = c ? a : b` tests the branch condition `c` itself whenever exactly one of `a`
 /// and `b` passes it: `g == a` holds exactly where `c` does. The test is dropped and what
@@ -1065,6 +1131,7 @@ pub fn optimize(
         remove_dead_assignments(&mut state, lin, &region, regs);
         fold_tests(&mut state, &region, regs);
         remove_dead_assignments(&mut state, lin, &region, regs);
+        remove_unread_assignments(&mut state, regs);
     }
     *func = state.func;
     state.stats
