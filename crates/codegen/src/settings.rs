@@ -7,7 +7,7 @@
 //! `String` checked where it is declared (`ptx_target`, and `passes` against the pass
 //! registry), or an enumeration declared with `setting_enum!` (the option's values and
 //! their names in one list: [`OptLevel`], [`RegionMode`], [`LinearizeStage`],
-//! [`LoopMode`], [`Cascade`]). Passes read the typed fields; none parses a string again.
+//! [`MergeLoops`], [`LoopMode`], [`Cascade`]). Passes read the typed fields; none parses a string again.
 //! A bad value is refused when it is set, with an error naming the setting and the values
 //! it accepts:
 //!
@@ -141,6 +141,19 @@ setting_enum! {
         Machine = "machine",
         /// On the SSA IR before register allocation (the `linearize_ssa` pass).
         Ssa = "ssa",
+    }
+}
+
+setting_enum! {
+    /// Which loop nests `linearize` merges (`linearize_merge_loops`, Section 5.2).
+    MergeLoops {
+        /// None: every loop keeps its blocks together and its own back edge.
+        Never = "never",
+        /// Those where a cost model expects merging to run fewer block executions and
+        /// fewer instructions than keeping the loops apart.
+        Cost = "cost",
+        /// Every loop nest, as the paper's Section 5.2 does.
+        Always = "always",
     }
 }
 
@@ -345,11 +358,13 @@ declare_settings! {
     /// nests the guards of the blocks a block dominates inside its guard; 3 (O3) also merges
     /// a guard into its block when the block is its only predecessor.
     linearize_opt: u32 = 0, check in_range::<0, 3>;
-    /// `linearize` orders the blocks of a loop nest so that a lane finishing an inner loop
-    /// runs the rest of the outer iteration and rejoins the other lanes in the inner loop's
-    /// next invocation: one back edge serves both loops (loop merging, Section 5.2). Off,
-    /// each loop's blocks stay together and every loop keeps its own back edge.
-    linearize_merge_loops: bool = true, check anything;
+    /// Loop merging (Section 5.2): `linearize` orders the blocks of a loop nest so that a
+    /// lane finishing an inner loop runs the rest of the outer iteration and rejoins the
+    /// other lanes in the inner loop's next invocation, one back edge serving both loops.
+    /// `cost` merges a nest only where a pass of the inner loop outweighs a pass of the
+    /// rest of the outer loop with its guards; `always` merges every nest; `never` keeps
+    /// each loop's blocks together behind its own back edge.
+    linearize_merge_loops: MergeLoops = MergeLoops::Cost, check anything;
     /// `linearize` splits a block between a global or local load and the load's first use,
     /// and orders the region so that blocks from the other arm of a divergent branch run
     /// between them, hiding the load's latency (branch interleaving, Section 5.1).

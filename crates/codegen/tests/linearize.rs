@@ -98,7 +98,7 @@ fn linearization_costs_exactly_the_two_reserved_registers_and_no_spill() {
                 "linearize_opt=0",
                 "linearize_opt=3",
                 "linearize_interleave=true",
-                "linearize_merge_loops=false",
+                "linearize_merge_loops=always",
             ];
             for (mode, option) in MODES.iter().flat_map(|m| options.map(|o| (m, o))) {
                 let regions = format!("linearize_regions={mode}");

@@ -23,7 +23,8 @@
 //! - `warp` (private): a warp's registers, active mask, IPDOM stack, and
 //!   the execution of one instruction across its lanes;
 //! - [`stats`]: every statistic, defined once; [`trace`]: the optional timeline;
-//!   `redundancy` (private): the optional per-lane block counter;
+//!   `redundancy` (private): the optional per-lane block counter and path log
+//!   ([`LanePaths`]);
 //! - [`error`]: faults, naming kernel, block, thread, pc and source line.
 //!
 //! For a race-free kernel the memory a run leaves equals what
@@ -48,5 +49,6 @@ pub use error::{EmuError, Fault, FaultKind};
 pub use machine::{run, run_functional, run_traced, run_with, RunOptions};
 pub use monitor::{Interrupted, Monitor, Progress, WarpPosition};
 pub use program::Program;
+pub use redundancy::LanePaths;
 pub use stats::{StallReason, Stats};
 pub use trace::Trace;

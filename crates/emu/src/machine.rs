@@ -32,7 +32,7 @@ use crate::config::{MachineConfig, PartialBarrier, SchedulerPolicy};
 use crate::error::{EmuError, Fault, FaultKind};
 use crate::monitor::{Interrupted, Monitor, Progress, WarpPosition};
 use crate::program::Program;
-use crate::redundancy::LaneCounts;
+use crate::redundancy::{LaneCounts, LanePaths, PathLog};
 use crate::sched::AgeTree;
 use crate::stats::{StallReason, Stats};
 use crate::trace::Trace;
@@ -242,6 +242,8 @@ pub(crate) struct Counters {
     pub transactions: [u64; 3],
     /// Per-lane block counts, when the redundant block executions are asked for.
     pub lanes: Option<Box<LaneCounts>>,
+    /// Per-lane paths, when asked for.
+    pub paths: Option<Box<PathLog>>,
     /// Whether the run records a trace (warps then keep their spans).
     pub tracing: bool,
 }
@@ -254,6 +256,8 @@ pub struct RunOptions<'t> {
     /// Count every lane's block executions to fill in
     /// [`Stats::redundant_block_executions`].
     pub redundancy: bool,
+    /// Record every lane's path through the machine blocks here (a timed run only).
+    pub lane_paths: Option<&'t mut LanePaths>,
     /// Poll this while the run goes, to show progress or stop the run.
     pub monitor: Option<&'t mut dyn Monitor>,
     /// Run without the timing model, thread blocks spread over all cores (see
@@ -267,6 +271,7 @@ impl core::fmt::Debug for RunOptions<'_> {
         f.debug_struct("RunOptions")
             .field("trace", &self.trace.is_some())
             .field("redundancy", &self.redundancy)
+            .field("lane_paths", &self.lane_paths.is_some())
             .field("monitor", &self.monitor.is_some())
             .field("functional", &self.functional)
             .finish()
@@ -311,6 +316,14 @@ pub fn run_with(
             return Err(EmuError::Setup {
                 kernel: program.name.clone(),
                 message: "a functional run has no clock, so no timeline to trace".into(),
+            });
+        }
+        if options.lane_paths.is_some() {
+            return Err(EmuError::Setup {
+                kernel: program.name.clone(),
+                message: "a functional run records no lane paths: its warps run on \
+                          several threads"
+                    .into(),
             });
         }
         return crate::functional::run(
@@ -415,6 +428,8 @@ struct Machine<'a, 'm> {
     counters: Counters,
     stats: Stats,
     trace: Option<&'a mut Trace>,
+    /// Where the lanes' paths go.
+    lane_paths: Option<&'m mut LanePaths>,
     /// Σ over visited cycles of resident warps (for the achieved occupancy).
     resident_cycles: u128,
     scratch: Box<Scratch>,
@@ -433,6 +448,7 @@ impl<'a, 'm: 'a> Machine<'a, 'm> {
         let RunOptions {
             trace,
             redundancy,
+            lane_paths,
             monitor,
             functional: _,
         } = options;
@@ -488,6 +504,7 @@ impl<'a, 'm: 'a> Machine<'a, 'm> {
             counters: Counters {
                 block_execs: vec![0; program.blocks.len()],
                 lanes: redundancy.then(|| Box::new(LaneCounts::new(program, width))),
+                paths: lane_paths.is_some().then(|| Box::new(PathLog::new(width))),
                 tracing: trace.is_some(),
                 ..Counters::default()
             },
@@ -501,6 +518,7 @@ impl<'a, 'm: 'a> Machine<'a, 'm> {
             next_age: 0,
             stats,
             trace,
+            lane_paths,
             resident_cycles: 0,
             scratch: Scratch::new(),
             budget: config.max_warp_steps,
@@ -544,7 +562,9 @@ impl<'a, 'm: 'a> Machine<'a, 'm> {
             let age = self.next_age;
             self.next_age += 1;
             let warp = &mut sm.warps[slot * wpb + k];
-            let observed = self.counters.tracing || self.counters.lanes.is_some();
+            let observed = self.counters.tracing
+                || self.counters.lanes.is_some()
+                || self.counters.paths.is_some();
             warp.reset(slot, id, first, lanes, age, now, observed);
             warp.enter(&self.ctx, &mut self.counters, now)
                 .map_err(|kind| fault(&self.ctx, warp, id, kind))?;
@@ -922,6 +942,10 @@ impl<'a, 'm: 'a> Machine<'a, 'm> {
         let mut stats = std::mem::take(&mut self.stats);
         self.fill_counts(&mut stats);
         stats.redundant_block_executions = self.counters.lanes.take().map(|l| l.finish());
+        if let (Some(out), Some(log)) = (self.lane_paths.as_deref_mut(), self.counters.paths.take())
+        {
+            *out = log.finish();
+        }
         stats.finish(
             self.ctx.config.sms,
             self.ctx.config.warp_slots,

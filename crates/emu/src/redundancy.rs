@@ -115,6 +115,63 @@ impl LaneCounts {
     }
 }
 
+/// Every lane's path through the machine blocks, per warp: what a run fills in when
+/// [`RunOptions::lane_paths`](crate::RunOptions) asks for it, to replay the lanes on a
+/// model of the CFG (the IPDOM stack of `warplift_ir::cfg::ipdom_stack`, say). A lane
+/// enters a block when it is in the warp's active mask as the warp enters the block, as
+/// for the redundant block executions.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LanePaths {
+    /// Per warp that ended, in the order they ended: per lane, the indices into
+    /// [`Program::blocks`] of the blocks it entered, in order (a lane the warp does not
+    /// have, in a thread block's last warp, runs none).
+    pub warps: Vec<Vec<Vec<u32>>>,
+}
+
+/// The paths of the warps in flight, by placement age, and of those that ended.
+pub(crate) struct PathLog {
+    width: usize,
+    live: HashMap<u64, Vec<Vec<u32>>>,
+    done: Vec<Vec<Vec<u32>>>,
+}
+
+impl PathLog {
+    /// An empty log for warps of `width` lanes.
+    pub(crate) fn new(width: usize) -> Self {
+        PathLog {
+            width,
+            live: HashMap::new(),
+            done: Vec::new(),
+        }
+    }
+
+    /// The warp of placement age `warp` starts machine block `block` with lanes `mask`.
+    pub(crate) fn enter(&mut self, warp: u64, block: usize, mask: u64) {
+        let width = self.width;
+        let paths = self
+            .live
+            .entry(warp)
+            .or_insert_with(|| vec![Vec::new(); width]);
+        let mut m = mask;
+        while m != 0 {
+            paths[m.trailing_zeros() as usize].push(block as u32);
+            m &= m - 1;
+        }
+    }
+
+    /// The warp of placement age `warp` has ended.
+    pub(crate) fn warp_done(&mut self, warp: u64) {
+        if let Some(paths) = self.live.remove(&warp) {
+            self.done.push(paths);
+        }
+    }
+
+    /// The paths of the warps that ended.
+    pub(crate) fn finish(self) -> LanePaths {
+        LanePaths { warps: self.done }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -169,6 +226,23 @@ mod tests {
         assert_eq!(r["b3"], 1);
         assert_eq!(r["b5"], 2);
         assert_eq!(r.values().sum::<u64>(), 3);
+    }
+
+    #[test]
+    fn paths_follow_each_lane_and_end_with_their_warp() {
+        let mut log = PathLog::new(3);
+        log.enter(5, 0, 0b111);
+        log.enter(5, 2, 0b010);
+        log.enter(5, 1, 0b101);
+        log.enter(6, 0, 0b001);
+        log.enter(5, 3, 0b111);
+        log.warp_done(5);
+        let paths = log.finish();
+        // Warp 6 never ended: it is not reported.
+        assert_eq!(
+            paths.warps,
+            vec![vec![vec![0, 1, 3], vec![0, 2, 3], vec![0, 1, 3]]]
+        );
     }
 
     #[test]

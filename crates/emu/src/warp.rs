@@ -284,6 +284,9 @@ impl Warp {
                     if let Some(lanes) = &mut counters.lanes {
                         lanes.warp_done(self.age);
                     }
+                    if let Some(paths) = &mut counters.paths {
+                        paths.warp_done(self.age);
+                    }
                 }
                 return Ok(());
             }
@@ -306,7 +309,7 @@ impl Warp {
     }
 
     /// What the optional recorders note as the warp starts `block` with lanes `mask`: the
-    /// trace's span, the lanes' block counts.
+    /// trace's span, the lanes' block counts and paths.
     #[inline(always)]
     fn observe_entry(&mut self, counters: &mut Counters, block: u32, mask: u64, now: u64) {
         if counters.tracing {
@@ -319,6 +322,9 @@ impl Warp {
         }
         if let Some(lanes) = &mut counters.lanes {
             lanes.enter(self.age, block as usize, mask);
+        }
+        if let Some(paths) = &mut counters.paths {
+            paths.enter(self.age, block as usize, mask);
         }
     }
 

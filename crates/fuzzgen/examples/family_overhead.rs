@@ -3,7 +3,8 @@
 //! one warp), against the plain pipeline: the guard overhead of linearization.
 //!
 //! `cargo run --release -p warplift-fuzzgen --example family_overhead -- [SETTING=VALUE ...]`
-//! (default: `passes=linearize linearize_regions=kernel linearize_opt=3`).
+//! (default: `passes=linearize linearize_regions=kernel linearize_opt=3`). `FAMILY_EACH=1`
+//! prints each graph's difference, `FAMILY_DUMP=NAME` one graph's code both ways.
 
 use warplift_codegen::isa::simt::encode;
 use warplift_codegen::Settings;
@@ -67,6 +68,8 @@ fn main() {
     let cfgs = minimal_unstructured(7);
     let (mut sum, mut max, mut min) = (0i64, i64::MIN, i64::MAX);
     let (mut red_before, mut red_after, mut worst) = (0, 0, (0, String::new()));
+    // FAMILY_EACH=1 prints every graph's difference.
+    let each = std::env::var_os("FAMILY_EACH").is_some();
     // FAMILY_DUMP=NAME prints that graph's kernel as both pipelines compile it.
     if let Ok(name) = std::env::var("FAMILY_DUMP") {
         if let Some(cfg) = cfgs.iter().find(|c| c.name() == name) {
@@ -83,6 +86,9 @@ fn main() {
         let (r0, w0) = measure(cfg, &plain);
         let (r1, w1) = measure(cfg, &p);
         let d = w1 as i64 - w0 as i64;
+        if each {
+            println!("{} {d:+} ({w0} -> {w1})", cfg.name());
+        }
         sum += d;
         min = min.min(d);
         if d > max {

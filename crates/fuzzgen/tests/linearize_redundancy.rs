@@ -1,10 +1,9 @@
 //! Linearization never makes a block run redundantly more often: over random kernels with
 //! unstructured and irreducible control flow, at warp widths 4 and 32, the redundant
 //! executions of the kernel's own blocks (the emulator's `RunOptions::redundancy`
-//! counter) after `linearize` in the modes that choose their regions (`divergent`, the
-//! default, and `all`) and after `linearize_ssa` are at most what the plain pipeline runs.
-//! (`linearize_regions=kernel` linearizes what it is told to, regions that make things
-//! worse included; see docs/linearization.md.)
+//! counter) after `linearize` in every region mode (`divergent`, the default; `all`; and
+//! `kernel`, whose loop nests are merged only where the cost model expects a gain) and
+//! after `linearize_ssa` are at most what the plain pipeline runs.
 
 use warplift_codegen::isa::simt::encode;
 use warplift_codegen::Settings;
@@ -63,6 +62,18 @@ fn random_kernels_run_no_block_more_redundantly_linearized() {
             &[
                 ("passes", "linearize"),
                 ("linearize_regions", "all"),
+                ("linearize_opt", "3"),
+            ],
+        ),
+        pipeline(
+            "linearize[kernel]",
+            &[("passes", "linearize"), ("linearize_regions", "kernel")],
+        ),
+        pipeline(
+            "linearize[kernel,O3]",
+            &[
+                ("passes", "linearize"),
+                ("linearize_regions", "kernel"),
                 ("linearize_opt", "3"),
             ],
         ),

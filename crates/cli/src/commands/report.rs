@@ -304,7 +304,7 @@ pub fn run(args: &ReportArgs) -> Result<ExitCode> {
                 .iter()
                 .map(|p| {
                     k.launch.as_ref().and_then(|launch| {
-                        ir_stack::ir_stack_depth(&k.func, launch, &p.settings, config.warp_width)
+                        ir_stack::ir_stack_depth(&k.func, launch, &p.settings, &config)
                     })
                 })
                 .collect(),

@@ -14,8 +14,8 @@ pub struct KernelReport {
     pub launched: bool,
     /// One entry per column, in column order.
     pub columns: Vec<Measured>,
-    /// Per column, the deepest reconvergence stack on the IR CFG (see `ir_stack`): `None`
-    /// when not run or when the column has a machine pass.
+    /// Per column, the deepest reconvergence stack on the program's CFG (see `ir_stack`:
+    /// the IR CFG, or the linearized CFG after a machine pass): `None` when not run.
     pub ir_stack: Vec<Option<Result<u64, String>>>,
 }
 

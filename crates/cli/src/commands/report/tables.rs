@@ -237,10 +237,12 @@ impl Report<'_> {
                  warp-insts: one per warp per issue; thread-insts: lanes that did the work;\n  \
                  SIMT eff = thread-insts / (warp-insts x {}); stack: the deepest reconvergence \
                  stack\n  on the machine CFG the emulator runs (edge-split and guard blocks \
-                 included);\n  IR stack: the same on the IR's own CFG (an IPDOM stack model \
-                 over the interpreter's\n  per-lane paths; - for columns with a machine \
-                 pass);\n  redundant: per warp and IR block, executions beyond the busiest \
-                 lane's, summed",
+                 included);\n  IR stack: the same on the program's CFG, by an IPDOM stack \
+                 model replaying the lanes' paths:\n  the IR CFG (interpreter's paths) where \
+                 the pipeline ends in IR; after a machine pass the\n  linearized CFG, the \
+                 machine CFG without its edge-split blocks (emulator's paths);\n  \
+                 redundant: per warp and IR block, executions beyond the busiest lane's, \
+                 summed",
                 self.config.warp_width
             );
             out.push_str(&self.table2().render());

@@ -121,15 +121,20 @@
 //! Regions whose cycles nest are linearized in `kernel` mode only: there a cycle-keeping
 //! order holds back lanes that leave an inner cycle early, where the IPDOM machine lets
 //! them run on, and can run blocks more often than before. Two settings bend the order:
-//! - `linearize_merge_loops` (on by default): in a loop nest, the rest of the outer
+//! - `linearize_merge_loops` (`cost` by default): in a loop nest, the rest of the outer
 //!   iteration comes before the inner loop's body, so the inner back edge's interval
 //!   overlaps the outer one and is moved up to the outer header — one back edge serves
 //!   both loops, and lanes that finish the inner loop early run the rest of their outer
 //!   iteration and rejoin the others in the inner loop's next invocation (loop merging,
 //!   Section 5.2, Figure 8). The back-edge guard's single unsigned test `g <= id` covers
 //!   every loop it serves, so merging needs no predicate beyond the reserved one (the paper
-//!   tests each merged loop's header id separately, one predicate per loop). Off, each
-//!   loop's blocks stay together behind its own back edge.
+//!   tests each merged loop's header id separately, one predicate per loop). Merging
+//!   trades passes of the inner loop for passes of the rest of the outer one, and which
+//!   wins depends on the lanes' trip counts: `cost` merges a nest only where a pass of the
+//!   inner loop outweighs a pass of the rest with its guards ([`merging_pays`]; on the
+//!   paper's own Figure 2(b) it does not, and merging ran more blocks there), `always`
+//!   merges every nest as the paper does, and `never` keeps each loop's blocks together
+//!   behind its own back edge.
 //! - `linearize_interleave` (off by default): branch interleaving (Section 5.1, in
 //!   [`interleave`]): blocks are split between a long-latency load and its first use and
 //!   the order alternates between the arms of divergent branches.
@@ -150,6 +155,7 @@ pub mod interleave;
 mod local;
 pub mod opt;
 pub mod regions;
+pub mod stack;
 
 use crate::mir::{
     BlockKind, BlockTarget, Cond, MBlock, MInst, MInstKind, MType, MirFunction, Operand, Reg,
@@ -159,11 +165,11 @@ use crate::pass_util::loop_order as order;
 use crate::pass_util::region_order::{back_edge_targets, region_rpo_by};
 use crate::passes::{MachinePass, PassError, PassReport};
 use crate::regalloc::{ReservationRequest, ReservedRegs};
-pub use crate::settings::RegionMode;
 use crate::settings::Settings;
+pub use crate::settings::{MergeLoops, RegionMode};
 use cranelift_entity::EntityRef;
 use std::collections::{HashMap, HashSet};
-use warplift_ir::cfg::{ControlFlowGraph, DominatorTree, LoopForest};
+use warplift_ir::cfg::{ControlFlowGraph, DominatorTree, Loop, LoopForest};
 use warplift_ir::{IntCC, SourceLoc};
 
 /// The `linearize` machine pass.
@@ -206,14 +212,17 @@ impl MachinePass for Linearize {
         &[
             &[("linearize_regions", "divergent")],
             &[("linearize_regions", "all"), ("linearize_opt", "3")],
-            &[("linearize_regions", "kernel")],
+            &[
+                ("linearize_regions", "kernel"),
+                ("linearize_merge_loops", "always"),
+            ],
             &[("linearize_regions", "kernel"), ("linearize_opt", "1")],
             &[("linearize_regions", "kernel"), ("linearize_opt", "2")],
             &[("linearize_regions", "kernel"), ("linearize_opt", "3")],
             &[
                 ("linearize_regions", "kernel"),
                 ("linearize_interleave", "true"),
-                ("linearize_merge_loops", "false"),
+                ("linearize_merge_loops", "never"),
             ],
         ]
     }
@@ -382,11 +391,11 @@ fn has_nested_cycles(func: &MirFunction, region: &Region) -> bool {
 }
 
 /// How a region is ordered (the `linearize_*` settings).
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Options {
-    /// Order loop nests so that one back edge serves an inner and an outer loop (Section
-    /// 5.2); otherwise keep each loop's blocks together.
-    pub merge_loops: bool,
+    /// Which loop nests to order so that one back edge serves an inner and an outer loop
+    /// (Section 5.2); the others keep each loop's blocks together.
+    pub merge_loops: MergeLoops,
     /// Split blocks between a long-latency load and its first use, and interleave the arms
     /// of divergent branches (Section 5.1).
     pub interleave: bool,
@@ -677,10 +686,11 @@ fn parts(order: &[MBlock], subregions: &[SubRegion]) -> Result<Vec<Part>, String
 /// every part is followed, contiguously, by the parts it dominates, which is what lets the
 /// guard of a part enclose (nest) the guards of the parts it dominates (optimisation O2).
 ///
-/// Siblings are kept in reverse post-order, with one preference: `merge_loops` puts first
-/// the children that leave the innermost loop of their parent for an enclosing loop (the
-/// rest of the outer iteration before the inner loop's body, so that the inner back edge's
-/// interval overlaps the outer one and is moved up to it: loop merging, Section 5.2);
+/// Siblings are kept in reverse post-order, with one preference: where the innermost loop
+/// of their parent is merged ([`loops_to_merge`]), the children that leave it for the
+/// enclosing loop come first (the rest of the outer iteration before the inner loop's
+/// body, so that the inner back edge's interval overlaps the outer one and is moved up to
+/// it: loop merging, Section 5.2);
 /// otherwise the children that stay in the loop come first, so each loop's blocks stay
 /// together and keep their own back edge.
 ///
@@ -695,7 +705,7 @@ fn dominance_order(
     parts: Vec<Part>,
     analyses: &KernelAnalyses,
     split_of: &HashMap<MBlock, MBlock>,
-    merge_loops: bool,
+    merge_loops: MergeLoops,
 ) -> Vec<Part> {
     let KernelAnalyses { domtree, loops } = analyses;
     // The second half of a block split for interleaving is new to the analyses: it sits
@@ -739,6 +749,7 @@ fn dominance_order(
         order
     };
     let rpo_order = preorder(&children);
+    let merged = loops_to_merge(func, &parts, loops, &original, merge_loops);
     // The loop preference: 0 runs first.
     let rank = |parent: usize, child: usize| -> u8 {
         // An irreducible loop has no single header to keep its blocks behind.
@@ -754,7 +765,7 @@ fn dominance_order(
             && loops
                 .parent(l)
                 .is_some_and(|o| !loops.is_irreducible(o) && loops.contains(o, head));
-        match (merge_loops, stays, to_outer) {
+        match (merged.contains(&l), stays, to_outer) {
             (true, _, true) | (false, true, _) => 0,
             _ => 1,
         }
@@ -800,11 +811,95 @@ fn dominance_order(
         .map(|p| p.blocks.len() == 1 && func.blocks[p.head].kind == BlockKind::EdgeSplit)
         .collect();
     let nest = order::loop_order(&succs, &roots, &rank, &transparent);
-    if nest.irreducible() || !nest.keeps_cycles_together(&order, merge_loops) {
+    if nest.irreducible() || !nest.keeps_cycles_together(&order, !merged.is_empty()) {
         order = nest.order;
     }
     let mut slots: Vec<Option<Part>> = parts.into_iter().map(Some).collect();
     order.into_iter().filter_map(|k| slots[k].take()).collect()
+}
+
+/// The loops whose nest [`dominance_order`] merges (Section 5.2): each a reducible loop
+/// inside a reducible loop, with a block in the region; under [`MergeLoops::Cost`] only
+/// those for which [`merging_pays`].
+fn loops_to_merge(
+    func: &MirFunction,
+    parts: &[Part],
+    loops: &LoopForest<MBlock>,
+    original: &dyn Fn(MBlock) -> MBlock,
+    mode: MergeLoops,
+) -> HashSet<Loop> {
+    if mode == MergeLoops::Never {
+        return HashSet::new();
+    }
+    loops
+        .loops()
+        .filter(|&l| {
+            let Some(outer) = loops.parent(l) else {
+                return false;
+            };
+            !loops.is_irreducible(l)
+                && !loops.is_irreducible(outer)
+                && parts.iter().any(|p| loops.contains(l, original(p.head)))
+                && (mode == MergeLoops::Always
+                    || merging_pays(func, parts, loops, original, l, outer))
+        })
+        .collect()
+}
+
+/// The cost model of loop merging: whether merging inner loop `inner` into `outer` is
+/// expected to run fewer block executions and fewer instructions than keeping them apart.
+///
+/// Merging lets a lane that finishes its inner loop early run the rest of its outer
+/// iteration (the *rest*: `outer`'s parts outside `inner`) and join the other lanes in
+/// its next invocation of the inner loop; what the lanes' trip counts make of that is
+/// unknown when compiling. The model takes the shape of the paper's Figure 2(c) — one
+/// group of lanes finishes the inner loop before the others and overlaps its next
+/// invocation with their remaining passes — at its least favourable, an overlap of one
+/// pass: merging then saves one pass of the inner loop and pays one more pass of the
+/// rest, and, in every pass of the merged loop, the guard tests of the rest's parts
+/// (`setp` and `bra`), which the inner loop's passes skip when the loops are apart. So it
+/// merges only where a pass of the inner loop runs more of the kernel's blocks than a pass
+/// of the rest, and more instructions than the rest with its guards. On Figure 2(b) the
+/// rest (outer header, `S1`, `S3`) outweighs the inner loop (header and `S2`) and the nest
+/// is left apart: merged, at Figure 2(c)'s trip counts, the warp ran 16 redundant block
+/// executions against 10 and 774 warp-instructions against 521 (kernel mode, O0).
+/// Merging can still lose where lanes leave the inner loop early with no further outer
+/// iteration to overlap (its last one); no static model sees that, and `always` merges
+/// regardless.
+fn merging_pays(
+    func: &MirFunction,
+    parts: &[Part],
+    loops: &LoopForest<MBlock>,
+    original: &dyn Fn(MBlock) -> MBlock,
+    inner: Loop,
+    outer: Loop,
+) -> bool {
+    /// A pass over some parts: the kernel's own blocks, instructions, guards.
+    #[derive(Default)]
+    struct Pass {
+        blocks: usize,
+        insts: usize,
+        guards: usize,
+    }
+    let (mut inside, mut rest) = (Pass::default(), Pass::default());
+    for p in parts {
+        let head = original(p.head);
+        if !loops.contains(outer, head) {
+            continue;
+        }
+        let side = if loops.contains(inner, head) {
+            &mut inside
+        } else {
+            &mut rest
+        };
+        side.guards += 1;
+        for &b in &p.blocks {
+            side.insts += func.blocks[b].insts.len();
+            side.blocks += usize::from(func.blocks[b].kind == BlockKind::Code);
+        }
+    }
+    // A guard is a test and a branch.
+    inside.blocks > rest.blocks && inside.insts > rest.insts + 2 * rest.guards
 }
 
 /// Linearizes `region` of `func` (Algorithm 1), writing only `regs`. Each structured

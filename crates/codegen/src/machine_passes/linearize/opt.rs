@@ -35,9 +35,13 @@
 //!   guard's predicate in the guard's place ([`predicate_part`]); O3's merging then joins a
 //!   run of them into one straight-line block.
 //! - **Folded tests** (O3): a test that recomputes the block's own branch condition from the
-//!   `selp` just before it reads the condition instead ([`fold_tests`]).
+//!   `selp` just before it reads the condition instead ([`fold_tests`]); and across blocks,
+//!   at a join, where a forward analysis of `g`'s values per branch condition shows the
+//!   test passes exactly where some condition holds ([`fold_tests_across_blocks`]).
 //! - **Dead assignments** (O3, regions without back edges): an assignment to `g` that no
 //!   later test can tell from the value it replaces goes ([`remove_dead_assignments`]).
+//! - **Unread assignments** (O3): an assignment to `g` after which no path reads `g` goes
+//!   (a liveness analysis of `g`, [`remove_unread_assignments`]); back edges allowed.
 //!
 //! Blocks inside a structured sub-region do not write `g`: the analysis passes their
 //! input on unchanged.
@@ -871,6 +875,70 @@ fn remove_dead_assignments(
     }
 }
 
+/// O3: assignments to `g` whose value no instruction reads: a backward liveness analysis
+/// of `g` over the whole function (an unguarded write kills it; a predicated one does
+/// not, since the lanes it skips keep the old value; any read, guard tests included,
+/// makes it live; it is dead past every return). An assignment after which `g` is not
+/// live on any path goes — the region's entry's `g = id(first)`, say, where every lane
+/// meets another assignment before any test (the test-based removal above cannot see
+/// that: it does not know what the lanes hold on entering the region). Sound with back
+/// edges too: liveness is a fixpoint over the cycles.
+fn remove_unread_assignments(state: &mut State, regs: GuardRegs) {
+    let reads_g = |inst: &crate::mir::MInst| {
+        let mut inst = inst.clone();
+        let mut read = false;
+        inst.visit_regs(|r, role| read |= *r == regs.g && role == crate::mir::RegRole::Use);
+        read
+    };
+    let func = &state.func;
+    let blocks: Vec<MBlock> = func.order.clone();
+    // Live on entry to each block: the fixpoint of the usual backward equations.
+    let mut live_in: HashMap<MBlock, bool> = blocks.iter().map(|&b| (b, false)).collect();
+    let live_after = |b: MBlock, live_in: &HashMap<MBlock, bool>| {
+        func.successors(b)
+            .iter()
+            .any(|s| live_in.get(s).copied().unwrap_or(false))
+    };
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for &b in blocks.iter().rev() {
+            let mut live = live_after(b, &live_in);
+            for inst in func.blocks[b].insts.iter().rev() {
+                if inst.kind.def() == Some(regs.g) && inst.guard.is_none() {
+                    live = false;
+                }
+                live |= reads_g(inst);
+            }
+            if live && !live_in[&b] {
+                live_in.insert(b, true);
+                changed = true;
+            }
+        }
+    }
+    let live_out: Vec<bool> = blocks.iter().map(|&b| live_after(b, &live_in)).collect();
+    for (&b, &out) in blocks.iter().zip(&live_out) {
+        let mut live = out;
+        let mut dead = Vec::new();
+        for (i, inst) in state.func.blocks[b].insts.iter().enumerate().rev() {
+            let writes = inst.kind.def() == Some(regs.g);
+            if writes && !live && !reads_g(inst) {
+                dead.push(i);
+                continue;
+            }
+            if writes && inst.guard.is_none() {
+                live = false;
+            }
+            live |= reads_g(inst);
+        }
+        // `dead` runs last to first: each removal leaves the earlier indices as they are.
+        for i in dead {
+            state.func.blocks[b].insts.remove(i);
+            state.stats.assignments_removed += 1;
+        }
+    }
+}
+
 /// O3: a guard test that follows, in the same block, the block's own unguarded
 /// `g = c ? a : b` tests the branch condition `c` itself whenever exactly one of `a`
 /// and `b` passes it: `g == a` holds exactly where `c` does. The test is dropped and what
@@ -909,6 +977,268 @@ fn fold_tests(state: &mut State, region: &[MBlock], regs: GuardRegs) {
                 continue;
             }
             i += 1;
+        }
+    }
+}
+
+/// What the cross-block fold knows at a program point, for every lane there.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct Known {
+    /// Per predicate register `c`: the values `g` may hold in the lanes where `c` is
+    /// false (`.0`) and where it is true (`.1`); `None`: any value.
+    facts: HashMap<crate::mir::Reg, [Option<Values>; 2]>,
+    /// Predicate registers with one value in every lane (set by the branch edges taken).
+    preds: HashMap<crate::mir::Reg, bool>,
+}
+
+impl Known {
+    /// The meet of two points' knowledge (a merge): what holds on both ways in.
+    fn meet(&self, other: &Known) -> Known {
+        let union = |a: &Option<Values>, b: &Option<Values>| match (a, b) {
+            (Some(a), Some(b)) => Some(a.union(b).copied().collect()),
+            _ => None,
+        };
+        Known {
+            facts: self
+                .facts
+                .iter()
+                .filter_map(|(c, [f, t])| {
+                    let [f2, t2] = other.facts.get(c)?;
+                    Some((*c, [union(f, f2), union(t, t2)]))
+                })
+                .collect(),
+            preds: self
+                .preds
+                .iter()
+                .filter(|(c, v)| other.preds.get(c) == Some(v))
+                .map(|(c, v)| (*c, *v))
+                .collect(),
+        }
+    }
+
+    /// A predicate known in every lane: the side of each of its facts no lane is on
+    /// holds no values.
+    fn learn(&mut self, c: crate::mir::Reg, value: bool) {
+        self.preds.insert(c, value);
+        if let Some(f) = self.facts.get_mut(&c) {
+            f[usize::from(!value)] = Some(Values::new());
+        }
+    }
+
+    /// The effect of `inst`.
+    fn step(&mut self, inst: &crate::mir::MInst, regs: GuardRegs) {
+        let imm = |o: Operand| match o {
+            Operand::Imm(v) => Some(v as u32),
+            Operand::Reg(_) => None,
+        };
+        let def = inst.kind.def();
+        if def == Some(regs.g) {
+            let written: Option<Values> = match inst.kind {
+                MInstKind::Mov { src, .. } => imm(src).map(|v| [v].into()),
+                MInstKind::Selp { a, b, .. } => imm(a).zip(imm(b)).map(|(a, b)| [a, b].into()),
+                _ => None,
+            };
+            let guarded = inst.guard.is_some();
+            for (c, sides) in self.facts.iter_mut() {
+                for (x, side) in sides.iter_mut().enumerate() {
+                    if self.preds.get(c) == Some(&(x == 0)) {
+                        *side = Some(Values::new());
+                    } else if guarded {
+                        *side = match (side.take(), &written) {
+                            (Some(s), Some(w)) => Some(s.union(w).copied().collect()),
+                            _ => None,
+                        };
+                    } else {
+                        *side = written.clone();
+                    }
+                }
+            }
+            if let (
+                None,
+                MInstKind::Selp {
+                    a: Operand::Imm(a),
+                    b: Operand::Imm(b),
+                    pred,
+                    ..
+                },
+            ) = (&inst.guard, &inst.kind)
+            {
+                self.facts
+                    .insert(*pred, [Some([*b as u32].into()), Some([*a as u32].into())]);
+                if let Some(&v) = self.preds.get(pred) {
+                    self.learn(*pred, v);
+                }
+            }
+        } else if let Some(r) = def {
+            // A predicate written (predicated or not) is no longer what the facts say.
+            self.facts.remove(&r);
+            self.preds.remove(&r);
+        }
+    }
+}
+
+/// O3, across blocks: a guard test `g == k` (or `g <= k`) reads a predicate `c` (or its
+/// negation) instead where a forward analysis shows that, for every lane reaching it,
+/// the test passes exactly where `c` holds. The facts come from a block's `g = c ? a : b`
+/// and follow the lanes: a branch edge tells which value a predicate has in all its
+/// lanes, so later assignments to `g` on the way of the lanes where `c` is false (say)
+/// leave the values of the lanes where it is true as they were; a merge joins the value
+/// sets of both ways; a redefinition of `c` ends its fact. This is what the same-block
+/// fold ([`fold_tests`]) does for a join: the guard of a block reached from several
+/// blocks tests the condition of the branch that chose it. Not where the guard predicate
+/// is live across a block boundary (it never is as the pass makes it), nor where `c` is
+/// redefined before the test's last reader.
+fn fold_tests_across_blocks(state: &mut State, regs: GuardRegs) {
+    let func = &state.func;
+    let blocks: Vec<MBlock> = func
+        .order
+        .iter()
+        .copied()
+        .filter(|b| !state.removed.contains(b))
+        .collect();
+    // The guard predicate must be read only in the block that set it.
+    let p_read_before_set = blocks.iter().any(|&b| {
+        for inst in &func.blocks[b].insts {
+            let mut x = inst.clone();
+            let mut read = false;
+            x.visit_regs(|r, role| read |= *r == regs.p && role == crate::mir::RegRole::Use);
+            if read {
+                return true;
+            }
+            if inst.kind.def() == Some(regs.p) {
+                return false;
+            }
+        }
+        false
+    });
+    if p_read_before_set {
+        return;
+    }
+    let entry = func.entry();
+    // Knowledge on entry to each block; `None`: not reached yet.
+    let mut at_entry: HashMap<MBlock, Known> = HashMap::new();
+    if let Some(e) = entry {
+        at_entry.insert(e, Known::default());
+    }
+    let out_edges = |b: MBlock, mut k: Known| -> Vec<(MBlock, Known)> {
+        let insts = &func.blocks[b].insts;
+        for x in insts {
+            k.step(x, regs);
+        }
+        match insts.last().map(|t| &t.kind) {
+            Some(&MInstKind::Branch {
+                pred,
+                negated,
+                ref taken,
+                ref not_taken,
+                ..
+            }) if insts.last().is_some_and(|t| t.guard.is_none()) => {
+                let mut t = k.clone();
+                t.learn(pred, !negated);
+                let mut f = k;
+                f.learn(pred, negated);
+                vec![(taken.block, t), (not_taken.block, f)]
+            }
+            _ => func
+                .successors(b)
+                .into_iter()
+                .map(|s| (s, k.clone()))
+                .collect(),
+        }
+    };
+    let mut changed = true;
+    let mut rounds = 0;
+    while changed && rounds < 64 {
+        changed = false;
+        rounds += 1;
+        for &b in &blocks {
+            let Some(k) = at_entry.get(&b).cloned() else {
+                continue;
+            };
+            for (s, ks) in out_edges(b, k) {
+                let merged = match at_entry.get(&s) {
+                    Some(old) => old.meet(&ks),
+                    None => ks,
+                };
+                if at_entry.get(&s) != Some(&merged) {
+                    at_entry.insert(s, merged);
+                    changed = true;
+                }
+            }
+        }
+    }
+    if changed {
+        return; // no fixpoint in reasonable time: fold nothing
+    }
+    for &b in &blocks {
+        let Some(mut k) = at_entry.get(&b).cloned() else {
+            continue;
+        };
+        let mut i = 0;
+        while i < state.func.blocks[b].insts.len() {
+            let insts = &state.func.blocks[b].insts;
+            let folded = match insts[i].kind {
+                MInstKind::Setp {
+                    cond: crate::mir::Cond::Int(cc),
+                    dst,
+                    a,
+                    b: Operand::Imm(kv),
+                    ..
+                } if dst == regs.p && a == regs.g && insts[i].guard.is_none() => {
+                    let test = |v: u32| match cc {
+                        warplift_ir::IntCC::Equal => Some(v == kv as u32),
+                        warplift_ir::IntCC::UnsignedLessThanOrEqual => Some(v <= kv as u32),
+                        _ => None,
+                    };
+                    let all = |set: &Option<Values>, want: bool| {
+                        set.as_ref()
+                            .is_some_and(|s| s.iter().all(|&v| test(v) == Some(want)))
+                    };
+                    // The readers of the test, up to the predicate's next definition.
+                    let end = insts[i + 1..]
+                        .iter()
+                        .position(|x| x.kind.def() == Some(regs.p))
+                        .map_or(insts.len(), |j| i + 1 + j);
+                    k.facts.iter().find_map(|(&c, [f, t])| {
+                        let negated = if all(t, true) && all(f, false) {
+                            false
+                        } else if all(t, false) && all(f, true) {
+                            true
+                        } else {
+                            return None;
+                        };
+                        let redefined = insts[i + 1..end].iter().any(|x| x.kind.def() == Some(c));
+                        (!redefined).then_some((c, negated, end))
+                    })
+                }
+                _ => None,
+            };
+            match folded {
+                Some((c, negated, end)) => {
+                    let insts = &mut state.func.blocks[b].insts;
+                    insts.remove(i);
+                    for x in insts[i..end - 1].iter_mut() {
+                        if let Some(gd) = x.guard.as_mut().filter(|gd| gd.pred == regs.p) {
+                            gd.pred = c;
+                            gd.negated ^= negated;
+                        }
+                        if let MInstKind::Branch {
+                            pred, negated: n, ..
+                        } = &mut x.kind
+                        {
+                            if *pred == regs.p {
+                                *pred = c;
+                                *n ^= negated;
+                            }
+                        }
+                    }
+                    state.stats.tests_folded += 1;
+                }
+                None => {
+                    k.step(&state.func.blocks[b].insts[i], regs);
+                    i += 1;
+                }
+            }
         }
     }
 }
@@ -1064,7 +1394,9 @@ pub fn optimize(
         // lanes hold; and after, when folded tests no longer read `g`.
         remove_dead_assignments(&mut state, lin, &region, regs);
         fold_tests(&mut state, &region, regs);
+        fold_tests_across_blocks(&mut state, regs);
         remove_dead_assignments(&mut state, lin, &region, regs);
+        remove_unread_assignments(&mut state, regs);
     }
     *func = state.func;
     state.stats

@@ -80,13 +80,13 @@ pub fn kernel_region(func: &MirFunction) -> Option<Region> {
 /// kernel's branch structure: Definition 1 would otherwise find no unstructured edge at
 /// all once every critical edge is split (a split edge's source no longer reaches a join
 /// directly).
-struct Contracted<'a> {
+pub(super) struct Contracted<'a> {
     func: &'a MirFunction,
-    forwarding: HashSet<MBlock>,
+    pub(super) forwarding: HashSet<MBlock>,
 }
 
 impl<'a> Contracted<'a> {
-    fn new(func: &'a MirFunction) -> Self {
+    pub(super) fn new(func: &'a MirFunction) -> Self {
         let real = ControlFlowGraph::compute(func);
         let entry = func.entry();
         let forwarding = func
