@@ -30,7 +30,9 @@ use crate::converge::cost::{
     ALU_LATENCY, GLOBAL_LATENCY, MUL_LATENCY, SFU_LATENCY, SHARED_LATENCY,
 };
 use std::collections::HashMap;
-use warplift_ir::{AddrSpace, Block, Function, Inst, InstructionData, Opcode, Value};
+use warplift_ir::{
+    AddrSpace, Block, Dim, Function, Inst, InstructionData, Opcode, Value, ValueDef,
+};
 
 /// The latency of a branch (`jump`, `brif`): one ALU issue.
 pub const BRANCH_LATENCY: u32 = ALU_LATENCY;
@@ -196,8 +198,88 @@ impl Timing {
     }
 }
 
-/// The expected time of a region's code given its time when the branch diverges and
-/// when all lanes go the first or the second way.
-pub fn expected(divergent: u64, first: u64, second: u64) -> f64 {
-    DIVERGENT_SHARE * divergent as f64 + (1.0 - DIVERGENT_SHARE) * (first + second) as f64 / 2.0
+/// The expected time of a region's code given the share of its executions in which the
+/// branch diverges, and its time when the branch diverges and when all lanes go the
+/// first or the second way.
+pub fn expected(share: f64, divergent: u64, first: u64, second: u64) -> f64 {
+    share * divergent as f64 + (1.0 - share) * (first + second) as f64 / 2.0
+}
+
+/// The threads whose branch conditions [`divergent_share`] evaluates: eight warps of 32.
+const LANES: u64 = 256;
+
+/// The warp width at which [`divergent_share`] looks for uniform warps (a warp of 64
+/// holds two of them, so it diverges whenever one of them does).
+const WARP: u64 = 32;
+
+/// The share of a region's executions in which its branch on `cond` diverges within a
+/// warp: 1 when `cond` is a function of the thread's x index and constants alone (SB1's
+/// lane parity, SB4's lane modulo 3) that takes both values within every warp of the
+/// first eight, for those branches are divergent on every pass whatever the data;
+/// otherwise [`DIVERGENT_SHARE`], the divergence analysis telling only that the branch
+/// *may* diverge.
+pub fn divergent_share(func: &Function, cond: Value) -> f64 {
+    let every_warp = (0..LANES / WARP).all(|w| {
+        let mut seen = [false; 2];
+        for tid in w * WARP..(w + 1) * WARP {
+            match lane_value(func, cond, tid, 0) {
+                Some(x) => seen[usize::from(x & 1 == 1)] = true,
+                None => return false,
+            }
+        }
+        seen == [true, true]
+    });
+    if every_warp {
+        1.0
+    } else {
+        DIVERGENT_SHARE
+    }
+}
+
+/// The value of `v` on the thread whose x index is `tid`, when `v` depends on that index
+/// and constants alone; `None` otherwise (or beyond a small depth).
+fn lane_value(func: &Function, v: Value, tid: u64, depth: u32) -> Option<u64> {
+    use warplift_ir::interp::ops;
+    if depth > 16 {
+        return None;
+    }
+    let ValueDef::Result(inst) = func.dfg.value_def(v) else {
+        return None;
+    };
+    let ty = func.dfg.value_type(v);
+    let arg = |a: Value| lane_value(func, a, tid, depth + 1);
+    match *func.inst(inst) {
+        InstructionData::UnaryImm {
+            opcode: Opcode::Iconst,
+            imm,
+        } => Some(imm & ty.mask()),
+        InstructionData::Geometry {
+            opcode: Opcode::ThreadId,
+            dim: Dim::X,
+        } => Some(tid & ty.mask()),
+        InstructionData::Binary { opcode, args } => {
+            ops::binary(opcode, ty, arg(args[0])?, arg(args[1])?)
+        }
+        InstructionData::Unary { opcode, arg: a } => {
+            ops::unary(opcode, func.dfg.value_type(a), ty, arg(a)?)
+        }
+        InstructionData::Ternary {
+            opcode: Opcode::Select,
+            args,
+        } => {
+            if arg(args[0])? & 1 == 1 {
+                arg(args[1])
+            } else {
+                arg(args[2])
+            }
+        }
+        InstructionData::Ternary { opcode, args } => {
+            ops::ternary(opcode, ty, arg(args[0])?, arg(args[1])?, arg(args[2])?)
+        }
+        InstructionData::IntCompare { cond, args, .. } => {
+            let t = func.dfg.value_type(args[0]);
+            Some(u64::from(ops::icmp(cond, t, arg(args[0])?, arg(args[1])?)))
+        }
+        _ => None,
+    }
 }
