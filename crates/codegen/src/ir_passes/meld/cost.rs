@@ -24,12 +24,16 @@
 //! in a warp, and then the warp runs one side, not both. So the time compared is the
 //! expectation with the branch divergent half the time ([`DIVERGENT_SHARE`]) and uniform
 //! (either way, equally) otherwise: melding must beat the average of running both sides
-//! and running one.
+//! and running one. A branch whose condition is a function of the lane index alone is
+//! evaluated lane by lane ([`divergent_share`]): SB1's lane parity and SB4's lane modulo 3
+//! split every warp, so those branches diverge every time, and halving their gain would
+//! decline melds the emulator measures faster (the paper's -R variants).
 
 use crate::converge::cost::{
     ALU_LATENCY, GLOBAL_LATENCY, MUL_LATENCY, SFU_LATENCY, SHARED_LATENCY,
 };
 use std::collections::HashMap;
+use warplift_ir::cfg::DominatorTree;
 use warplift_ir::{
     AddrSpace, Block, Dim, Function, Inst, InstructionData, Opcode, Value, ValueDef,
 };
@@ -214,26 +218,60 @@ const WARP: u64 = 32;
 
 /// The share of a region's executions in which its branch on `cond` diverges within a
 /// warp: 1 when `cond` is a function of the thread's x index and constants alone (SB1's
-/// lane parity, SB4's lane modulo 3) that takes both values within every warp of the
-/// first eight, for those branches are divergent on every pass whatever the data;
-/// otherwise [`DIVERGENT_SHARE`], the divergence analysis telling only that the branch
-/// *may* diverge.
-pub fn divergent_share(func: &Function, cond: Value) -> f64 {
+/// lane parity, SB4's lane modulo 3) that takes both values, among the lanes that reach
+/// the branch, within every warp of the first eight that any lane reaches: those branches
+/// are divergent on every pass whatever the data. Otherwise [`DIVERGENT_SHARE`], the
+/// divergence analysis telling only that the branch *may* diverge. `guards` are the
+/// branches the region's entry is control dependent on, as [`guards`] finds them: a lane
+/// reaches the region only where each guard that is also a function of the thread index
+/// has the value given (the others cannot be evaluated and filter no lane).
+pub fn divergent_share(func: &Function, cond: Value, guards: &[(Value, bool)]) -> f64 {
+    let mut reached = false;
     let every_warp = (0..LANES / WARP).all(|w| {
         let mut seen = [false; 2];
         for tid in w * WARP..(w + 1) * WARP {
+            let runs = guards
+                .iter()
+                .all(|&(g, want)| lane_value(func, g, tid, 0).is_none_or(|x| (x & 1 == 1) == want));
+            if !runs {
+                continue;
+            }
             match lane_value(func, cond, tid, 0) {
                 Some(x) => seen[usize::from(x & 1 == 1)] = true,
                 None => return false,
             }
         }
-        seen == [true, true]
+        reached |= seen != [false, false];
+        seen == [true, true] || seen == [false, false]
     });
-    if every_warp {
+    if every_warp && reached {
         1.0
     } else {
         DIVERGENT_SHARE
     }
+}
+
+/// The branches that decide whether `block` runs: for each block `D` that dominates it
+/// and ends in a two-way branch one of whose successors dominates `block` and the other
+/// not, that branch's condition and the value it must have.
+pub fn guards(func: &Function, domtree: &DominatorTree<Block>, block: Block) -> Vec<(Value, bool)> {
+    let mut out = Vec::new();
+    let mut d = block;
+    while let Some(up) = domtree.idom(d) {
+        d = up;
+        let Some(t) = func.terminator(d) else {
+            continue;
+        };
+        if let InstructionData::Brif { arg, dests, .. } = func.inst(t) {
+            let on = |k: usize| domtree.dominates(dests[k].block, block);
+            match (on(0), on(1)) {
+                (true, false) => out.push((*arg, true)),
+                (false, true) => out.push((*arg, false)),
+                _ => {}
+            }
+        }
+    }
+    out
 }
 
 /// The value of `v` on the thread whose x index is `tid`, when `v` depends on that index

@@ -31,7 +31,11 @@
 //!    side that takes arguments.
 //! 2. **SESE subgraphs** ([`subgraph`], Definitions 3 and 6): each side is cut into a
 //!    chain of single blocks and simple regions ordered by post-dominance; two
-//!    subgraphs are meldable when both are single blocks or they are isomorphic.
+//!    subgraphs are meldable when both are single blocks or they are isomorphic, or when
+//!    one is a single block and the other a region: **region replication**
+//!    ([`replicate`], Section IV-C case 2) copies the region's control structure around
+//!    the block, placed at the region's block it shares most with, its branches
+//!    concretized towards it, so that the two become isomorphic.
 //! 3. **Profitability** ([`cost`], Section IV-C): `MP_B` of two blocks and `MP_S` of two
 //!    subgraphs from a per-opcode latency table (the emulator's latency classes).
 //! 4. **Subgraph alignment** ([`align`], Definition 7): the chains are aligned so that
@@ -47,18 +51,23 @@
 //!    unaligned runs go under a branch on the condition (**unpredication**, Section
 //!    IV-E), so a store, atomic, load or division never runs on a lane that would not
 //!    have run it; exits send each lane back to its own side unless both sides
-//!    continue at the region's join.
+//!    continue at the same block (perhaps through blocks that only jump on). A block of
+//!    a replica that its side's lanes never run melds by taking its partner as it is.
 //! 7. **Post-processing** ([`post`], Section IV-F): selects of equal operands, trivially
 //!    uniform branches and forwarding blocks left by melding are removed.
 //!
-//! As Algorithm 1, the pass repeats until no region offers a profitable pair; one pair
-//! per region is melded per sweep (the rest of the region becomes the two regions before
+//! As Algorithm 1, the pass repeats until no region offers a profitable pair, visiting
+//! regions in reverse post-order (an enclosing region before those inside it); one pair
+//! per region is melded per sweep (a pair the cost model declines is left out and the
+//! chains aligned again, so the next best pair gets its turn) (the rest of the region becomes the two regions before
 //! and after the melded subgraph, aligned again on the next sweep), and regions that
 //! share no block are melded in the same sweep. Before melding a pair, the cost model
 //! ([`cost::Timing`]) times a warp through the two sides as they are and through the
 //! melded code as [`codegen`] will make it (selects, address arithmetic, unpredication
 //! branches and exits included), as the emulator issues instructions, expecting the
-//! branch to diverge half the time: the pair is melded only when that is faster and
+//! branch to diverge half the time — every time when its condition is a function of the
+//! lane index alone that splits every warp ([`cost::divergent_share`]): the pair is
+//! melded only when that is faster and
 //! takes no more issue slots, or the region is left unchanged. With `meld_threshold=0`
 //! every meldable pair that aligns at least one instruction (or two empty blocks) is
 //! melded, profitable or not, as the paper's sensitivity study does. Once every region is
@@ -66,8 +75,7 @@
 //!
 //! The `meld_branch_fusion` setting restricts melding to diamonds whose arms are single
 //! blocks jumping to the join — branch fusion, the baseline the paper compares with
-//! (Section VI-A). Not done: region replication (melding a block with a block inside a
-//! region of the other side, Section IV-C case 2): such pairs are not meldable here.
+//! (Section VI-A).
 
 pub mod align;
 pub mod codegen;
@@ -84,7 +92,7 @@ use align::{align_insts, align_subgraphs, body, Step};
 use cost::{latency, Timing, BRANCH_LATENCY, SELECT_LATENCY};
 use std::collections::{HashMap, HashSet};
 use subgraph::Subgraph;
-use warplift_ir::cfg::{ControlFlowGraph, PostDominatorTree};
+use warplift_ir::cfg::{ControlFlowGraph, DominatorTree, PostDominatorTree};
 use warplift_ir::divergence::Divergence;
 use warplift_ir::{Block, Function, Inst, Opcode, Value, ValueDef};
 
@@ -221,6 +229,7 @@ pub fn meld(func: &mut Function, opts: &Options) -> Stats {
         simplify(func);
         let cfg = ControlFlowGraph::compute(&*func);
         let postdom = PostDominatorTree::compute(&cfg);
+        let domtree = DominatorTree::compute(&cfg);
         let divergence = Divergence::compute(func);
         let mut touched: HashSet<Block> = HashSet::new();
         let mut changed = false;
@@ -231,7 +240,8 @@ pub fn meld(func: &mut Function, opts: &Options) -> Stats {
             if touched.contains(&entry) || !divergence.is_divergent_branch(entry) {
                 continue;
             }
-            let Some(done) = meld_region(func, &cfg, &postdom, entry, opts, &touched) else {
+            let Some(done) = meld_region(func, &cfg, (&postdom, &domtree), entry, opts, &touched)
+            else {
                 continue;
             };
             stats.regions += 1;
@@ -330,12 +340,13 @@ type RegionOutcome = Option<Option<(Vec<Block>, codegen::Melded, bool)>>;
 fn meld_region(
     func: &mut Function,
     cfg: &ControlFlowGraph<Block>,
-    postdom: &PostDominatorTree<Block>,
+    (postdom, domtree): (&PostDominatorTree<Block>, &DominatorTree<Block>),
     entry: Block,
     opts: &Options,
     touched: &HashSet<Block>,
 ) -> RegionOutcome {
     let (cond, join, [t, f]) = region::candidate(func, postdom, entry)?;
+    let guards = cost::guards(func, domtree, entry);
     if touched.contains(&join) {
         return None;
     }
@@ -445,6 +456,7 @@ fn meld_region(
                 subgraphs: melded_subs,
                 original: [&ct[i], &cf[j]],
                 absent: &absent,
+                guards: &guards,
             };
             if !worth_it(target, &verdict, cond, opts) {
                 declined.insert((i, j));
@@ -513,6 +525,8 @@ struct Verdict<'a> {
     original: [&'a Subgraph; 2],
     /// The blocks of a replica that their side's lanes never run.
     absent: &'a HashSet<Block>,
+    /// The branches deciding whether the region runs ([`cost::guards`]).
+    guards: &'a [(Value, bool)],
 }
 
 fn worth_it(func: &Function, v: &Verdict, cond: Value, opts: &Options) -> bool {
@@ -531,7 +545,7 @@ fn worth_it(func: &Function, v: &Verdict, cond: Value, opts: &Options) -> bool {
         t
     };
     let (t, f) = (alone(v.original[0]), alone(v.original[1]));
-    let share = cost::divergent_share(func, cond);
+    let share = cost::divergent_share(func, cond, v.guards);
     let before = (
         cost::expected(
             share,
