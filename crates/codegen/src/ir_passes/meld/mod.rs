@@ -591,6 +591,17 @@ fn worth_it(func: &Function, v: &Verdict, cond: Value, opts: &Options) -> bool {
             sim.ready(x)
         }
     };
+    // Who reads each value, in the blocks being melded.
+    let mut readers: HashMap<Value, Vec<Inst>> = HashMap::new();
+    for &(a, b) in pairs {
+        for blk in [a, b] {
+            for &i in func.layout.block_insts(blk) {
+                for x in func.inst(i).all_values() {
+                    readers.entry(x).or_default().push(i);
+                }
+            }
+        }
+    }
     for (&(a, b), steps) in pairs.iter().zip(steps) {
         if v.absent.contains(&a) || v.absent.contains(&b) {
             // Run as it was, by the lanes of its own side only.
@@ -610,6 +621,18 @@ fn worth_it(func: &Function, v: &Verdict, cond: Value, opts: &Options) -> bool {
         // Addresses made for differing offsets in this block pair, as codegen shares them.
         let mut addresses: HashMap<(Value, Value, i64, i64), [u64; 3]> = HashMap::new();
         let mut run: (Vec<Inst>, Vec<Inst>) = (Vec::new(), Vec::new());
+        // The results of a run read outside it (by the pair's blocks): the values the
+        // unpredication tail carries.
+        let escaping = |list: &Vec<Inst>| -> usize {
+            list.iter()
+                .filter_map(|&i| func.dfg.inst_result(i))
+                .filter(|r| {
+                    readers
+                        .get(r)
+                        .is_some_and(|us| us.iter().any(|u| !list.contains(u)))
+                })
+                .count()
+        };
         let close = |sims: &mut [Timing; 3], run: &mut (Vec<Inst>, Vec<Inst>)| {
             if run.0.is_empty() && run.1.is_empty() {
                 return;
@@ -632,11 +655,28 @@ fn worth_it(func: &Function, v: &Verdict, cond: Value, opts: &Options) -> bool {
                 sim.issue([r], alu);
                 sim.transfer();
                 for (side, list) in [&run.0, &run.1].into_iter().enumerate() {
-                    if list.is_empty() || (k == 1 && side == 1) || (k == 2 && side == 0) {
+                    if (k == 1 && side == 1) || (k == 2 && side == 0) {
+                        continue;
+                    }
+                    // The tail's parameters this path fills with the zero of a value the
+                    // other arm defines: a move each (on an edge of its own where the
+                    // side has no arm).
+                    let zeros = escaping(if side == 0 { &run.1 } else { &run.0 });
+                    if list.is_empty() {
+                        if zeros > 0 {
+                            for _ in 0..zeros {
+                                sim.issue([], alu);
+                            }
+                            sim.issue([], alu);
+                            sim.transfer();
+                        }
                         continue;
                     }
                     for &i in list {
                         sim.run(func, i);
+                    }
+                    for _ in 0..zeros {
+                        sim.issue([], alu);
                     }
                     sim.issue([], alu);
                     sim.transfer();
