@@ -114,8 +114,8 @@ pub fn plan(func: &Function, single: &Subgraph, region: &Subgraph) -> Option<Pla
     Some(Plan { block: a, at, mp })
 }
 
-/// The blocks of `region` on a path from its entry to `at`, each with the successor
-/// index that leads on towards `at`.
+/// The blocks of `region` on a shortest path from its entry to `at` (`at` excluded), each
+/// mapped to the next block of the path.
 fn path(cfg: &ControlFlowGraph<Block>, region: &Subgraph, at: Block) -> HashMap<Block, Block> {
     let inside: HashSet<Block> = region.blocks.iter().copied().collect();
     let mut parent: HashMap<Block, Block> = HashMap::new();
