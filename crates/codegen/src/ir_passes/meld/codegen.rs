@@ -59,6 +59,31 @@ pub struct Sides<'a> {
     pub before: [HashSet<Block>; 2],
     /// The blocks of each side after the subgraph.
     pub after: [HashSet<Block>; 2],
+    /// Blocks of a replicated subgraph that the lanes of their side never run (see
+    /// [`super::replicate`]): each melds with its partner by taking the partner as it is.
+    pub absent: HashSet<Block>,
+}
+
+/// Where a branch to `call` leads once blocks that only jump on (no parameters, no
+/// instruction but the jump) are passed through.
+pub fn resolve(func: &Function, call: &BlockCall) -> BlockCall {
+    let mut c = call.clone();
+    // A chain of forwarding blocks is short; the bound guards against a cycle of them.
+    for _ in 0..8 {
+        if !c.args.is_empty() || !func.dfg.block_params(c.block).is_empty() {
+            break;
+        }
+        let insts = func.layout.block_insts(c.block);
+        if insts.len() != 1 || func.inst(insts[0]).opcode() != Opcode::Jump {
+            break;
+        }
+        let next = func.inst(insts[0]).branch_destinations()[0].clone();
+        if next.block == c.block {
+            break;
+        }
+        c = next;
+    }
+    c
 }
 
 /// Can `data` run on a lane that would not have run it? Only when it touches no memory,
@@ -484,9 +509,39 @@ pub fn meld(
     }
     // The bodies and terminators, dominators first.
     let mut exit: Option<Block> = None;
+    let mut bypassed: Vec<Block> = Vec::new();
     for (k, &(bt, bf)) in pairs.iter().enumerate() {
         let mb = melded[&bt];
         m.addresses.clear();
+        if sides.absent.contains(&bt) || sides.absent.contains(&bf) {
+            // Only the lanes of the other side run this block: it is that block as it was.
+            let present = if sides.absent.contains(&bt) { bf } else { bt };
+            for i in body(m.func, present) {
+                m.clone_into(i, mb);
+            }
+            let t = m
+                .func
+                .terminator(present)
+                .expect("a side block ends in a branch");
+            let mut data = m.func.inst(t).clone();
+            data.map_values(|v| m.map.get(&v).copied().unwrap_or(v));
+            for call in data.branch_destinations_mut() {
+                if let Some(&target) = melded.get(&call.block) {
+                    call.block = target;
+                } else {
+                    // Out of the subgraph: past blocks that only jump on.
+                    let to = resolve(m.func, call);
+                    if to.block != call.block {
+                        bypassed.push(call.block);
+                        *call = to;
+                    }
+                }
+            }
+            let term = m.func.dfg.make_inst(data, None);
+            m.func.layout.append_inst(term, mb);
+            m.func.srclocs[term] = m.func.srclocs[t];
+            continue;
+        }
         let (a, b) = (body(m.func, bt), body(m.func, bf));
         let mut cur = mb;
         let mut run: (Vec<Inst>, Vec<Inst>) = (Vec::new(), Vec::new());
@@ -529,21 +584,34 @@ pub fn meld(
         {
             let at: Vec<Value> = ct.args.iter().map(|&v| m.get(v)).collect();
             let af: Vec<Value> = cf.args.iter().map(|&v| m.get(v)).collect();
+            let (rt, rf) = (resolve(m.func, ct), resolve(m.func, cf));
             if in_sub[0].contains(&ct.block) {
-                let args: Vec<Value> = at
-                    .iter()
-                    .zip(&af)
-                    .map(|(&x, &y)| m.select(cur, x, y))
-                    .collect();
+                // Into a block only one side's lanes run: that side's arguments.
+                let args: Vec<Value> = if sides.absent.contains(&ct.block) {
+                    af
+                } else if sides.absent.contains(&cf.block) {
+                    at
+                } else {
+                    at.iter()
+                        .zip(&af)
+                        .map(|(&x, &y)| m.select(cur, x, y))
+                        .collect()
+                };
                 new_dests.push(BlockCall::new(melded[&ct.block], args));
-            } else if ct.block == cf.block {
-                // Both sides continue at the region's join: stay converged.
+            } else if rt.block == rf.block {
+                // Both sides continue at the same block (the region's join, perhaps
+                // through blocks that only jump on): stay converged.
+                let (at, af): (Vec<Value>, Vec<Value>) = (
+                    rt.args.iter().map(|&v| m.get(v)).collect(),
+                    rf.args.iter().map(|&v| m.get(v)).collect(),
+                );
                 let args: Vec<Value> = at
                     .iter()
                     .zip(&af)
                     .map(|(&x, &y)| m.select(cur, x, y))
                     .collect();
-                new_dests.push(BlockCall::new(ct.block, args));
+                bypassed.extend([ct.block, cf.block].into_iter().filter(|&b| b != rt.block));
+                new_dests.push(BlockCall::new(rt.block, args));
             } else {
                 // Each lane goes back to its own side, through one block for all the
                 // subgraph's exits, whose parameters carry both sides' arguments.
@@ -597,6 +665,21 @@ pub fn meld(
     for &(bt, bf) in pairs {
         m.func.layout.remove_block(bt);
         m.func.layout.remove_block(bf);
+    }
+    // Forwarding blocks that melding bypassed, when nothing branches to them any more.
+    for b in bypassed {
+        let used = m.func.layout.blocks().iter().any(|&p| {
+            m.func.terminator(p).is_some_and(|t| {
+                m.func
+                    .inst(t)
+                    .branch_destinations()
+                    .iter()
+                    .any(|c| c.block == b)
+            })
+        });
+        if m.func.layout.is_block_inserted(b) && !used {
+            m.func.layout.remove_block(b);
+        }
     }
     m.out
 }

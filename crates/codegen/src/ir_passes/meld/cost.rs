@@ -18,19 +18,27 @@
 //! through the melded code, each as the emulator issues it (one instruction per cycle,
 //! an operand waits for its producer's latency, a taken branch delays the next issue by
 //! the branch latency). Melding costs selects, address arithmetic, and for every
-//! unaligned run a branch and a jump per side; it pays only when the branch it melds
+//! unaligned run a branch and a jump per side, and a move for each zero an arm passes to
+//! the run's tail for a value the other arm defines (block arguments become moves: they
+//! are why SB1-R's and SB4-R's melds issue more than the sides did); it pays only when the branch it melds
 //! diverges. The divergence analysis says a branch *may* diverge, not how often: a
 //! data-dependent branch (merge sort's take-left test, DCT's sign test) is often uniform
 //! in a warp, and then the warp runs one side, not both. So the time compared is the
 //! expectation with the branch divergent half the time ([`DIVERGENT_SHARE`]) and uniform
 //! (either way, equally) otherwise: melding must beat the average of running both sides
-//! and running one.
+//! and running one. A branch whose condition is a function of the lane index alone is
+//! evaluated lane by lane ([`divergent_share`]): SB1's lane parity and SB4's lane modulo 3
+//! split every warp, so those branches diverge every time, and halving their gain would
+//! decline melds the emulator measures faster (the paper's -R variants).
 
 use crate::converge::cost::{
     ALU_LATENCY, GLOBAL_LATENCY, MUL_LATENCY, SFU_LATENCY, SHARED_LATENCY,
 };
 use std::collections::HashMap;
-use warplift_ir::{AddrSpace, Block, Function, Inst, InstructionData, Opcode, Value};
+use warplift_ir::cfg::DominatorTree;
+use warplift_ir::{
+    AddrSpace, Block, Dim, Function, Inst, InstructionData, Opcode, Value, ValueDef,
+};
 
 /// The latency of a branch (`jump`, `brif`): one ALU issue.
 pub const BRANCH_LATENCY: u32 = ALU_LATENCY;
@@ -196,8 +204,122 @@ impl Timing {
     }
 }
 
-/// The expected time of a region's code given its time when the branch diverges and
-/// when all lanes go the first or the second way.
-pub fn expected(divergent: u64, first: u64, second: u64) -> f64 {
-    DIVERGENT_SHARE * divergent as f64 + (1.0 - DIVERGENT_SHARE) * (first + second) as f64 / 2.0
+/// The expected time of a region's code given the share of its executions in which the
+/// branch diverges, and its time when the branch diverges and when all lanes go the
+/// first or the second way.
+pub fn expected(share: f64, divergent: u64, first: u64, second: u64) -> f64 {
+    share * divergent as f64 + (1.0 - share) * (first + second) as f64 / 2.0
+}
+
+/// The threads whose branch conditions [`divergent_share`] evaluates: eight warps of 32.
+const LANES: u64 = 256;
+
+/// The warp width at which [`divergent_share`] looks for uniform warps (a warp of 64
+/// holds two of them, so it diverges whenever one of them does).
+const WARP: u64 = 32;
+
+/// The share of a region's executions in which its branch on `cond` diverges within a
+/// warp: 1 when `cond` is a function of the thread's x index and constants alone (SB1's
+/// lane parity, SB4's lane modulo 3) that takes both values, among the lanes that reach
+/// the branch, within every warp of the first eight that any lane reaches: those branches
+/// are divergent on every pass whatever the data. Otherwise [`DIVERGENT_SHARE`], the
+/// divergence analysis telling only that the branch *may* diverge. `guards` are the
+/// branches the region's entry is control dependent on, as [`guards`] finds them: a lane
+/// reaches the region only where each guard that is also a function of the thread index
+/// has the value given (the others cannot be evaluated and filter no lane).
+pub fn divergent_share(func: &Function, cond: Value, guards: &[(Value, bool)]) -> f64 {
+    let mut reached = false;
+    let every_warp = (0..LANES / WARP).all(|w| {
+        let mut seen = [false; 2];
+        for tid in w * WARP..(w + 1) * WARP {
+            let runs = guards
+                .iter()
+                .all(|&(g, want)| lane_value(func, g, tid, 0).is_none_or(|x| (x & 1 == 1) == want));
+            if !runs {
+                continue;
+            }
+            match lane_value(func, cond, tid, 0) {
+                Some(x) => seen[usize::from(x & 1 == 1)] = true,
+                None => return false,
+            }
+        }
+        reached |= seen != [false, false];
+        seen == [true, true] || seen == [false, false]
+    });
+    if every_warp && reached {
+        1.0
+    } else {
+        DIVERGENT_SHARE
+    }
+}
+
+/// The branches that decide whether `block` runs: for each block `D` that dominates it
+/// and ends in a two-way branch one of whose successors dominates `block` and the other
+/// not, that branch's condition and the value it must have.
+pub fn guards(func: &Function, domtree: &DominatorTree<Block>, block: Block) -> Vec<(Value, bool)> {
+    let mut out = Vec::new();
+    let mut d = block;
+    while let Some(up) = domtree.idom(d) {
+        d = up;
+        let Some(t) = func.terminator(d) else {
+            continue;
+        };
+        if let InstructionData::Brif { arg, dests, .. } = func.inst(t) {
+            let on = |k: usize| domtree.dominates(dests[k].block, block);
+            match (on(0), on(1)) {
+                (true, false) => out.push((*arg, true)),
+                (false, true) => out.push((*arg, false)),
+                _ => {}
+            }
+        }
+    }
+    out
+}
+
+/// The value of `v` on the thread whose x index is `tid`, when `v` depends on that index
+/// and constants alone; `None` otherwise (or beyond a small depth).
+fn lane_value(func: &Function, v: Value, tid: u64, depth: u32) -> Option<u64> {
+    use warplift_ir::interp::ops;
+    if depth > 16 {
+        return None;
+    }
+    let ValueDef::Result(inst) = func.dfg.value_def(v) else {
+        return None;
+    };
+    let ty = func.dfg.value_type(v);
+    let arg = |a: Value| lane_value(func, a, tid, depth + 1);
+    match *func.inst(inst) {
+        InstructionData::UnaryImm {
+            opcode: Opcode::Iconst,
+            imm,
+        } => Some(imm & ty.mask()),
+        InstructionData::Geometry {
+            opcode: Opcode::ThreadId,
+            dim: Dim::X,
+        } => Some(tid & ty.mask()),
+        InstructionData::Binary { opcode, args } => {
+            ops::binary(opcode, ty, arg(args[0])?, arg(args[1])?)
+        }
+        InstructionData::Unary { opcode, arg: a } => {
+            ops::unary(opcode, func.dfg.value_type(a), ty, arg(a)?)
+        }
+        InstructionData::Ternary {
+            opcode: Opcode::Select,
+            args,
+        } => {
+            if arg(args[0])? & 1 == 1 {
+                arg(args[1])
+            } else {
+                arg(args[2])
+            }
+        }
+        InstructionData::Ternary { opcode, args } => {
+            ops::ternary(opcode, ty, arg(args[0])?, arg(args[1])?, arg(args[2])?)
+        }
+        InstructionData::IntCompare { cond, args, .. } => {
+            let t = func.dfg.value_type(args[0]);
+            Some(u64::from(ops::icmp(cond, t, arg(args[0])?, arg(args[1])?)))
+        }
+        _ => None,
+    }
 }

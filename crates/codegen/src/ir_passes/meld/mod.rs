@@ -31,7 +31,11 @@
 //!    side that takes arguments.
 //! 2. **SESE subgraphs** ([`subgraph`], Definitions 3 and 6): each side is cut into a
 //!    chain of single blocks and simple regions ordered by post-dominance; two
-//!    subgraphs are meldable when both are single blocks or they are isomorphic.
+//!    subgraphs are meldable when both are single blocks or they are isomorphic, or when
+//!    one is a single block and the other a region: **region replication**
+//!    ([`replicate`], Section IV-C case 2) copies the region's control structure around
+//!    the block, placed at the region's block it shares most with, its branches
+//!    concretized towards it, so that the two become isomorphic.
 //! 3. **Profitability** ([`cost`], Section IV-C): `MP_B` of two blocks and `MP_S` of two
 //!    subgraphs from a per-opcode latency table (the emulator's latency classes).
 //! 4. **Subgraph alignment** ([`align`], Definition 7): the chains are aligned so that
@@ -47,18 +51,23 @@
 //!    unaligned runs go under a branch on the condition (**unpredication**, Section
 //!    IV-E), so a store, atomic, load or division never runs on a lane that would not
 //!    have run it; exits send each lane back to its own side unless both sides
-//!    continue at the region's join.
+//!    continue at the same block (perhaps through blocks that only jump on). A block of
+//!    a replica that its side's lanes never run melds by taking its partner as it is.
 //! 7. **Post-processing** ([`post`], Section IV-F): selects of equal operands, trivially
 //!    uniform branches and forwarding blocks left by melding are removed.
 //!
-//! As Algorithm 1, the pass repeats until no region offers a profitable pair; one pair
-//! per region is melded per sweep (the rest of the region becomes the two regions before
+//! As Algorithm 1, the pass repeats until no region offers a profitable pair, visiting
+//! regions in reverse post-order (an enclosing region before those inside it); one pair
+//! per region is melded per sweep (a pair the cost model declines is left out and the
+//! chains aligned again, so the next best pair gets its turn) (the rest of the region becomes the two regions before
 //! and after the melded subgraph, aligned again on the next sweep), and regions that
 //! share no block are melded in the same sweep. Before melding a pair, the cost model
 //! ([`cost::Timing`]) times a warp through the two sides as they are and through the
 //! melded code as [`codegen`] will make it (selects, address arithmetic, unpredication
 //! branches and exits included), as the emulator issues instructions, expecting the
-//! branch to diverge half the time: the pair is melded only when that is faster and
+//! branch to diverge half the time — every time when its condition is a function of the
+//! lane index alone that splits every warp ([`cost::divergent_share`]): the pair is
+//! melded only when that is faster and
 //! takes no more issue slots, or the region is left unchanged. With `meld_threshold=0`
 //! every meldable pair that aligns at least one instruction (or two empty blocks) is
 //! melded, profitable or not, as the paper's sensitivity study does. Once every region is
@@ -66,14 +75,14 @@
 //!
 //! The `meld_branch_fusion` setting restricts melding to diamonds whose arms are single
 //! blocks jumping to the join — branch fusion, the baseline the paper compares with
-//! (Section VI-A). Not done: region replication (melding a block with a block inside a
-//! region of the other side, Section IV-C case 2): such pairs are not meldable here.
+//! (Section VI-A).
 
 pub mod align;
 pub mod codegen;
 pub mod cost;
 pub mod post;
 pub mod region;
+pub mod replicate;
 pub mod subgraph;
 
 use crate::analysis::{AnalysisCache, Preserved};
@@ -83,7 +92,7 @@ use align::{align_insts, align_subgraphs, body, Step};
 use cost::{latency, Timing, BRANCH_LATENCY, SELECT_LATENCY};
 use std::collections::{HashMap, HashSet};
 use subgraph::Subgraph;
-use warplift_ir::cfg::{ControlFlowGraph, PostDominatorTree};
+use warplift_ir::cfg::{ControlFlowGraph, DominatorTree, PostDominatorTree};
 use warplift_ir::divergence::Divergence;
 use warplift_ir::{Block, Function, Inst, Opcode, Value, ValueDef};
 
@@ -168,6 +177,8 @@ pub struct Stats {
     pub regions: u64,
     /// Subgraph pairs melded.
     pub melded: u64,
+    /// Of those, pairs of a single block and a region melded by region replication.
+    pub replicated: u64,
     /// Blocks made by melding two blocks.
     pub melded_blocks: u64,
     /// Instruction pairs melded into one.
@@ -190,6 +201,7 @@ impl Stats {
             counts: vec![
                 ("divergent regions", self.regions),
                 ("regions melded", self.melded),
+                ("regions replicated", self.replicated),
                 ("melded blocks", self.melded_blocks),
                 ("instructions aligned", self.aligned),
                 ("selects", self.selects),
@@ -217,20 +229,26 @@ pub fn meld(func: &mut Function, opts: &Options) -> Stats {
         simplify(func);
         let cfg = ControlFlowGraph::compute(&*func);
         let postdom = PostDominatorTree::compute(&cfg);
+        let domtree = DominatorTree::compute(&cfg);
         let divergence = Divergence::compute(func);
         let mut touched: HashSet<Block> = HashSet::new();
         let mut changed = false;
-        for &entry in cfg.reverse_post_order().iter().rev() {
+        // In the order of Algorithm 1 ("for BB in F"): an enclosing region before the
+        // regions inside its sides, so that SB4's D2 melds with the region D3 → D4, D5 by
+        // replication before D4 and D5 meld with each other.
+        for entry in cfg.reverse_post_order() {
             if touched.contains(&entry) || !divergence.is_divergent_branch(entry) {
                 continue;
             }
-            let Some(done) = meld_region(func, &cfg, &postdom, entry, opts, &touched) else {
+            let Some(done) = meld_region(func, &cfg, (&postdom, &domtree), entry, opts, &touched)
+            else {
                 continue;
             };
             stats.regions += 1;
-            let Some((region_blocks, m)) = done else {
+            let Some((region_blocks, m, replicated)) = done else {
                 continue;
             };
+            stats.replicated += u64::from(replicated);
             chains.extend([region_blocks[0], region_blocks[1]]);
             touched.extend(region_blocks);
             touched.extend(m.created.iter().copied());
@@ -315,19 +333,20 @@ fn simplify(func: &mut Function) {
 
 /// The outcome of one region: `None` when it is not a meldable divergent region;
 /// `Some(None)` when nothing in it is melded; otherwise the region's blocks before
-/// melding and what the melding did.
-type RegionOutcome = Option<Option<(Vec<Block>, codegen::Melded)>>;
+/// melding, what the melding did, and whether it replicated a region.
+type RegionOutcome = Option<Option<(Vec<Block>, codegen::Melded, bool)>>;
 
 /// Examines the region headed by `entry` and melds its first profitable pair.
 fn meld_region(
     func: &mut Function,
     cfg: &ControlFlowGraph<Block>,
-    postdom: &PostDominatorTree<Block>,
+    (postdom, domtree): (&PostDominatorTree<Block>, &DominatorTree<Block>),
     entry: Block,
     opts: &Options,
     touched: &HashSet<Block>,
 ) -> RegionOutcome {
     let (cond, join, [t, f]) = region::candidate(func, postdom, entry)?;
+    let guards = cost::guards(func, domtree, entry);
     if touched.contains(&join) {
         return None;
     }
@@ -353,58 +372,136 @@ fn meld_region(
             .iter()
             .any(|&b| func.layout.block_insts(b).len() > opts.align_limit)
     };
+    // A single block against a larger region of the other side: region replication.
+    let replication = |i: usize, j: usize| -> Option<(usize, replicate::Plan)> {
+        if opts.branch_fusion {
+            return None;
+        }
+        replicate::plan(func, &ct[i], &cf[j])
+            .map(|p| (0, p))
+            .or_else(|| replicate::plan(func, &cf[j], &ct[i]).map(|p| (1, p)))
+    };
     let score = |i: usize, j: usize| {
         if too_big(&ct[i]) || too_big(&cf[j]) {
             return None;
         }
-        let pairs = subgraph::correspondence(func, &ct[i], &cf[j])?;
-        let mp = cost::mp_subgraph(func, &pairs);
+        let mp = match subgraph::correspondence(func, &ct[i], &cf[j]) {
+            Some(pairs) => cost::mp_subgraph(func, &pairs),
+            None => replication(i, j)?.1.mp,
+        };
         (mp >= opts.threshold).then_some(mp)
     };
-    let alignment = align_subgraphs(ct.len(), cf.len(), score);
-    for (i, j) in alignment {
-        let pairs = subgraph::correspondence(func, &ct[i], &cf[j])?;
-        let steps: Vec<Vec<Step>> = pairs
-            .iter()
-            .map(|&(a, b)| align_insts(func, &body(func, a), &body(func, b)))
-            .collect();
-        if !worth_it(func, &pairs, &steps, [&ct[i], &cf[j]], join, cond, opts) {
-            continue;
+    // A pair the cost model declines is left out and the chains aligned again, so that
+    // the next best pairs get their turn (each round declines at least one pair).
+    let mut declined: HashSet<(usize, usize)> = HashSet::new();
+    loop {
+        let alignment = align_subgraphs(ct.len(), cf.len(), |i, j| {
+            if declined.contains(&(i, j)) {
+                None
+            } else {
+                score(i, j)
+            }
+        });
+        if alignment.is_empty() {
+            return Some(None);
         }
-        let before = [
-            ct[..i]
+        for (i, j) in alignment {
+            // With replication, the melding happens on a copy of the kernel holding the
+            // replica, kept only if the cost model accepts it.
+            let mut trial: Option<(Function, replicate::Replica, usize)> = None;
+            let pairs = match subgraph::correspondence(func, &ct[i], &cf[j]) {
+                Some(pairs) => pairs,
+                None => {
+                    let Some((side, plan)) = replication(i, j) else {
+                        declined.insert((i, j));
+                        continue;
+                    };
+                    let mut copy = func.clone();
+                    let (single, region) = if side == 0 {
+                        (&ct[i], &cf[j])
+                    } else {
+                        (&cf[j], &ct[i])
+                    };
+                    let rep = replicate::replicate(&mut copy, cfg, single, region, &plan);
+                    let subs = if side == 0 {
+                        [&rep.subgraph, &cf[j]]
+                    } else {
+                        [&ct[i], &rep.subgraph]
+                    };
+                    let Some(pairs) = subgraph::correspondence(&copy, subs[0], subs[1]) else {
+                        declined.insert((i, j));
+                        continue;
+                    };
+                    trial = Some((copy, rep, side));
+                    pairs
+                }
+            };
+            let target: &Function = trial.as_ref().map_or(&*func, |t| &t.0);
+            let melded_subs: [&Subgraph; 2] = match &trial {
+                Some((_, rep, 0)) => [&rep.subgraph, &cf[j]],
+                Some((_, rep, _)) => [&ct[i], &rep.subgraph],
+                None => [&ct[i], &cf[j]],
+            };
+            let absent = trial
+                .as_ref()
+                .map(|t| t.1.absent.clone())
+                .unwrap_or_default();
+            let steps: Vec<Vec<Step>> = pairs
                 .iter()
-                .flat_map(|s| s.blocks.iter().copied())
-                .collect(),
-            cf[..j]
-                .iter()
-                .flat_map(|s| s.blocks.iter().copied())
-                .collect(),
-        ];
-        let after = [
-            ct[i + 1..]
-                .iter()
-                .flat_map(|s| s.blocks.iter().copied())
-                .collect(),
-            cf[j + 1..]
-                .iter()
-                .flat_map(|s| s.blocks.iter().copied())
-                .collect(),
-        ];
-        let sides = codegen::Sides {
-            cond,
-            entry,
-            subgraphs: [&ct[i], &cf[j]],
-            before,
-            after,
-        };
-        let mut region_blocks: Vec<Block> = vec![entry, join];
-        region_blocks.extend(st.blocks.iter().copied());
-        region_blocks.extend(sf.blocks.iter().copied());
-        let m = codegen::meld(func, &sides, &pairs, &steps, opts.if_convert);
-        return Some(Some((region_blocks, m)));
+                .map(|&(a, b)| align_insts(target, &body(target, a), &body(target, b)))
+                .collect();
+            let verdict = Verdict {
+                pairs: &pairs,
+                steps: &steps,
+                subgraphs: melded_subs,
+                original: [&ct[i], &cf[j]],
+                absent: &absent,
+                guards: &guards,
+            };
+            if !worth_it(target, &verdict, cond, opts) {
+                declined.insert((i, j));
+                continue;
+            }
+            let before = [
+                ct[..i]
+                    .iter()
+                    .flat_map(|s| s.blocks.iter().copied())
+                    .collect(),
+                cf[..j]
+                    .iter()
+                    .flat_map(|s| s.blocks.iter().copied())
+                    .collect(),
+            ];
+            let after = [
+                ct[i + 1..]
+                    .iter()
+                    .flat_map(|s| s.blocks.iter().copied())
+                    .collect(),
+                cf[j + 1..]
+                    .iter()
+                    .flat_map(|s| s.blocks.iter().copied())
+                    .collect(),
+            ];
+            let mut region_blocks: Vec<Block> = vec![entry, join];
+            region_blocks.extend(st.blocks.iter().copied());
+            region_blocks.extend(sf.blocks.iter().copied());
+            let replicated = trial.is_some();
+            let subgraphs: [Subgraph; 2] = [melded_subs[0].clone(), melded_subs[1].clone()];
+            if let Some((copy, _, _)) = trial {
+                *func = copy;
+            }
+            let sides = codegen::Sides {
+                cond,
+                entry,
+                subgraphs: [&subgraphs[0], &subgraphs[1]],
+                before,
+                after,
+                absent,
+            };
+            let m = codegen::meld(func, &sides, &pairs, &steps, opts.if_convert);
+            return Some(Some((region_blocks, m, replicated)));
+        }
     }
-    Some(None)
 }
 
 /// The cost model's verdict on melding two subgraphs with these block pairs and
@@ -416,15 +513,24 @@ fn meld_region(
 /// branch diverges, one when it does not), the melded terminators and the exit branch
 /// sending lanes back to their sides. With a zero threshold, any pair that aligns an
 /// instruction (or pairs empty blocks) is melded.
-fn worth_it(
-    func: &Function,
-    pairs: &[(Block, Block)],
-    steps: &[Vec<Step>],
-    subgraphs: [&Subgraph; 2],
-    join: Block,
-    cond: Value,
-    opts: &Options,
-) -> bool {
+/// What [`worth_it`] judges.
+struct Verdict<'a> {
+    /// The corresponding blocks of the subgraphs as melded.
+    pairs: &'a [(Block, Block)],
+    /// The instruction alignment of each pair.
+    steps: &'a [Vec<Step>],
+    /// The subgraphs melded (a replica in place of a single block).
+    subgraphs: [&'a Subgraph; 2],
+    /// The subgraphs as they are (a single block where a replica is melded).
+    original: [&'a Subgraph; 2],
+    /// The blocks of a replica that their side's lanes never run.
+    absent: &'a HashSet<Block>,
+    /// The branches deciding whether the region runs ([`cost::guards`]).
+    guards: &'a [(Value, bool)],
+}
+
+fn worth_it(func: &Function, v: &Verdict, cond: Value, opts: &Options) -> bool {
+    let (pairs, steps, subgraphs) = (v.pairs, v.steps, v.subgraphs);
     if opts.threshold <= 0.0 {
         let matches = steps.iter().flatten().any(|s| matches!(s, Step::Match(..)));
         let empty = pairs
@@ -438,15 +544,18 @@ fn worth_it(
         t.run_blocks(func, &s.blocks);
         t
     };
-    let (t, f) = (alone(subgraphs[0]), alone(subgraphs[1]));
+    let (t, f) = (alone(v.original[0]), alone(v.original[1]));
+    let share = cost::divergent_share(func, cond, v.guards);
     let before = (
         cost::expected(
+            share,
             t.now() + f.now() + u64::from(BRANCH_LATENCY),
             t.now(),
             f.now(),
         ),
-        cost::expected(t.issued() + f.issued(), t.issued(), f.issued()),
+        cost::expected(share, t.issued() + f.issued(), t.issued(), f.issued()),
     );
+    let inside: HashSet<Block> = subgraphs[0].blocks.iter().copied().collect();
     // Values defined in the kernel's entry block: a select or address of those alone is
     // placed there by codegen, run once, not in the region.
     let entry = func.layout.entry_block();
@@ -482,11 +591,48 @@ fn worth_it(
             sim.ready(x)
         }
     };
+    // Who reads each value, in the blocks being melded.
+    let mut readers: HashMap<Value, Vec<Inst>> = HashMap::new();
+    for &(a, b) in pairs {
+        for blk in [a, b] {
+            for &i in func.layout.block_insts(blk) {
+                for x in func.inst(i).all_values() {
+                    readers.entry(x).or_default().push(i);
+                }
+            }
+        }
+    }
     for (&(a, b), steps) in pairs.iter().zip(steps) {
+        if v.absent.contains(&a) || v.absent.contains(&b) {
+            // Run as it was, by the lanes of its own side only.
+            let (present, skip) = if v.absent.contains(&a) {
+                (b, 1)
+            } else {
+                (a, 2)
+            };
+            for (k, sim) in sims.iter_mut().enumerate() {
+                if k != skip {
+                    sim.run_blocks(func, &[present]);
+                }
+            }
+            continue;
+        }
         let (ia, ib) = (body(func, a), body(func, b));
         // Addresses made for differing offsets in this block pair, as codegen shares them.
         let mut addresses: HashMap<(Value, Value, i64, i64), [u64; 3]> = HashMap::new();
         let mut run: (Vec<Inst>, Vec<Inst>) = (Vec::new(), Vec::new());
+        // The results of a run read outside it (by the pair's blocks): the values the
+        // unpredication tail carries.
+        let escaping = |list: &Vec<Inst>| -> usize {
+            list.iter()
+                .filter_map(|&i| func.dfg.inst_result(i))
+                .filter(|r| {
+                    readers
+                        .get(r)
+                        .is_some_and(|us| us.iter().any(|u| !list.contains(u)))
+                })
+                .count()
+        };
         let close = |sims: &mut [Timing; 3], run: &mut (Vec<Inst>, Vec<Inst>)| {
             if run.0.is_empty() && run.1.is_empty() {
                 return;
@@ -509,11 +655,28 @@ fn worth_it(
                 sim.issue([r], alu);
                 sim.transfer();
                 for (side, list) in [&run.0, &run.1].into_iter().enumerate() {
-                    if list.is_empty() || (k == 1 && side == 1) || (k == 2 && side == 0) {
+                    if (k == 1 && side == 1) || (k == 2 && side == 0) {
+                        continue;
+                    }
+                    // The tail's parameters this path fills with the zero of a value the
+                    // other arm defines: a move each (on an edge of its own where the
+                    // side has no arm).
+                    let zeros = escaping(if side == 0 { &run.1 } else { &run.0 });
+                    if list.is_empty() {
+                        if zeros > 0 {
+                            for _ in 0..zeros {
+                                sim.issue([], alu);
+                            }
+                            sim.issue([], alu);
+                            sim.transfer();
+                        }
                         continue;
                     }
                     for &i in list {
                         sim.run(func, i);
+                    }
+                    for _ in 0..zeros {
+                        sim.issue([], alu);
                     }
                     sim.issue([], alu);
                     sim.transfer();
@@ -592,7 +755,10 @@ fn worth_it(
             .branch_destinations()
             .iter()
             .zip(db.branch_destinations())
-            .any(|(x, y)| x.block == subgraphs[0].next && !(x.block == join && y.block == join));
+            .any(|(x, y)| {
+                !inside.contains(&x.block)
+                    && codegen::resolve(func, x).block != codegen::resolve(func, y).block
+            });
         for sim in sims.iter_mut() {
             let ops: Vec<u64> = da
                 .all_values()
@@ -609,8 +775,8 @@ fn worth_it(
         }
     }
     let after = (
-        cost::expected(sims[0].now(), sims[1].now(), sims[2].now()),
-        cost::expected(sims[0].issued(), sims[1].issued(), sims[2].issued()),
+        cost::expected(share, sims[0].now(), sims[1].now(), sims[2].now()),
+        cost::expected(share, sims[0].issued(), sims[1].issued(), sims[2].issued()),
     );
     // Faster alone, and no more of the SM's issue slots: with other warps to hide its
     // stalls, a warp's time is its issues; alone, it is its latencies.
