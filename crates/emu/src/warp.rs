@@ -363,7 +363,7 @@ impl Warp {
         now: u64,
     ) -> Result<(Flow, (u32, u32)), LaneFault> {
         let pc = self.pc as usize;
-        let inst = ctx.program.insts[pc];
+        let inst = &ctx.program.insts[pc];
         let w = ctx.width;
         let active = self.mask;
         let emask = match inst.guard {
@@ -375,8 +375,7 @@ impl Warp {
         };
         self.pc += 1;
         let lanes = (emask.count_ones(), active.count_ones());
-        let mut flow = Flow::Next;
-        match inst.op {
+        let flow = match inst.op {
             Op::Bin {
                 op,
                 ty: MType::I32,
@@ -387,6 +386,7 @@ impl Warp {
                 let (d, a) = (dst.index() as usize * w, a.index() as usize * w);
                 let b = self.src32(w, b);
                 bin32(op, &mut self.r32, w, emask, d, a, b);
+                Flow::Next
             }
             Op::Mad {
                 ty: MType::I32,
@@ -397,14 +397,17 @@ impl Warp {
             } => {
                 let (d, a) = (dst.index() as usize * w, a.index() as usize * w);
                 let (b, c) = (self.src32(w, b), self.src32(w, c));
-                let regs = &mut self.r32[..];
-                let mut m = emask & lanes_mask(w);
-                while m != 0 {
-                    let l = m.trailing_zeros() as usize;
-                    m &= m - 1;
-                    let (x, y, z) = (regs[a + l], b.lane(regs, l), c.lane(regs, l));
-                    regs[d + l] = x.wrapping_mul(y).wrapping_add(z);
-                }
+                map32(
+                    &mut self.r32,
+                    w,
+                    emask,
+                    d,
+                    Src32::Reg(a),
+                    b,
+                    c,
+                    |x, y, z| x.wrapping_mul(y).wrapping_add(z),
+                );
+                Flow::Next
             }
             Op::Setp {
                 cond: Cond::Int(cc),
@@ -417,6 +420,7 @@ impl Warp {
                 let bits = setp32(cc, &self.r32, w, a, self.src32(w, b));
                 let p = &mut self.preds[dst.index() as usize];
                 *p = (*p & !emask) | (bits & emask);
+                Flow::Next
             }
             Op::Mov {
                 ty: MType::I32 | MType::F32,
@@ -425,14 +429,44 @@ impl Warp {
             } => {
                 let d = dst.index() as usize * w;
                 let src = self.src32(w, src);
-                let regs = &mut self.r32[..];
-                let mut m = emask & lanes_mask(w);
-                while m != 0 {
-                    let l = m.trailing_zeros() as usize;
-                    m &= m - 1;
-                    regs[d + l] = src.lane(regs, l);
-                }
+                let none = Src32::Imm(0);
+                map32(&mut self.r32, w, emask, d, src, none, none, |x, _, _| x);
+                Flow::Next
             }
+            // Every other operation: out of line, so that this hot path stays small.
+            _ => self.exec(
+                ctx, inst.op, emask, active, shared, global, counters, sc, now,
+            )?,
+        };
+        if TIMED {
+            let m = &ctx.meta.insts[pc];
+            if m.def != NONE {
+                self.ready[m.def as usize] =
+                    ((now + u64::from(m.latency)) << 1) | u64::from(m.memory);
+            }
+        }
+        Ok((flow, lanes))
+    }
+
+    /// Executes operation `op` in the lanes of `emask` (of the `active` ones) at cycle
+    /// `now`: everything but the 32-bit integer operations [`Warp::step`] does itself.
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    fn exec<G: Global>(
+        &mut self,
+        ctx: &Ctx<'_>,
+        op: Op,
+        emask: u64,
+        active: u64,
+        shared: &mut [u8],
+        global: &mut G,
+        counters: &mut Counters,
+        sc: &mut Scratch,
+        now: u64,
+    ) -> Result<Flow, LaneFault> {
+        let w = ctx.width;
+        let mut flow = Flow::Next;
+        match op {
             Op::Bin { op, ty, dst, a, b } => {
                 let m = type_mask(ty);
                 self.gather(w, ty.class(), Operand::Reg(a), m, &mut sc.a);
@@ -573,7 +607,7 @@ impl Warp {
             | Op::Cas { .. }
             | Op::Spill { .. }
             | Op::Reload { .. } => {
-                self.memory(ctx, &inst.op, emask, shared, global, counters, sc)?;
+                self.memory(ctx, &op, emask, shared, global, counters, sc)?;
             }
             Op::Bar {} => {
                 let live = self.live & !self.exited;
@@ -609,8 +643,8 @@ impl Warp {
                 ..
             } => {
                 let (pred, negated) = (cond.pred, cond.negated);
-                let uniform = matches!(inst.op, Op::BrUni { .. });
-                let reconverge = match inst.op {
+                let uniform = matches!(op, Op::BrUni { .. });
+                let reconverge = match op {
                     Op::BrDiv {
                         reconv: Some(r), ..
                     } => Some(ctx.program.block_at(r)),
@@ -662,14 +696,7 @@ impl Warp {
                 flow = Flow::Exit(active.count_ones());
             }
         }
-        if TIMED {
-            let m = &ctx.meta.insts[pc];
-            if m.def != NONE {
-                self.ready[m.def as usize] =
-                    ((now + u64::from(m.latency)) << 1) | u64::from(m.memory);
-            }
-        }
-        Ok((flow, lanes))
+        Ok(flow)
     }
 
     /// Sets the top entry's block.
@@ -1209,41 +1236,74 @@ impl Src32 {
     }
 }
 
+impl Src32 {
+    /// The operand's values in lanes `l .. l + CHUNK`.
+    #[inline(always)]
+    fn chunk(self, regs: &[u32], l: usize) -> [u32; CHUNK] {
+        match self {
+            Src32::Reg(r) => {
+                let mut out = [0; CHUNK];
+                out.copy_from_slice(&regs[r + l..r + l + CHUNK]);
+                out
+            }
+            Src32::Imm(v) => [v; CHUNK],
+        }
+    }
+}
+
+/// Lanes computed together by the 32-bit loops: fixed-size groups, which the compiler turns
+/// into vector instructions (a destination may be one of the sources, so whole registers
+/// cannot be taken as separate slices).
+const CHUNK: usize = 8;
+
+/// `regs[d + l] = f(a, b, c)` in the lanes of `emask`, on `b32` registers in place. When
+/// every lane acts, groups of [`CHUNK`] lanes are read, computed and written at once.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn map32(
+    regs: &mut [u32],
+    w: usize,
+    emask: u64,
+    d: usize,
+    a: Src32,
+    b: Src32,
+    c: Src32,
+    f: impl Fn(u32, u32, u32) -> u32,
+) {
+    let all = lanes_mask(w);
+    if emask & all == all {
+        let mut l = 0;
+        while l + CHUNK <= w {
+            let (x, y, z) = (a.chunk(regs, l), b.chunk(regs, l), c.chunk(regs, l));
+            let r: [u32; CHUNK] = std::array::from_fn(|i| f(x[i], y[i], z[i]));
+            regs[d + l..d + l + CHUNK].copy_from_slice(&r);
+            l += CHUNK;
+        }
+        for l in l..w {
+            regs[d + l] = f(a.lane(regs, l), b.lane(regs, l), c.lane(regs, l));
+        }
+    } else {
+        let mut m = emask & all;
+        while m != 0 {
+            let l = m.trailing_zeros() as usize;
+            m &= m - 1;
+            regs[d + l] = f(a.lane(regs, l), b.lane(regs, l), c.lane(regs, l));
+        }
+    }
+}
+
 /// `regs[d + l] = regs[a + l] OP b` in the lanes of `emask`, for the operations of
 /// [`fast32`], on `i32` lanes held as `u32`: the results of [`bin`] on the same values,
 /// which the tests check. The operation is chosen once and the lanes are computed in
 /// place, without gathering the operands first.
 #[inline]
 fn bin32(op: BinOp, regs: &mut [u32], w: usize, emask: u64, d: usize, a: usize, b: Src32) {
+    let a = Src32::Reg(a);
+    let none = Src32::Imm(0);
     macro_rules! map2 {
-        (|$x:ident, $y:ident| $e:expr) => {{
-            let full = emask & lanes_mask(w) == lanes_mask(w);
-            match b {
-                // All lanes and a register or an immediate: straight loops the compiler
-                // can unroll.
-                Src32::Reg(b) if full => {
-                    for l in 0..w {
-                        let ($x, $y) = (regs[a + l], regs[b + l]);
-                        regs[d + l] = $e;
-                    }
-                }
-                Src32::Imm($y) if full => {
-                    for l in 0..w {
-                        let $x = regs[a + l];
-                        regs[d + l] = $e;
-                    }
-                }
-                _ => {
-                    let mut m = emask & lanes_mask(w);
-                    while m != 0 {
-                        let l = m.trailing_zeros() as usize;
-                        m &= m - 1;
-                        let ($x, $y) = (regs[a + l], b.lane(regs, l));
-                        regs[d + l] = $e;
-                    }
-                }
-            }
-        }};
+        (|$x:ident, $y:ident| $e:expr) => {
+            map32(regs, w, emask, d, a, b, none, |$x, $y, _| $e)
+        };
     }
     match op {
         BinOp::Add => map2!(|x, y| x.wrapping_add(y)),
@@ -1271,23 +1331,28 @@ fn bin32(op: BinOp, regs: &mut [u32], w: usize, emask: u64, d: usize, a: usize, 
 /// `u32`, for all `w` lanes.
 #[inline]
 fn setp32(cc: IntCC, regs: &[u32], w: usize, a: usize, b: Src32) -> u64 {
-    let mut bits = 0u64;
+    let a = Src32::Reg(a);
+    #[inline(always)]
+    fn cmp(regs: &[u32], w: usize, a: Src32, b: Src32, f: impl Fn(u32, u32) -> bool) -> u64 {
+        let mut bits = 0u64;
+        let mut l = 0;
+        while l + CHUNK <= w {
+            let (x, y) = (a.chunk(regs, l), b.chunk(regs, l));
+            let mut group = 0u64;
+            for i in 0..CHUNK {
+                group |= u64::from(f(x[i], y[i])) << i;
+            }
+            bits |= group << l;
+            l += CHUNK;
+        }
+        for l in l..w {
+            bits |= u64::from(f(a.lane(regs, l), b.lane(regs, l))) << l;
+        }
+        bits
+    }
     macro_rules! cmp {
         (|$x:ident, $y:ident| $e:expr) => {
-            match b {
-                Src32::Reg(b) => {
-                    for l in 0..w {
-                        let ($x, $y) = (regs[a + l], regs[b + l]);
-                        bits |= u64::from($e) << l;
-                    }
-                }
-                Src32::Imm($y) => {
-                    for l in 0..w {
-                        let $x = regs[a + l];
-                        bits |= u64::from($e) << l;
-                    }
-                }
-            }
+            cmp(regs, w, a, b, |$x, $y| $e)
         };
     }
     match cc {
@@ -1302,7 +1367,6 @@ fn setp32(cc: IntCC, regs: &[u32], w: usize, a: usize, b: Src32) -> u64 {
         IntCC::SignedGreaterThan => cmp!(|x, y| (x as i32) > (y as i32)),
         IntCC::SignedGreaterThanOrEqual => cmp!(|x, y| (x as i32) >= (y as i32)),
     }
-    bits
 }
 
 /// The lane mask of `a COND b` (operands masked to the type).
