@@ -144,6 +144,9 @@ pub(crate) struct Warp {
     pub pc: u32,
     /// Active lanes.
     pub mask: u64,
+    /// How many: counted once per block entry rather than once per instruction (the
+    /// processor may have no population-count instruction).
+    active_lanes: u32,
     /// Lanes whose thread has ended.
     exited: u64,
     /// Lanes holding a thread.
@@ -186,6 +189,7 @@ impl Warp {
             stack: Vec::new(),
             pc: 0,
             mask: 0,
+            active_lanes: 0,
             exited: 0,
             live: 0,
             state: WarpState::Free,
@@ -234,6 +238,7 @@ impl Warp {
         });
         self.exited = 0;
         self.mask = 0;
+        self.active_lanes = 0;
         self.pc = 0;
         self.state = WarpState::Running;
         self.ready_at = now;
@@ -273,6 +278,7 @@ impl Warp {
             if m == 0 {
                 self.state = WarpState::Done;
                 self.mask = 0;
+                self.active_lanes = 0;
                 if self.observed {
                     if let Some(lanes) = &mut counters.lanes {
                         lanes.warp_done(self.age);
@@ -289,6 +295,7 @@ impl Warp {
             }
             self.stack[n - 1].mask = m;
             self.mask = m;
+            self.active_lanes = m.count_ones();
             // The stack is deepest right after a split, which enters the taken side.
             counters.max_stack_depth = counters.max_stack_depth.max(n as u64);
             self.pc = ctx.program.blocks[top.block as usize].start;
@@ -366,15 +373,15 @@ impl Warp {
         let inst = &ctx.program.insts[pc];
         let w = ctx.width;
         let active = self.mask;
-        let emask = match inst.guard {
+        let (emask, lanes) = match inst.guard {
             Some(g) => {
                 let p = self.preds[g.pred.index() as usize];
-                active & if g.negated { !p } else { p }
+                let emask = active & if g.negated { !p } else { p };
+                (emask, (emask.count_ones(), self.active_lanes))
             }
-            None => active,
+            None => (active, (self.active_lanes, self.active_lanes)),
         };
         self.pc += 1;
-        let lanes = (emask.count_ones(), active.count_ones());
         let flow = match inst.op {
             Op::Bin {
                 op,
@@ -1304,6 +1311,17 @@ fn bin32(op: BinOp, regs: &mut [u32], w: usize, emask: u64, d: usize, a: usize, 
         (|$x:ident, $y:ident| $e:expr) => {
             map32(regs, w, emask, d, a, b, none, |$x, $y, _| $e)
         };
+    }
+    // A shift by an immediate shifts every lane by the same amount: one vector
+    // instruction, where per-lane amounts would be shifted lane by lane.
+    if let (BinOp::Shl | BinOp::ShrU | BinOp::ShrS, Src32::Imm(y)) = (op, b) {
+        let f = |x: u32| match op {
+            BinOp::Shl if y < 32 => x << y,
+            BinOp::ShrU if y < 32 => x >> y,
+            BinOp::ShrS => ((x as i32) >> y.min(31)) as u32,
+            _ => 0,
+        };
+        return map32(regs, w, emask, d, a, none, none, |x, _, _| f(x));
     }
     match op {
         BinOp::Add => map2!(|x, y| x.wrapping_add(y)),
