@@ -174,7 +174,7 @@ impl Worker {
                     }
                     let pc = warp.pc;
                     let (flow, lanes) = warp
-                        .step(
+                        .step::<false, _>(
                             ctx,
                             &mut self.shared,
                             global,

@@ -2,17 +2,19 @@
 //!
 //! A timed run owns the launch's [`GlobalMemory`] and reads and writes its bytes directly,
 //! a word at a time. A functional run spreads thread blocks over threads, which then share
-//! global memory: [`SharedGlobal`] holds every buffer as 64-bit atomic words, so that
-//! blocks on different threads access it without locks and without `unsafe`. Accesses are
-//! naturally aligned (a misaligned one faults before), so each lies inside one word: a
-//! load is one atomic load, an 8-byte store one atomic store, a smaller store replaces its
-//! bytes by a compare-and-swap of the word (other bytes of the word, which other threads
-//! may be writing in a race-free kernel, are untouched), and an atomic
-//! read-modify-write is a compare-and-swap loop on the word. Relaxed ordering suffices:
-//! the IR's memory model orders nothing across thread blocks but atomics on one location,
-//! and each location's updates are totally ordered by its word.
+//! global memory: [`SharedGlobal`] holds every buffer as 32-bit atomic words, so that
+//! blocks on different threads access it without `unsafe`. Accesses are naturally aligned
+//! (a misaligned one faults before), so a 4-byte access is one word and an 8-byte one two:
+//! with relaxed ordering their loads and stores are the processor's plain ones, as fast as
+//! a timed run's. A 1- or 2-byte store replaces its bytes by a compare-and-swap of the word
+//! (its other bytes, which other threads may be writing in a race-free kernel, are
+//! untouched). Atomic read-modify-writes and compare-and-swaps hold one of a few locks,
+//! chosen by the location's 8-byte granule, so that two on one location never interleave
+//! whatever their width. Relaxed ordering suffices elsewhere: the IR's memory model orders
+//! nothing across thread blocks but atomics on one location.
 
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
+use std::sync::Mutex;
 use warplift_ir::launch::memory::{load_le, store_le, MemFault};
 use warplift_ir::launch::GlobalMemory;
 
@@ -67,11 +69,14 @@ impl Global for GlobalMemory {
 /// Bytes converted between a buffer and its words before the memory they held is freed.
 const STEP: usize = 1 << 22;
 
-/// One buffer as atomic little-endian 64-bit words.
+/// Locks serialising the atomic read-modify-writes, by 8-byte granule.
+const STRIPES: usize = 64;
+
+/// One buffer as atomic little-endian 32-bit words.
 struct AtomicBuffer {
     base: u64,
     len: usize,
-    words: Vec<AtomicU64>,
+    words: Vec<AtomicU32>,
 }
 
 /// Global memory shared by the threads of a functional run.
@@ -79,6 +84,10 @@ pub(crate) struct SharedGlobal {
     /// The buffers' names, for faults.
     names: Vec<String>,
     buffers: Vec<AtomicBuffer>,
+    /// An atomic read-modify-write of the 8-byte granule `g` of buffer `b` holds stripe
+    /// `(g + b) % STRIPES`, so that two on the same location are never interleaved, even
+    /// when one is 8 bytes wide (two words) and the other 4.
+    stripes: Vec<Mutex<()>>,
 }
 
 impl SharedGlobal {
@@ -90,14 +99,14 @@ impl SharedGlobal {
         for buf in &mut memory.buffers {
             let mut bytes = std::mem::take(&mut buf.bytes);
             let len = bytes.len();
-            let mut words = Vec::with_capacity(len.div_ceil(8));
+            let mut words = Vec::with_capacity(len.div_ceil(4));
             let mut end = len;
             while end > 0 {
-                let start = end.saturating_sub(STEP) / 8 * 8;
-                for c in bytes[start..end].chunks(8).rev() {
-                    let mut w = [0u8; 8];
+                let start = end.saturating_sub(STEP) / 4 * 4;
+                for c in bytes[start..end].chunks(4).rev() {
+                    let mut w = [0u8; 4];
                     w[..c.len()].copy_from_slice(c);
-                    words.push(AtomicU64::new(u64::from_le_bytes(w)));
+                    words.push(AtomicU32::new(u32::from_le_bytes(w)));
                 }
                 bytes.truncate(start);
                 bytes.shrink_to_fit();
@@ -111,7 +120,12 @@ impl SharedGlobal {
             });
         }
         let names = memory.buffers.iter().map(|b| b.name.clone()).collect();
-        SharedGlobal { names, buffers }
+        let stripes = (0..STRIPES).map(|_| Mutex::new(())).collect();
+        SharedGlobal {
+            names,
+            buffers,
+            stripes,
+        }
     }
 
     /// Moves the contents back into `memory`'s buffers, as [`SharedGlobal::take`] moved
@@ -120,14 +134,14 @@ impl SharedGlobal {
         for (buf, a) in memory.buffers.iter_mut().zip(self.buffers) {
             let mut words = a.words;
             let mut bytes = Vec::with_capacity(a.len);
-            // The last word holds `a.len - 8 * (words - 1)` bytes of the buffer.
-            let mut keep = a.len - 8 * words.len().saturating_sub(1);
+            // The last word holds `a.len - 4 * (words - 1)` bytes of the buffer.
+            let mut keep = a.len - 4 * words.len().saturating_sub(1);
             while !words.is_empty() {
-                let start = words.len().saturating_sub(STEP / 8);
+                let start = words.len().saturating_sub(STEP / 4);
                 for w in words.drain(start..).rev() {
                     let le = w.into_inner().to_le_bytes();
                     bytes.extend(le[..keep].iter().rev());
-                    keep = 8;
+                    keep = 4;
                 }
                 words.shrink_to_fit();
             }
@@ -136,23 +150,47 @@ impl SharedGlobal {
         }
     }
 
-    /// The word holding byte `off` of buffer `b`, and the bit shift and mask of `size`
-    /// bytes at `off` in it.
+    /// The words of buffer `b`.
     #[inline]
-    fn word(&self, b: usize, off: usize, size: u32) -> (&AtomicU64, u32, u64) {
-        let shift = (off % 8) as u32 * 8;
-        let mask = if size >= 8 {
-            u64::MAX
-        } else {
-            ((1u64 << (size * 8)) - 1) << shift
-        };
-        (&self.buffers[b].words[off / 8], shift, mask)
+    fn words(&self, b: usize) -> &[AtomicU32] {
+        &self.buffers[b].words
     }
 }
 
 /// A thread's handle on a [`SharedGlobal`].
 #[derive(Copy, Clone)]
 pub(crate) struct SharedRef<'a>(pub &'a SharedGlobal);
+
+impl SharedRef<'_> {
+    /// Writes the low `size` bytes of `v` at offset `off` of buffer `b`. Accesses are
+    /// naturally aligned, so a 4-byte one is one word, an 8-byte one two (each written
+    /// whole: a race-free kernel has no other thread reading them meanwhile), and a
+    /// smaller one part of a word, whose other bytes other threads may be writing: it is
+    /// replaced by a compare-and-swap.
+    #[inline]
+    fn put(&self, b: usize, off: usize, size: u32, v: u64) {
+        let words = self.0.words(b);
+        match size {
+            4 => words[off / 4].store(v as u32, Relaxed),
+            8 => {
+                words[off / 4].store(v as u32, Relaxed);
+                words[off / 4 + 1].store((v >> 32) as u32, Relaxed);
+            }
+            _ => {
+                let w = &words[off / 4];
+                let shift = (off % 4) as u32 * 8;
+                let mask = ((1u32 << (size * 8)) - 1) << shift;
+                let bits = ((v as u32) << shift) & mask;
+                let mut cur = w.load(Relaxed);
+                while let Err(seen) =
+                    w.compare_exchange_weak(cur, (cur & !mask) | bits, Relaxed, Relaxed)
+                {
+                    cur = seen;
+                }
+            }
+        }
+    }
+}
 
 impl Global for SharedRef<'_> {
     #[inline]
@@ -186,40 +224,38 @@ impl Global for SharedRef<'_> {
 
     #[inline]
     fn load(&self, b: usize, off: usize, size: u32) -> u64 {
-        let (w, shift, mask) = self.0.word(b, off, size);
-        (w.load(Relaxed) & mask) >> shift
+        let words = self.0.words(b);
+        match size {
+            4 => u64::from(words[off / 4].load(Relaxed)),
+            8 => {
+                let lo = u64::from(words[off / 4].load(Relaxed));
+                lo | u64::from(words[off / 4 + 1].load(Relaxed)) << 32
+            }
+            _ => {
+                let shift = (off % 4) as u32 * 8;
+                let v = words[off / 4].load(Relaxed) >> shift;
+                u64::from(v & ((1u32 << (size * 8)) - 1))
+            }
+        }
     }
 
     #[inline]
     fn store(&mut self, b: usize, off: usize, size: u32, v: u64) {
-        let (w, shift, mask) = self.0.word(b, off, size);
-        if mask == u64::MAX {
-            w.store(v, Relaxed);
-        } else {
-            // One compare-and-swap (rarely retried) rather than two atomic bit operations.
-            let bits = (v << shift) & mask;
-            let mut cur = w.load(Relaxed);
-            while let Err(seen) =
-                w.compare_exchange_weak(cur, (cur & !mask) | bits, Relaxed, Relaxed)
-            {
-                cur = seen;
-            }
-        }
+        self.put(b, off, size, v);
     }
 
     #[inline]
     fn update(&mut self, b: usize, off: usize, size: u32, f: impl Fn(u64) -> Option<u64>) -> u64 {
-        let (w, shift, mask) = self.0.word(b, off, size);
-        let mut cur = w.load(Relaxed);
-        loop {
-            let old = (cur & mask) >> shift;
-            let Some(new) = f(old) else { return old };
-            let next = (cur & !mask) | ((new << shift) & mask);
-            match w.compare_exchange_weak(cur, next, Relaxed, Relaxed) {
-                Ok(_) => return old,
-                Err(seen) => cur = seen,
-            }
+        let stripe = (off / 8 + b) % STRIPES;
+        // A poisoned stripe only means another worker panicked; the words are intact.
+        let _held = self.0.stripes[stripe]
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let old = self.load(b, off, size);
+        if let Some(new) = f(old) {
+            self.put(b, off, size, new);
         }
+        old
     }
 }
 

@@ -814,7 +814,7 @@ impl<'a, 'm: 'a> Machine<'a, 'm> {
         let cta = &mut sm.ctas[cta_slot];
         let pc = warp.pc;
         let (flow, lanes) = warp
-            .step(
+            .step::<true, _>(
                 ctx,
                 &mut cta.shared,
                 &mut launch.memory,

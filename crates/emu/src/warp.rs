@@ -62,10 +62,6 @@ pub(crate) type Lanes = [u64; MAX_LANES];
 /// Lane arrays reused by every instruction, so that none allocates or clears memory.
 pub(crate) struct Scratch {
     a: Lanes,
-    /// 32-bit lane arrays for the operations on 32-bit values.
-    a32: [u32; MAX_LANES],
-    b32: [u32; MAX_LANES],
-    r32: [u32; MAX_LANES],
     b: Lanes,
     c: Lanes,
     r: Lanes,
@@ -81,9 +77,6 @@ impl Scratch {
     pub(crate) fn new() -> Box<Scratch> {
         Box::new(Scratch {
             a: [0; MAX_LANES],
-            a32: [0; MAX_LANES],
-            b32: [0; MAX_LANES],
-            r32: [0; MAX_LANES],
             b: [0; MAX_LANES],
             c: [0; MAX_LANES],
             r: [0; MAX_LANES],
@@ -151,6 +144,9 @@ pub(crate) struct Warp {
     pub pc: u32,
     /// Active lanes.
     pub mask: u64,
+    /// How many: counted once per block entry rather than once per instruction (the
+    /// processor may have no population-count instruction).
+    active_lanes: u32,
     /// Lanes whose thread has ended.
     exited: u64,
     /// Lanes holding a thread.
@@ -193,6 +189,7 @@ impl Warp {
             stack: Vec::new(),
             pc: 0,
             mask: 0,
+            active_lanes: 0,
             exited: 0,
             live: 0,
             state: WarpState::Free,
@@ -241,6 +238,7 @@ impl Warp {
         });
         self.exited = 0;
         self.mask = 0;
+        self.active_lanes = 0;
         self.pc = 0;
         self.state = WarpState::Running;
         self.ready_at = now;
@@ -280,6 +278,7 @@ impl Warp {
             if m == 0 {
                 self.state = WarpState::Done;
                 self.mask = 0;
+                self.active_lanes = 0;
                 if self.observed {
                     if let Some(lanes) = &mut counters.lanes {
                         lanes.warp_done(self.age);
@@ -299,6 +298,9 @@ impl Warp {
             }
             self.stack[n - 1].mask = m;
             self.mask = m;
+            self.active_lanes = m.count_ones();
+            // The stack is deepest right after a split, which enters the taken side.
+            counters.max_stack_depth = counters.max_stack_depth.max(n as u64);
             self.pc = ctx.program.blocks[top.block as usize].start;
             counters.block_execs[top.block as usize] += 1;
             if self.observed {
@@ -360,10 +362,11 @@ impl Warp {
 
     /// Executes the instruction at `pc` for the warp's lanes at cycle `now`. Returns what
     /// it did to control and `(lanes that acted, lanes active)`; a fault names the lane
-    /// when one lane caused it.
+    /// when one lane caused it. `TIMED` says whether the scoreboard is kept: a functional
+    /// run has no clock, so it skips it.
     #[inline]
     #[allow(clippy::too_many_arguments)]
-    pub(crate) fn step<G: Global>(
+    pub(crate) fn step<const TIMED: bool, G: Global>(
         &mut self,
         ctx: &Ctx<'_>,
         shared: &mut [u8],
@@ -373,20 +376,19 @@ impl Warp {
         now: u64,
     ) -> Result<(Flow, (u32, u32)), LaneFault> {
         let pc = self.pc as usize;
-        let inst = ctx.program.insts[pc];
+        let inst = &ctx.program.insts[pc];
         let w = ctx.width;
         let active = self.mask;
-        let emask = match inst.guard {
+        let (emask, lanes) = match inst.guard {
             Some(g) => {
                 let p = self.preds[g.pred.index() as usize];
-                active & if g.negated { !p } else { p }
+                let emask = active & if g.negated { !p } else { p };
+                (emask, (emask.count_ones(), self.active_lanes))
             }
-            None => active,
+            None => (active, (self.active_lanes, self.active_lanes)),
         };
         self.pc += 1;
-        let lanes = (emask.count_ones(), active.count_ones());
-        let mut flow = Flow::Next;
-        match inst.op {
+        let flow = match inst.op {
             Op::Bin {
                 op,
                 ty: MType::I32,
@@ -394,10 +396,10 @@ impl Warp {
                 a,
                 b,
             } if fast32(op) => {
-                let (ra, b) = (a.index() as usize * w, self.src32(w, b, &mut sc.b32));
-                let b = b.unwrap_or(&sc.b32[..w]);
-                bin32(op, &self.r32[ra..ra + w], b, &mut sc.r32[..w]);
-                self.write32(w, dst, &sc.r32, emask);
+                let (d, a) = (dst.index() as usize * w, a.index() as usize * w);
+                let b = self.src32(w, b);
+                bin32(op, &mut self.r32, w, emask, d, a, b);
+                Flow::Next
             }
             Op::Mad {
                 ty: MType::I32,
@@ -406,14 +408,19 @@ impl Warp {
                 b,
                 c,
             } => {
-                let ra = a.index() as usize * w;
-                let b = self.src32(w, b, &mut sc.b32).unwrap_or(&sc.b32[..w]);
-                let c = self.src32(w, c, &mut sc.a32).unwrap_or(&sc.a32[..w]);
-                let a = &self.r32[ra..ra + w];
-                for (r, ((&x, &y), &z)) in sc.r32[..w].iter_mut().zip(a.iter().zip(b).zip(c)) {
-                    *r = x.wrapping_mul(y).wrapping_add(z);
-                }
-                self.write32(w, dst, &sc.r32, emask);
+                let (d, a) = (dst.index() as usize * w, a.index() as usize * w);
+                let (b, c) = (self.src32(w, b), self.src32(w, c));
+                map32(
+                    &mut self.r32,
+                    w,
+                    emask,
+                    d,
+                    Src32::Reg(a),
+                    b,
+                    c,
+                    |x, y, z| x.wrapping_mul(y).wrapping_add(z),
+                );
+                Flow::Next
             }
             Op::Setp {
                 cond: Cond::Int(cc),
@@ -422,12 +429,57 @@ impl Warp {
                 a,
                 b,
             } => {
-                let (ra, b) = (a.index() as usize * w, self.src32(w, b, &mut sc.b32));
-                let b = b.unwrap_or(&sc.b32[..w]);
-                let bits = setp32(cc, &self.r32[ra..ra + w], b);
+                let a = a.index() as usize * w;
+                let bits = setp32(cc, &self.r32, w, a, self.src32(w, b));
                 let p = &mut self.preds[dst.index() as usize];
                 *p = (*p & !emask) | (bits & emask);
+                Flow::Next
             }
+            Op::Mov {
+                ty: MType::I32 | MType::F32,
+                dst,
+                src,
+            } => {
+                let d = dst.index() as usize * w;
+                let src = self.src32(w, src);
+                let none = Src32::Imm(0);
+                map32(&mut self.r32, w, emask, d, src, none, none, |x, _, _| x);
+                Flow::Next
+            }
+            // Every other operation: out of line, so that this hot path stays small.
+            _ => self.exec(
+                ctx, inst.op, emask, active, shared, global, counters, sc, now,
+            )?,
+        };
+        if TIMED {
+            let m = &ctx.meta.insts[pc];
+            if m.def != NONE {
+                self.ready[m.def as usize] =
+                    ((now + u64::from(m.latency)) << 1) | u64::from(m.memory);
+            }
+        }
+        Ok((flow, lanes))
+    }
+
+    /// Executes operation `op` in the lanes of `emask` (of the `active` ones) at cycle
+    /// `now`: everything but the 32-bit integer operations [`Warp::step`] does itself.
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    fn exec<G: Global>(
+        &mut self,
+        ctx: &Ctx<'_>,
+        op: Op,
+        emask: u64,
+        active: u64,
+        shared: &mut [u8],
+        global: &mut G,
+        counters: &mut Counters,
+        sc: &mut Scratch,
+        now: u64,
+    ) -> Result<Flow, LaneFault> {
+        let w = ctx.width;
+        let mut flow = Flow::Next;
+        match op {
             Op::Bin { op, ty, dst, a, b } => {
                 let m = type_mask(ty);
                 self.gather(w, ty.class(), Operand::Reg(a), m, &mut sc.a);
@@ -568,7 +620,7 @@ impl Warp {
             | Op::Cas { .. }
             | Op::Spill { .. }
             | Op::Reload { .. } => {
-                self.memory(ctx, &inst.op, emask, shared, global, counters, sc)?;
+                self.memory(ctx, &op, emask, shared, global, counters, sc)?;
             }
             Op::Bar {} => {
                 let live = self.live & !self.exited;
@@ -604,8 +656,8 @@ impl Warp {
                 ..
             } => {
                 let (pred, negated) = (cond.pred, cond.negated);
-                let uniform = matches!(inst.op, Op::BrUni { .. });
-                let reconverge = match inst.op {
+                let uniform = matches!(op, Op::BrUni { .. });
+                let reconverge = match op {
                     Op::BrDiv {
                         reconv: Some(r), ..
                     } => Some(ctx.program.block_at(r)),
@@ -657,12 +709,7 @@ impl Warp {
                 flow = Flow::Exit(active.count_ones());
             }
         }
-        let m = &ctx.meta.insts[pc];
-        if m.def != NONE {
-            self.ready[m.def as usize] = ((now + u64::from(m.latency)) << 1) | u64::from(m.memory);
-        }
-        counters.max_stack_depth = counters.max_stack_depth.max(self.stack.len() as u64);
-        Ok((flow, lanes))
+        Ok(flow)
     }
 
     /// Sets the top entry's block.
@@ -751,41 +798,12 @@ impl Warp {
         }
     }
 
-    /// A 32-bit operand: the register's lanes, or `None` after filling `imm` with the
-    /// immediate.
+    /// A 32-bit operand: where its lanes are in `r32`, or its immediate.
     #[inline]
-    fn src32<'s>(
-        &'s self,
-        w: usize,
-        src: Operand,
-        imm: &mut [u32; MAX_LANES],
-    ) -> Option<&'s [u32]> {
+    fn src32(&self, w: usize, src: Operand) -> Src32 {
         match src {
-            Operand::Reg(r) => {
-                let r = r.index() as usize * w;
-                Some(&self.r32[r..r + w])
-            }
-            Operand::Imm(v) => {
-                imm[..w].fill(v as u32);
-                None
-            }
-        }
-    }
-
-    /// Writes 32-bit `vals` into `b32` register `dst`, in the lanes of `emask`.
-    #[inline]
-    fn write32(&mut self, w: usize, dst: Reg, vals: &[u32; MAX_LANES], emask: u64) {
-        let d = dst.index() as usize * w;
-        let regs = &mut self.r32[d..d + w];
-        if emask == lanes_mask(w) {
-            regs.copy_from_slice(&vals[..w]);
-        } else {
-            let mut m = emask & lanes_mask(w);
-            while m != 0 {
-                let l = m.trailing_zeros() as usize;
-                m &= m - 1;
-                regs[l] = vals[l];
-            }
+            Operand::Reg(r) => Src32::Reg(r.index() as usize * w),
+            Operand::Imm(v) => Src32::Imm(v as u32),
         }
     }
 
@@ -854,128 +872,163 @@ impl Warp {
         let offset = i64::from(offset);
         // Segments are a power of two bytes: a shift, not a division, per lane.
         let seg_shift = ctx.config.segment_bytes.trailing_zeros();
-        let mut nkeys = 0;
-        let mut last_buf: Option<(usize, u64, u64)> = None;
-        // Whether the keys come in non-decreasing lane order (the coalesced case), so that
-        // counting distinct keys needs no sort.
-        let mut sorted = true;
-        let mut m = emask;
-        while m != 0 {
-            let l = m.trailing_zeros() as usize;
-            m &= m - 1;
-            let exact = || i128::from(sc.a[l]) + i128::from(offset);
-            let oob = |detail: String| {
-                (
-                    Some(l as u32),
-                    FaultKind::OutOfBounds {
-                        space,
-                        access,
-                        size,
-                        addr: exact(),
-                        detail,
-                    },
-                )
+        // Sizes are powers of two: the low bits say whether an address is aligned.
+        let align = u64::from(size - 1);
+        let exact = |l: usize| i128::from(sc.a[l]) + i128::from(offset);
+        let oob = |l: usize, detail: String| {
+            let addr = exact(l);
+            let kind = FaultKind::OutOfBounds {
+                space,
+                access,
+                size,
+                addr,
+                detail,
             };
-            let eff: u64;
-            let key: u64;
-            match space {
-                AddrSpace::Global => {
+            (Some(l as u32), kind)
+        };
+        let misaligned = |l: usize| {
+            let addr = exact(l);
+            let kind = FaultKind::Misaligned {
+                space,
+                access,
+                size,
+                addr,
+            };
+            (Some(l as u32), kind)
+        };
+        let mut nkeys = 0;
+        // Whether the keys come in non-decreasing lane order (the coalesced case), so that
+        // counting distinct keys needs no sort; and how many distinct keys there are then.
+        let mut sorted = true;
+        let mut distinct = 0u64;
+        let is_shared = space == AddrSpace::Shared;
+        let mut note_key = |key: u64, order: u64, keys: &mut [u64; MAX_LANES]| {
+            if nkeys == 0 {
+                distinct = 1;
+            } else {
+                let prev = keys[nkeys - 1];
+                if key != prev {
+                    distinct += 1;
+                }
+                if order < if is_shared { prev & ORDER_MASK } else { prev } {
+                    sorted = false;
+                }
+            }
+            keys[nkeys] = key;
+            nkeys += 1;
+        };
+        let mut m = emask;
+        match space {
+            AddrSpace::Global => {
+                // The buffer of the last lane, `(index, base, end)`: neighbouring lanes
+                // almost always access the same one.
+                let mut last: Option<(usize, u64, u64)> = None;
+                while m != 0 {
+                    let l = m.trailing_zeros() as usize;
+                    m &= m - 1;
                     let Some(a) = sc.a[l].checked_add_signed(offset) else {
-                        return Err(oob("outside the address space".into()));
+                        return Err(oob(l, "outside the address space".into()));
                     };
-                    eff = a;
-                    let (b, off) = match last_buf {
+                    let (b, off) = match last {
                         Some((b, lo, hi)) if a >= lo && a < hi && hi - a >= u64::from(size) => {
                             (b, (a - lo) as usize)
                         }
                         _ => {
-                            let (b, off) = global.find(a, size).map_err(|e| oob(e.to_string()))?;
+                            let (b, off) =
+                                global.find(a, size).map_err(|e| oob(l, e.to_string()))?;
                             let (lo, hi) = global.span(b);
-                            last_buf = Some((b, lo, hi));
+                            last = Some((b, lo, hi));
                             (b, off)
                         }
                     };
+                    if a & align != 0 {
+                        return Err(misaligned(l));
+                    }
                     sc.buf[l] = b as u32;
                     sc.loc[l] = off;
-                    key = a >> seg_shift;
+                    let key = a >> seg_shift;
+                    note_key(key, key, &mut sc.keys);
                 }
-                AddrSpace::Shared | AddrSpace::Local => {
+            }
+            AddrSpace::Shared | AddrSpace::Local => {
+                let window = if space == AddrSpace::Shared {
+                    shared.len()
+                } else {
+                    local_size
+                };
+                while m != 0 {
+                    let l = m.trailing_zeros() as usize;
+                    m &= m - 1;
                     // The base is a 32-bit value and the offset 32-bit: no overflow in i64.
                     let e = sc.a[l] as i64 + offset;
-                    let window = if space == AddrSpace::Shared {
-                        shared.len()
-                    } else {
-                        local_size
-                    };
                     if e < 0 || e + i64::from(size) > window as i64 {
-                        return Err(oob(format!("the {space} window is {window} bytes")));
+                        return Err(oob(l, format!("the {space} window is {window} bytes")));
                     }
                     let off = e as usize;
-                    eff = off as u64;
+                    if off as u64 & align != 0 {
+                        return Err(misaligned(l));
+                    }
                     if space == AddrSpace::Shared {
                         sc.loc[l] = off;
                         let word = (off / 4) as u64;
                         let bank = word % u64::from(ctx.config.shared_banks);
-                        key = (bank << 40) | word;
+                        // Shared keys are ordered by word (their bank is a function of
+                        // the word).
+                        note_key((bank << 40) | word, word, &mut sc.keys);
                     } else {
                         sc.loc[l] = l * local_size + off;
                         // Local memory is interleaved across lanes in units of the
                         // access size.
                         let sz = size as usize;
                         let phys = ((off / sz) * w + l) * sz + off % sz;
-                        key = (phys as u64) >> seg_shift;
+                        let key = (phys as u64) >> seg_shift;
+                        note_key(key, key, &mut sc.keys);
                     }
                 }
             }
-            // Sizes are powers of two: the low bits say it.
-            if eff & u64::from(size - 1) != 0 {
-                return Err((
-                    Some(l as u32),
-                    FaultKind::Misaligned {
-                        space,
-                        access,
-                        size,
-                        addr: exact(),
-                    },
-                ));
-            }
-            // Shared keys are ordered by word (their bank is a function of the word).
-            let order = |k: u64| {
-                if space == AddrSpace::Shared {
-                    k & ((1 << 40) - 1)
-                } else {
-                    k
-                }
-            };
-            if nkeys > 0 && order(key) < order(sc.keys[nkeys - 1]) {
-                sorted = false;
-            }
-            sc.keys[nkeys] = key;
-            nkeys += 1;
         }
-        let tx = transactions(
-            &mut sc.keys[..nkeys],
-            sorted,
-            space == AddrSpace::Shared,
-            ctx.config.shared_banks,
-        );
+        let tx = if sorted && !is_shared {
+            distinct
+        } else {
+            transactions(
+                &mut sc.keys[..nkeys],
+                sorted,
+                is_shared,
+                ctx.config.shared_banks,
+            )
+        };
         counters.transactions[match space {
             AddrSpace::Global => 0,
             AddrSpace::Shared => 1,
             AddrSpace::Local => 2,
         }] += tx;
         // The accesses, in lane order.
-        let is_pred = ty == MType::Pred;
+        let class = ty.class();
         match *op {
             Op::Ld { dst, .. } | Op::Reload { dst, .. } => {
                 let mut m = emask;
-                while m != 0 {
-                    let l = m.trailing_zeros() as usize;
-                    m &= m - 1;
-                    let v = self.load(space, l, size, shared, global, sc);
-                    sc.r[l] = if is_pred { u64::from(v != 0) } else { v };
+                macro_rules! each {
+                    (|$l:ident| $e:expr) => {
+                        while m != 0 {
+                            let $l = m.trailing_zeros() as usize;
+                            m &= m - 1;
+                            sc.r[$l] = $e;
+                        }
+                    };
                 }
-                self.scatter(w, ty.class(), dst, &sc.r, emask);
+                match space {
+                    AddrSpace::Global => {
+                        each!(|l| global.load(sc.buf[l] as usize, sc.loc[l], size))
+                    }
+                    AddrSpace::Shared => each!(|l| load_le(shared, sc.loc[l], size)),
+                    AddrSpace::Local => each!(|l| load_le(&self.local, sc.loc[l], size)),
+                }
+                if class == RegClass::Pred {
+                    for v in &mut sc.r[..w] {
+                        *v = u64::from(*v != 0);
+                    }
+                }
+                self.scatter(w, class, dst, &sc.r, emask);
             }
             Op::St { .. } | Op::Spill { .. } => {
                 let src = match *op {
@@ -983,17 +1036,32 @@ impl Warp {
                     Op::St { src, .. } => src,
                     _ => return Ok(()),
                 };
-                self.gather(w, ty.class(), src, type_mask(ty), &mut sc.b);
-                let mut m = emask;
-                while m != 0 {
-                    let l = m.trailing_zeros() as usize;
-                    m &= m - 1;
-                    let (v, off) = (sc.b[l], sc.loc[l]);
-                    match space {
-                        AddrSpace::Global => global.store(sc.buf[l] as usize, off, size, v),
-                        AddrSpace::Shared => store_le(shared, off, size, v),
-                        AddrSpace::Local => store_le(&mut self.local, off, size, v),
+                if class == RegClass::B32 {
+                    // A store writes the value's low bytes: 32-bit lanes need no widening.
+                    let src = self.src32(w, src);
+                    for (l, v) in sc.b[..w].iter_mut().enumerate() {
+                        *v = u64::from(src.lane(&self.r32, l));
                     }
+                } else {
+                    self.gather(w, class, src, type_mask(ty), &mut sc.b);
+                }
+                let mut m = emask;
+                macro_rules! each {
+                    (|$l:ident, $v:ident, $off:ident| $e:expr) => {
+                        while m != 0 {
+                            let $l = m.trailing_zeros() as usize;
+                            m &= m - 1;
+                            let ($v, $off) = (sc.b[$l], sc.loc[$l]);
+                            $e;
+                        }
+                    };
+                }
+                match space {
+                    AddrSpace::Global => {
+                        each!(|l, v, off| global.store(sc.buf[l] as usize, off, size, v))
+                    }
+                    AddrSpace::Shared => each!(|l, v, off| store_le(shared, off, size, v)),
+                    AddrSpace::Local => each!(|l, v, off| store_le(&mut self.local, off, size, v)),
                 }
             }
             Op::Atom {
@@ -1035,25 +1103,6 @@ impl Warp {
         Ok(())
     }
 
-    /// The `size`-byte value at lane `l`'s resolved location.
-    #[inline]
-    fn load<G: Global>(
-        &self,
-        space: AddrSpace,
-        l: usize,
-        size: u32,
-        shared: &[u8],
-        global: &G,
-        sc: &Scratch,
-    ) -> u64 {
-        let off = sc.loc[l];
-        match space {
-            AddrSpace::Global => global.load(sc.buf[l] as usize, off, size),
-            AddrSpace::Shared => load_le(shared, off, size),
-            AddrSpace::Local => load_le(&self.local, off, size),
-        }
-    }
-
     /// Replaces the value `old` at lane `l`'s resolved location by `f(old)` when that is
     /// `Some`; returns `old`.
     #[allow(clippy::too_many_arguments)]
@@ -1081,6 +1130,10 @@ impl Warp {
         old
     }
 }
+
+/// The part of a shared-memory key that orders it (its word), which is all of a global or
+/// local key.
+const ORDER_MASK: u64 = (1 << 40) - 1;
 
 /// The transactions of one warp-access with segment or bank `keys` (see
 /// [`Transactions`](crate::stats::Transactions)): for global and local memory the distinct
@@ -1177,16 +1230,104 @@ fn fast32(op: BinOp) -> bool {
     )
 }
 
-/// `r = a OP b` on `i32` lanes held as `u32`, for the operations of [`fast32`]: the
-/// results of [`bin`] on the same values, which the tests check.
+/// A 32-bit source operand of an instruction on `b32` registers: the offset of its lanes
+/// in the warp's `r32`, or an immediate.
+#[derive(Copy, Clone)]
+enum Src32 {
+    Reg(usize),
+    Imm(u32),
+}
+
+impl Src32 {
+    /// The operand's value in lane `l`.
+    #[inline(always)]
+    fn lane(self, regs: &[u32], l: usize) -> u32 {
+        match self {
+            Src32::Reg(r) => regs[r + l],
+            Src32::Imm(v) => v,
+        }
+    }
+}
+
+impl Src32 {
+    /// The operand's values in lanes `l .. l + CHUNK`.
+    #[inline(always)]
+    fn chunk(self, regs: &[u32], l: usize) -> [u32; CHUNK] {
+        match self {
+            Src32::Reg(r) => {
+                let mut out = [0; CHUNK];
+                out.copy_from_slice(&regs[r + l..r + l + CHUNK]);
+                out
+            }
+            Src32::Imm(v) => [v; CHUNK],
+        }
+    }
+}
+
+/// Lanes computed together by the 32-bit loops: fixed-size groups, which the compiler turns
+/// into vector instructions (a destination may be one of the sources, so whole registers
+/// cannot be taken as separate slices).
+const CHUNK: usize = 8;
+
+/// `regs[d + l] = f(a, b, c)` in the lanes of `emask`, on `b32` registers in place. When
+/// every lane acts, groups of [`CHUNK`] lanes are read, computed and written at once.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn map32(
+    regs: &mut [u32],
+    w: usize,
+    emask: u64,
+    d: usize,
+    a: Src32,
+    b: Src32,
+    c: Src32,
+    f: impl Fn(u32, u32, u32) -> u32,
+) {
+    let all = lanes_mask(w);
+    if emask & all == all {
+        let mut l = 0;
+        while l + CHUNK <= w {
+            let (x, y, z) = (a.chunk(regs, l), b.chunk(regs, l), c.chunk(regs, l));
+            let r: [u32; CHUNK] = std::array::from_fn(|i| f(x[i], y[i], z[i]));
+            regs[d + l..d + l + CHUNK].copy_from_slice(&r);
+            l += CHUNK;
+        }
+        for l in l..w {
+            regs[d + l] = f(a.lane(regs, l), b.lane(regs, l), c.lane(regs, l));
+        }
+    } else {
+        let mut m = emask & all;
+        while m != 0 {
+            let l = m.trailing_zeros() as usize;
+            m &= m - 1;
+            regs[d + l] = f(a.lane(regs, l), b.lane(regs, l), c.lane(regs, l));
+        }
+    }
+}
+
+/// `regs[d + l] = regs[a + l] OP b` in the lanes of `emask`, for the operations of
+/// [`fast32`], on `i32` lanes held as `u32`: the results of [`bin`] on the same values,
+/// which the tests check. The operation is chosen once and the lanes are computed in
+/// place, without gathering the operands first.
 #[inline]
-fn bin32(op: BinOp, a: &[u32], b: &[u32], r: &mut [u32]) {
+fn bin32(op: BinOp, regs: &mut [u32], w: usize, emask: u64, d: usize, a: usize, b: Src32) {
+    let a = Src32::Reg(a);
+    let none = Src32::Imm(0);
     macro_rules! map2 {
         (|$x:ident, $y:ident| $e:expr) => {
-            for (r, (&$x, &$y)) in r.iter_mut().zip(a.iter().zip(b)) {
-                *r = $e;
-            }
+            map32(regs, w, emask, d, a, b, none, |$x, $y, _| $e)
         };
+    }
+    // A shift by an immediate shifts every lane by the same amount: one vector
+    // instruction, where per-lane amounts would be shifted lane by lane.
+    if let (BinOp::Shl | BinOp::ShrU | BinOp::ShrS, Src32::Imm(y)) = (op, b) {
+        let f = |x: u32| match op {
+            BinOp::Shl if y < 32 => x << y,
+            BinOp::ShrU if y < 32 => x >> y,
+            BinOp::ShrS => ((x as i32) >> y.min(31)) as u32,
+            _ => 0,
+        };
+        return map32(regs, w, emask, d, a, none, none, |x, _, _| f(x));
     }
     match op {
         BinOp::Add => map2!(|x, y| x.wrapping_add(y)),
@@ -1210,15 +1351,32 @@ fn bin32(op: BinOp, a: &[u32], b: &[u32], r: &mut [u32]) {
     }
 }
 
-/// The lane mask of the integer comparison `a CC b` on `i32` lanes held as `u32`.
+/// The lane mask of the integer comparison `regs[a + l] CC b` on `i32` lanes held as
+/// `u32`, for all `w` lanes.
 #[inline]
-fn setp32(cc: IntCC, a: &[u32], b: &[u32]) -> u64 {
-    let mut bits = 0u64;
+fn setp32(cc: IntCC, regs: &[u32], w: usize, a: usize, b: Src32) -> u64 {
+    let a = Src32::Reg(a);
+    #[inline(always)]
+    fn cmp(regs: &[u32], w: usize, a: Src32, b: Src32, f: impl Fn(u32, u32) -> bool) -> u64 {
+        let mut bits = 0u64;
+        let mut l = 0;
+        while l + CHUNK <= w {
+            let (x, y) = (a.chunk(regs, l), b.chunk(regs, l));
+            let mut group = 0u64;
+            for i in 0..CHUNK {
+                group |= u64::from(f(x[i], y[i])) << i;
+            }
+            bits |= group << l;
+            l += CHUNK;
+        }
+        for l in l..w {
+            bits |= u64::from(f(a.lane(regs, l), b.lane(regs, l))) << l;
+        }
+        bits
+    }
     macro_rules! cmp {
         (|$x:ident, $y:ident| $e:expr) => {
-            for (l, (&$x, &$y)) in a.iter().zip(b).enumerate() {
-                bits |= u64::from($e) << l;
-            }
+            cmp(regs, w, a, b, |$x, $y| $e)
         };
     }
     match cc {
@@ -1233,7 +1391,6 @@ fn setp32(cc: IntCC, a: &[u32], b: &[u32]) -> u64 {
         IntCC::SignedGreaterThan => cmp!(|x, y| (x as i32) > (y as i32)),
         IntCC::SignedGreaterThanOrEqual => cmp!(|x, y| (x as i32) >= (y as i32)),
     }
-    bits
 }
 
 /// The lane mask of `a COND b` (operands masked to the type).
@@ -1335,13 +1492,35 @@ mod tests {
             for (ca, cb) in a.chunks(64).zip(b.chunks(64)) {
                 let mut r = vec![0; ca.len()];
                 bin(op, MType::I32, ca, cb, &mut r);
-                let a32: Vec<u32> = ca.iter().map(|&x| x as u32).collect();
-                let b32: Vec<u32> = cb.iter().map(|&x| x as u32).collect();
-                let mut r32 = vec![0; ca.len()];
-                bin32(op, &a32, &b32, &mut r32);
+                // Registers a, b, then the result, of `n` lanes each; and the same with b
+                // an immediate, and with half the lanes acting.
+                let n = ca.len();
+                let mut regs: Vec<u32> = ca.iter().chain(cb).map(|&x| x as u32).collect();
+                regs.resize(3 * n, 0);
+                bin32(op, &mut regs, n, lanes_mask(n), 2 * n, 0, Src32::Reg(n));
+                let mut imm = regs.clone();
+                bin32(op, &mut imm, 1, 1, 2 * n, 0, Src32::Imm(cb[0] as u32));
+                let mut half = regs.clone();
+                half[2 * n..].fill(7);
+                bin32(
+                    op,
+                    &mut half,
+                    n,
+                    0x5555_5555_5555_5555,
+                    2 * n,
+                    0,
+                    Src32::Reg(n),
+                );
+                let mut r = vec![0; n];
+                bin(op, MType::I32, ca, cb, &mut r);
+                for i in 0..n {
+                    let want = if i % 2 == 0 { r[i] & 0xffff_ffff } else { 7 };
+                    assert_eq!(u64::from(half[2 * n + i]), want, "{op:?} masked");
+                }
+                assert_eq!(imm[2 * n], regs[2 * n], "{op:?} immediate");
                 for i in 0..ca.len() {
                     assert_eq!(
-                        u64::from(r32[i]),
+                        u64::from(regs[2 * n + i]),
                         r[i] & 0xffff_ffff,
                         "{op:?} {} {}",
                         ca[i],
@@ -1363,10 +1542,10 @@ mod tests {
             IntCC::UnsignedGreaterThanOrEqual,
         ] {
             for (ca, cb) in a.chunks(64).zip(b.chunks(64)) {
-                let a32: Vec<u32> = ca.iter().map(|&x| x as u32).collect();
-                let b32: Vec<u32> = cb.iter().map(|&x| x as u32).collect();
+                let n = ca.len();
+                let regs: Vec<u32> = ca.iter().chain(cb).map(|&x| x as u32).collect();
                 assert_eq!(
-                    setp32(cc, &a32, &b32),
+                    setp32(cc, &regs, n, 0, Src32::Reg(n)),
                     setp(Cond::Int(cc), MType::I32, ca, cb),
                     "{cc:?}"
                 );

@@ -7,7 +7,7 @@ mod common;
 mod darm;
 
 use common::compile;
-use warplift_emu::{run, MachineConfig, Program};
+use warplift_emu::{run_functional, MachineConfig, Program};
 use warplift_ir::interp::{self, InterpConfig};
 use warplift_ir::launch::{GlobalMemory, Launch, PreparedLaunch};
 use warplift_ir::parser::parse_functions;
@@ -172,7 +172,7 @@ fn check_kernel(name: &str, other_block: u32) {
         for width in [1, 7, 32, 64] {
             let config = MachineConfig::builder().warp_width(width).build().unwrap();
             let mut emulated = prepared.clone();
-            run(&prog, &mut emulated, &config)
+            run_functional(&prog, &mut emulated, &config)
                 .unwrap_or_else(|e| panic!("{name}: emulator at width {width}: {e}"));
             check(
                 name,

@@ -8,13 +8,14 @@
 //! - `differential-all-checks`: what every input cost before, every pipeline at every
 //!   width and register file (a few inputs only);
 //! - `ptx-batch-64`: 64 kernels compiled to PTX one by one, then assembled by `ptxas`
-//!   as one module (skipped without `ptxas`).
+//!   as one module, unoptimised and for one architecture, as the fuzz target does
+//!   ([`check_ptx_batch_quick`]; skipped without `ptxas`).
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use std::hint::black_box;
 use warplift_codegen::isa::ptx::ptxas::find_ptxas;
 use warplift_codegen::{lookup_by_name, Context, Settings};
-use warplift_fuzzgen::{check_case, check_ptx_batch, CheckConfig, GeneratedCase};
+use warplift_fuzzgen::{check_case, check_ptx_batch_quick, CheckConfig, GeneratedCase};
 
 fn bench_fuzz(c: &mut Criterion) {
     let mut group = c.benchmark_group("fuzz");
@@ -49,7 +50,7 @@ fn bench_fuzz(c: &mut Criterion) {
                         case
                     })
                     .collect();
-                check_ptx_batch(&cases, &ptxas).unwrap()
+                check_ptx_batch_quick(&cases, &ptxas, "sm_80").unwrap()
             })
         });
     }

@@ -2,8 +2,9 @@
 //!
 //! A race-free kernel leaves the same memory whatever the machine: [`check_case`] runs the
 //! interpreter at each warp width (only `lane_id` depends on it), then compiles the kernel
-//! with every [`Pipeline`] for every register file, and runs the emulator at each width;
-//! every buffer must hold the same bytes. Anything else — a kernel that does not verify or
+//! with every [`Pipeline`] for every register file, and runs the emulator at each width
+//! (in its functional mode, which leaves the timed mode's memory); every buffer must hold
+//! the same bytes. Anything else — a kernel that does not verify or
 //! print back to itself, a compilation error, a fault on either side — is a [`Mismatch`]
 //! too: the generator promises kernels for which none of these may happen.
 //!
@@ -14,7 +15,7 @@ use crate::gen::GeneratedCase;
 use arbitrary::Unstructured;
 use std::fmt;
 use std::path::Path;
-use warplift_codegen::isa::ptx::ptxas::check_assembles;
+use warplift_codegen::isa::ptx::ptxas::{check_assembles, validate};
 use warplift_codegen::isa::simt::encode;
 use warplift_codegen::mir::MirFunction;
 use warplift_codegen::regalloc::RegisterFile;
@@ -305,7 +306,9 @@ pub fn check_case(case: &GeneratedCase, config: &CheckConfig) -> Result<(), Mism
                     .build()
                     .map_err(|e| at(r.err(format!("machine configuration: {e}"))))?;
                 let mut emulated = prepared.clone();
-                warplift_emu::run(&program, &mut emulated, &machine)
+                // Only memory is compared: the functional mode leaves the timed mode's
+                // memory (its own tests check that) at a fraction of the cost.
+                warplift_emu::run_functional(&program, &mut emulated, &machine)
                     .map_err(|e| at(r.err(format!("the emulator faults: {e}\n{mir}"))))?;
                 if let Some(diff) = compare(reference, &emulated) {
                     return Err(at(r.err(format!(
@@ -366,16 +369,7 @@ pub fn check_ptx_batch(cases: &[GeneratedCase], ptxas: &Path) -> Result<(), Mism
     };
     let isa = lookup_by_name("ptx", Settings::default())
         .map_err(|e| Reporter { case: first }.err(format!("no PTX target: {e}")))?;
-    // Distinct entry names: generated kernels may share theirs.
-    let funcs: Vec<Function> = cases
-        .iter()
-        .enumerate()
-        .map(|(i, c)| {
-            let mut f = c.func.clone();
-            f.name = format!("{}_{i}", f.name);
-            f
-        })
-        .collect();
+    let funcs = distinct_names(cases);
     let batch = Context::new()
         .compile_module(&funcs, isa.as_ref(), None)
         .map_err(|e| e.to_string())
@@ -391,6 +385,60 @@ pub fn check_ptx_batch(cases: &[GeneratedCase], ptxas: &Path) -> Result<(), Mism
         "a batch of {} kernels fails although each passes alone: {batch_error}",
         cases.len()
     )))
+}
+
+/// [`check_ptx_batch`] at a fuzzer's rate: the batch's module is assembled once, for
+/// `arch` only (or `sm_90` when the PTX targets it) and without optimisation
+/// ([`validate`](warplift_codegen::isa::ptx::ptxas::validate)); a fuzzer that takes the
+/// checked architectures in turn still assembles for each. When the batch fails, each case
+/// gets the full [`check_ptx`], which names the culprit.
+pub fn check_ptx_batch_quick(
+    cases: &[GeneratedCase],
+    ptxas: &Path,
+    arch: &str,
+) -> Result<(), Mismatch> {
+    let Some(first) = cases.first() else {
+        return Ok(());
+    };
+    let isa = lookup_by_name("ptx", Settings::default())
+        .map_err(|e| Reporter { case: first }.err(format!("no PTX target: {e}")))?;
+    let funcs = distinct_names(cases);
+    let batch = Context::new()
+        .compile_module(&funcs, isa.as_ref(), None)
+        .map_err(|e| e.to_string())
+        .and_then(|m| String::from_utf8(m.code).map_err(|e| e.to_string()))
+        .and_then(|ptx| {
+            let arch = if ptx.contains(".target sm_90") {
+                "sm_90"
+            } else {
+                arch
+            };
+            validate(ptxas, &ptx, arch).map_err(|e| e.to_string())
+        });
+    let Err(batch_error) = batch else {
+        return Ok(());
+    };
+    for case in cases {
+        check_ptx(case, ptxas)?;
+    }
+    Err(Reporter { case: first }.err(format!(
+        "a batch of {} kernels fails although each passes alone: {batch_error}",
+        cases.len()
+    )))
+}
+
+/// The cases' kernels, renamed apart: generated kernels may share their names, the entries
+/// of one module may not.
+fn distinct_names(cases: &[GeneratedCase]) -> Vec<Function> {
+    cases
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let mut f = c.func.clone();
+            f.name = format!("{}_{i}", f.name);
+            f
+        })
+        .collect()
 }
 
 /// The text format's round trip: when `text` parses, printing the kernels and parsing the

@@ -66,6 +66,19 @@ pub fn find_ptxas() -> Option<PathBuf> {
 /// Assembles `ptx` for architecture `arch` (`sm_70`, ...) with the `ptxas` at `ptxas`;
 /// returns what `ptxas -v` printed (registers, spills) on success.
 pub fn assemble(ptxas: &Path, ptx: &str, arch: &str) -> Result<String, PtxasError> {
+    run_ptxas(ptxas, ptx, arch, "-v")
+}
+
+/// Checks that the `ptxas` at `ptxas` accepts `ptx` for architecture `arch`, without
+/// optimising it (`-O0`): every check of the assembler's front end (syntax, types,
+/// operands, declarations) at about half the cost of [`assemble`], which is what a fuzzer
+/// assembling thousands of kernels needs.
+pub fn validate(ptxas: &Path, ptx: &str, arch: &str) -> Result<(), PtxasError> {
+    run_ptxas(ptxas, ptx, arch, "-O0").map(|_| ())
+}
+
+/// Runs `ptxas FLAG -arch=ARCH` on `ptx`; what it printed, or why it failed.
+fn run_ptxas(ptxas: &Path, ptx: &str, arch: &str, flag: &str) -> Result<String, PtxasError> {
     static COUNTER: AtomicU32 = AtomicU32::new(0);
     let io = |error| PtxasError::Io {
         ptxas: ptxas.to_path_buf(),
@@ -81,7 +94,7 @@ pub fn assemble(ptxas: &Path, ptx: &str, arch: &str) -> Result<String, PtxasErro
     let output = dir.join(format!("{stem}.cubin"));
     std::fs::write(&input, ptx).map_err(io)?;
     let result = Command::new(ptxas)
-        .arg("-v")
+        .arg(flag)
         .arg(format!("-arch={arch}"))
         .arg(&input)
         .arg("-o")
