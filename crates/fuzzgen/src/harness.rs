@@ -364,27 +364,7 @@ pub fn check_ptx(case: &GeneratedCase, ptxas: &Path) -> Result<(), Mismatch> {
 /// that fails is reported (a batch whose kernels are accepted one by one is reported as
 /// such, with the first case).
 pub fn check_ptx_batch(cases: &[GeneratedCase], ptxas: &Path) -> Result<(), Mismatch> {
-    let Some(first) = cases.first() else {
-        return Ok(());
-    };
-    let isa = lookup_by_name("ptx", Settings::default())
-        .map_err(|e| Reporter { case: first }.err(format!("no PTX target: {e}")))?;
-    let funcs = distinct_names(cases);
-    let batch = Context::new()
-        .compile_module(&funcs, isa.as_ref(), None)
-        .map_err(|e| e.to_string())
-        .and_then(|m| String::from_utf8(m.code).map_err(|e| e.to_string()))
-        .and_then(|ptx| check_assembles(ptxas, &ptx));
-    let Err(batch_error) = batch else {
-        return Ok(());
-    };
-    for case in cases {
-        check_ptx(case, ptxas)?;
-    }
-    Err(Reporter { case: first }.err(format!(
-        "a batch of {} kernels fails although each passes alone: {batch_error}",
-        cases.len()
-    )))
+    check_batch_with(cases, ptxas, |ptx| check_assembles(ptxas, ptx))
 }
 
 /// [`check_ptx_batch`] at a fuzzer's rate: the batch's module is assembled once, for
@@ -397,6 +377,24 @@ pub fn check_ptx_batch_quick(
     ptxas: &Path,
     arch: &str,
 ) -> Result<(), Mismatch> {
+    check_batch_with(cases, ptxas, |ptx| {
+        let arch = if ptx.contains(".target sm_90") {
+            "sm_90"
+        } else {
+            arch
+        };
+        validate(ptxas, ptx, arch).map_err(|e| e.to_string())
+    })
+}
+
+/// Compiles the cases as one PTX module and runs `assemble` on it; when that fails, checks
+/// each case on its own with [`check_ptx`] and reports the first that fails (or the batch,
+/// when each passes alone).
+fn check_batch_with(
+    cases: &[GeneratedCase],
+    ptxas: &Path,
+    assemble: impl FnOnce(&str) -> Result<(), String>,
+) -> Result<(), Mismatch> {
     let Some(first) = cases.first() else {
         return Ok(());
     };
@@ -407,14 +405,7 @@ pub fn check_ptx_batch_quick(
         .compile_module(&funcs, isa.as_ref(), None)
         .map_err(|e| e.to_string())
         .and_then(|m| String::from_utf8(m.code).map_err(|e| e.to_string()))
-        .and_then(|ptx| {
-            let arch = if ptx.contains(".target sm_90") {
-                "sm_90"
-            } else {
-                arch
-            };
-            validate(ptxas, &ptx, arch).map_err(|e| e.to_string())
-        });
+        .and_then(|ptx| assemble(&ptx));
     let Err(batch_error) = batch else {
         return Ok(());
     };

@@ -50,7 +50,7 @@
 //! successor, so the result stays structured.
 
 use super::{GuardRegs, Linearized};
-use crate::mir::{MBlock, MInstKind, MirFunction, Operand};
+use crate::mir::{MBlock, MInst, MInstKind, MirFunction, Operand, Reg};
 use std::collections::{BTreeSet, HashMap, HashSet};
 use warplift_ir::cfg::{Cfg, ControlFlowGraph, PostDominatorTree};
 
@@ -956,19 +956,7 @@ fn fold_tests(state: &mut State, region: &[MBlock], regs: GuardRegs) {
                 let insts = &mut state.func.blocks[b].insts;
                 insts.remove(i);
                 for x in insts[i..].iter_mut() {
-                    if let Some(gd) = x.guard.as_mut().filter(|gd| gd.pred == regs.p) {
-                        gd.pred = c;
-                        gd.negated ^= negated;
-                    }
-                    if let MInstKind::Branch {
-                        pred, negated: n, ..
-                    } = &mut x.kind
-                    {
-                        if *pred == regs.p {
-                            *pred = c;
-                            *n ^= negated;
-                        }
-                    }
+                    read_condition_for_test(x, regs.p, c, negated);
                     if x.kind.def() == Some(regs.p) {
                         break;
                     }
@@ -977,6 +965,25 @@ fn fold_tests(state: &mut State, region: &[MBlock], regs: GuardRegs) {
                 continue;
             }
             i += 1;
+        }
+    }
+}
+
+/// Makes `x` read the condition `c` (negated when `negated`) where it read the guard test's
+/// predicate `p`: as its guard, and as its branch's predicate. Both folds of a guard test
+/// rewrite the test's readers this way.
+fn read_condition_for_test(x: &mut MInst, p: Reg, c: Reg, negated: bool) {
+    if let Some(gd) = x.guard.as_mut().filter(|gd| gd.pred == p) {
+        gd.pred = c;
+        gd.negated ^= negated;
+    }
+    if let MInstKind::Branch {
+        pred, negated: n, ..
+    } = &mut x.kind
+    {
+        if *pred == p {
+            *pred = c;
+            *n ^= negated;
         }
     }
 }
@@ -1218,19 +1225,7 @@ fn fold_tests_across_blocks(state: &mut State, regs: GuardRegs) {
                     let insts = &mut state.func.blocks[b].insts;
                     insts.remove(i);
                     for x in insts[i..end - 1].iter_mut() {
-                        if let Some(gd) = x.guard.as_mut().filter(|gd| gd.pred == regs.p) {
-                            gd.pred = c;
-                            gd.negated ^= negated;
-                        }
-                        if let MInstKind::Branch {
-                            pred, negated: n, ..
-                        } = &mut x.kind
-                        {
-                            if *pred == regs.p {
-                                *pred = c;
-                                *n ^= negated;
-                            }
-                        }
+                        read_condition_for_test(x, regs.p, c, negated);
                     }
                     state.stats.tests_folded += 1;
                 }
