@@ -103,6 +103,15 @@
 //! records that as a known bug); the threads really do carry different values, and a
 //! branch on one splits the warp.
 //!
+//! A loop with two back edges to one header is one loop of the forest, and a cycle
+//! through a divergent branch can then end inside it: a header with a self-loop whose
+//! branch is divergent, and a second latch further on. The branch's threads wait for each
+//! other at its immediate post-dominator, inside the loop, and those that went round the
+//! header meet the others there after more turns. The values defined on the paths from
+//! the branch to that point (the header's included) are then divergent wherever they are
+//! read past it, and the point's parameters are those of a join, exactly as for a loop
+//! exit.
+//!
 //! # Irreducible cycles and the reconvergence model
 //!
 //! Where threads reconverge is a property of the machine, so the analysis takes its
