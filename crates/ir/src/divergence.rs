@@ -103,6 +103,15 @@
 //! records that as a known bug); the threads really do carry different values, and a
 //! branch on one splits the warp.
 //!
+//! A loop with two back edges to one header is one loop of the forest, and a cycle
+//! through a divergent branch can then end inside it: a header with a self-loop whose
+//! branch is divergent, and a second latch further on. The branch's threads wait for each
+//! other at its immediate post-dominator, inside the loop, and those that went round the
+//! header meet the others there after more turns. The values defined on the paths from
+//! the branch to that point (the header's included) are then divergent wherever they are
+//! read past it, and the point's parameters are those of a join, exactly as for a loop
+//! exit.
+//!
 //! # Irreducible cycles and the reconvergence model
 //!
 //! Where threads reconverge is a property of the machine, so the analysis takes its
@@ -130,7 +139,7 @@ mod sync;
 
 pub use print::DivergenceDisplay;
 
-use crate::cfg::{ControlFlowGraph, DominatorTree, Loop, LoopForest};
+use crate::cfg::{ControlFlowGraph, DominatorTree, Loop, LoopForest, PostDominatorTree};
 use crate::condcodes::AddrSpace;
 use crate::dfg::ValueDef;
 use crate::entities::{Block, Inst, Value};
@@ -319,6 +328,8 @@ struct Analysis<'f> {
     model: Reconvergence,
     cfg: ControlFlowGraph<Block>,
     domtree: DominatorTree<Block>,
+    /// Where the threads of a split warp wait for each other (see `mark_late_reconvergence`).
+    postdom: PostDominatorTree<Block>,
     loops: LoopForest<Block>,
     order: CycleOrder,
     /// The block of every placed instruction.
@@ -342,6 +353,7 @@ impl<'f> Analysis<'f> {
     fn new(func: &'f Function, model: Reconvergence) -> Self {
         let cfg = ControlFlowGraph::compute(func);
         let domtree = DominatorTree::compute(&cfg);
+        let postdom = PostDominatorTree::compute(&cfg);
         let loops = LoopForest::compute(&cfg);
         let order = CycleOrder::compute(&cfg, &domtree, &loops);
         let mut inst_block = SecondaryMap::new();
@@ -379,6 +391,7 @@ impl<'f> Analysis<'f> {
             model,
             cfg,
             domtree,
+            postdom,
             loops,
             order,
             inst_block,
@@ -571,6 +584,73 @@ impl<'f> Analysis<'f> {
         for &exit in &deps.cycle_exits {
             if let Some(l) = self.exited_loop(block, exit) {
                 self.mark_divergent_exit(l);
+            }
+        }
+        self.mark_late_reconvergence(block);
+    }
+
+    /// The threads split by the divergent branch ending `branch` wait for each other at
+    /// its immediate post-dominator `p`. When `p` lies in the innermost loop around the
+    /// branch and a path from the branch reaches the loop's header before `p`, the threads
+    /// meet at `p` in different iterations: the branch closes a cycle through the header
+    /// that the loop forest does not tell apart from the loop itself (a self-loop on a
+    /// header that an outer latch also targets). Sync dependence keeps its paths within
+    /// one iteration and sees no join there, so this is temporal divergence inside the
+    /// loop: every value defined on those paths (the blocks reached from the branch
+    /// without passing `p`) is divergent wherever it is read outside them, and `p`'s
+    /// parameters are those of a join.
+    fn mark_late_reconvergence(&mut self, branch: Block) {
+        let Some(l) = self.loops.innermost_loop(branch) else {
+            return;
+        };
+        let Some(p) = self.postdom.ipdom(branch) else {
+            return;
+        };
+        if !self.loops.contains(l, p) {
+            return;
+        }
+        let header = self.loops.header(l);
+        let mut reached: Vec<Block> = Vec::new();
+        let mut seen: SecondaryMap<Block, bool> = SecondaryMap::new();
+        let mut stack: Vec<Block> = self.cfg.succs(branch).to_vec();
+        while let Some(b) = stack.pop() {
+            if b == p || seen[b] || !self.loops.contains(l, b) {
+                continue;
+            }
+            seen[b] = true;
+            reached.push(b);
+            stack.extend_from_slice(self.cfg.succs(b));
+        }
+        if !seen[header] {
+            return;
+        }
+        self.mark_join(p, branch, None);
+        for &b in &reached {
+            for v in self.defined_in(b) {
+                if self.is_invariant(v) {
+                    continue;
+                }
+                let reason = Reason::Temporal { value: v, header };
+                let Some(users) = self.users.get(v.index()) else {
+                    continue;
+                };
+                for k in 0..users.len() {
+                    let inst = self.users[v.index()][k];
+                    let Some(ub) = self.inst_block[inst] else {
+                        continue;
+                    };
+                    if seen[ub] {
+                        let outside: Vec<Block> = self.func.dfg.insts[inst]
+                            .branch_destinations()
+                            .iter()
+                            .map(|d| d.block)
+                            .filter(|&d| !seen[d])
+                            .collect();
+                        self.mark_params_receiving(inst, v, &reason, |d| outside.contains(&d));
+                    } else {
+                        self.visit_use(inst, v, reason.clone());
+                    }
+                }
             }
         }
     }

@@ -513,6 +513,45 @@ fn an_inner_cycle_left_divergently_inside_a_loop_with_two_latches() {
     );
 }
 
+#[test]
+fn threads_meeting_in_a_loop_after_a_self_loop_on_its_header_are_divergent() {
+    // block1 is the header of one natural loop with two back edges: its own and block2's.
+    // The branch of block1 is divergent and its reconvergence point, block2, is inside the
+    // loop: threads that went round the self-loop meet the others there with another
+    // `v9`, although `v9` is uniform among the threads computing it together. Sync
+    // dependence sees no join at block2 (the paths round the header are cut at one
+    // iteration), so without the reconvergence rule `v10` and block2's branch were called
+    // uniform and a `br.uni` split the warp.
+    let (_, div) = analyze_text(
+        "kernel %k(n: i32) {
+        block0(v0: i32):
+            v1 = thread_id x
+            v2 = iconst.i32 1
+            v3 = band v1, v2
+            v4 = icmp eq v3, v2
+            v5 = iconst.i32 0
+            jump block1(v0)
+        block1(v6: i32):
+            v7 = icmp sgt v6, v5
+            v8 = band v7, v4
+            v9 = isub v6, v2
+            brif v8, block1(v9), block2
+        block2:
+            v10 = isub v9, v2
+            v11 = icmp sgt v10, v5
+            brif v11, block1(v10), block3
+        block3:
+            return
+        }",
+    );
+    assert!(div.is_divergent_branch(b(1)));
+    assert!(div.is_divergent(v(10)), "v10 reads v9 of different turns");
+    assert!(
+        div.is_divergent_branch(b(2)),
+        "block2 tests a temporally divergent value"
+    );
+}
+
 /// The reasons of the divergent values among `0..n`, as text.
 fn reasons(div: &Divergence, n: u32) -> Vec<String> {
     (0..n)
