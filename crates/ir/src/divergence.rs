@@ -625,34 +625,7 @@ impl<'f> Analysis<'f> {
             return;
         }
         self.mark_join(p, branch, None);
-        for &b in &reached {
-            for v in self.defined_in(b) {
-                if self.is_invariant(v) {
-                    continue;
-                }
-                let reason = Reason::Temporal { value: v, header };
-                let Some(users) = self.users.get(v.index()) else {
-                    continue;
-                };
-                for k in 0..users.len() {
-                    let inst = self.users[v.index()][k];
-                    let Some(ub) = self.inst_block[inst] else {
-                        continue;
-                    };
-                    if seen[ub] {
-                        let outside: Vec<Block> = self.func.dfg.insts[inst]
-                            .branch_destinations()
-                            .iter()
-                            .map(|d| d.block)
-                            .filter(|&d| !seen[d])
-                            .collect();
-                        self.mark_params_receiving(inst, v, &reason, |d| outside.contains(&d));
-                    } else {
-                        self.visit_use(inst, v, reason.clone());
-                    }
-                }
-            }
-        }
+        self.mark_read_outside(&reached, header, &seen);
     }
 
     /// The outermost loop around `branch` that does not contain `exit`.
@@ -840,7 +813,23 @@ impl<'f> Analysis<'f> {
         self.divergent_exit[l] = true;
         let header = self.loops.header(l);
         let blocks: Vec<Block> = self.loops.blocks(l).to_vec();
+        let mut inside: SecondaryMap<Block, bool> = SecondaryMap::new();
         for &b in &blocks {
+            inside[b] = true;
+        }
+        self.mark_read_outside(&blocks, header, &inside);
+    }
+
+    /// Temporal divergence out of `blocks` (the blocks `inside` holds), which threads
+    /// leave at different turns through `header`: every value they define is divergent
+    /// where it is read outside them, and the edges that leave them carry it out.
+    fn mark_read_outside(
+        &mut self,
+        blocks: &[Block],
+        header: Block,
+        inside: &SecondaryMap<Block, bool>,
+    ) {
+        for &b in blocks {
             for v in self.defined_in(b) {
                 if self.is_invariant(v) {
                     continue;
@@ -854,13 +843,12 @@ impl<'f> Analysis<'f> {
                     let Some(ub) = self.inst_block[inst] else {
                         continue;
                     };
-                    if self.loops.contains(l, ub) {
-                        let loops = &self.loops;
+                    if inside[ub] {
                         let outside: Vec<Block> = self.func.dfg.insts[inst]
                             .branch_destinations()
                             .iter()
                             .map(|d| d.block)
-                            .filter(|&d| !loops.contains(l, d))
+                            .filter(|&d| !inside[d])
                             .collect();
                         self.mark_params_receiving(inst, v, &reason, |d| outside.contains(&d));
                     } else {
