@@ -13,8 +13,8 @@ use crate::mir::{
 };
 use cranelift_entity::EntityRef;
 use warplift_ir::{
-    AddrSpace, AtomicRmwOp, BlockCall, Dim, FloatCC, Inst, InstructionData, IntCC, LocalVar,
-    Opcode, SharedVar, Type, Value, ValueDef,
+    AddrSpace, AtomicRmwOp, BlockCall, Dim, FloatCC, Function, Inst, InstructionData, IntCC,
+    LocalVar, Opcode, SharedVar, Type, Value, ValueDef,
 };
 
 /// The generated rules, with the lints that generated code cannot satisfy allowed.
@@ -360,9 +360,10 @@ impl generated::Context for Lower<'_> {
     }
 
     fn emit_br_table(&mut self, index: Reg, inst: Inst) -> InstOutput {
-        if let InstructionData::BrTable { dests, .. } = &self.func.dfg.insts[inst] {
+        if let InstructionData::BrTable { arg, dests, .. } = &self.func.dfg.insts[inst] {
+            let bound = index_bound(self.func, *arg);
             let targets: Vec<BlockTarget> = dests.iter().map(|d| self.target(d)).collect();
-            self.br_table_tree(index, &targets);
+            self.br_table_tree(index, bound, &targets);
         } else {
             self.fail_unexpected();
         }
@@ -493,8 +494,13 @@ impl Lower<'_> {
     /// Emits a `br_table` over `targets` (the default first): a range check, then a
     /// balanced search tree of `index < mid` tests whose leaves are the destinations.
     /// The tree's blocks are placed right after the current IR block. Every branch of the
-    /// tree tests the index, so all are divergent exactly when the `br_table` is.
-    fn br_table_tree(&mut self, index: Reg, targets: &[BlockTarget]) {
+    /// tree tests the index, so all are divergent exactly when the `br_table` is — but
+    /// the range check, where `bound` (the largest value the index can take) shows that
+    /// every lane passes it, is uniform: it never splits a warp, and saying so keeps the
+    /// default from looking like a second way into its block. (Linearization asks which
+    /// blocks two groups of a warp's lanes can reach; a table whose default is also its
+    /// last entry, `t % n` over n entries, would otherwise seem to be one.)
+    fn br_table_tree(&mut self, index: Reg, bound: Option<u64>, targets: &[BlockTarget]) {
         let divergent = self.divergence.is_divergent_branch(self.ir_block);
         let Some((default, table)) = targets.split_first() else {
             self.fail_unexpected();
@@ -522,7 +528,7 @@ impl Lower<'_> {
             negated: false,
             taken: root,
             not_taken: default.clone(),
-            divergent,
+            divergent: divergent && !bound.is_some_and(|b| b < n),
         });
         while let Some((mb, lo, hi)) = pending.pop() {
             self.block = mb;
@@ -561,5 +567,42 @@ impl Lower<'_> {
         self.extra_blocks.push(mb);
         pending.push((mb, lo, hi));
         BlockTarget::new(mb)
+    }
+}
+
+/// The largest value `v` (a `br_table` index) can take, where its definition says so
+/// alone: a constant, `band` with a constant, `urem` by a nonzero constant.
+fn index_bound(func: &Function, v: Value) -> Option<u64> {
+    let ValueDef::Result(inst) = func.dfg.value_def(v) else {
+        return None;
+    };
+    let constant = |v: Value| match func.dfg.value_def(v) {
+        ValueDef::Result(i) => match func.dfg.insts[i] {
+            InstructionData::UnaryImm {
+                opcode: Opcode::Iconst,
+                imm,
+            } => Some(imm),
+            _ => None,
+        },
+        ValueDef::Param(..) => None,
+    };
+    match func.dfg.insts[inst] {
+        InstructionData::UnaryImm {
+            opcode: Opcode::Iconst,
+            imm,
+        } => Some(imm),
+        InstructionData::Binary {
+            opcode: Opcode::Band,
+            args: [a, b],
+        } => match (constant(a), constant(b)) {
+            (Some(x), Some(y)) => Some(x & y),
+            (Some(c), None) | (None, Some(c)) => Some(c),
+            (None, None) => None,
+        },
+        InstructionData::Binary {
+            opcode: Opcode::Urem,
+            args: [_, b],
+        } => constant(b).filter(|&c| c != 0).map(|c| c - 1),
+        _ => None,
     }
 }

@@ -142,6 +142,31 @@ pub(crate) fn loop_order_by<N: Copy + Eq + Hash>(
         .collect()
 }
 
+/// Whether a cycle of a region's graph (its `blocks`, entered from `entry`) encloses
+/// another. Regions whose cycles nest are linearized in `kernel` mode only (by both
+/// linearizers): the order that keeps each cycle whole makes lanes that leave an inner
+/// cycle early wait for the others before the rest of their outer iteration, where the
+/// IPDOM machine lets them run on.
+pub(crate) fn has_nested_cycles<N: Copy + Eq + Hash>(
+    entry: N,
+    blocks: &[N],
+    successors: impl Fn(N) -> Vec<N>,
+) -> bool {
+    let index: HashMap<N, usize> = blocks.iter().enumerate().map(|(i, &b)| (b, i)).collect();
+    let inside = |b: N| -> Vec<usize> {
+        successors(b)
+            .iter()
+            .filter_map(|s| index.get(s).copied())
+            .collect()
+    };
+    let succs: Vec<Vec<usize>> = blocks.iter().map(|&b| inside(b)).collect();
+    let rank: Vec<usize> = (0..succs.len()).collect();
+    loop_order(&succs, &inside(entry), &rank, &vec![false; succs.len()])
+        .cycles
+        .iter()
+        .any(|c| c.parent.is_some())
+}
+
 /// Orders the nodes `0..succs.len()` of a region. `succs[k]`: the successors of node
 /// `k` inside the region; `entered`: the nodes the region's entry leads to; `rank`:
 /// the preference among nodes free to come next (lower first); `transparent`: the empty

@@ -3,7 +3,7 @@
 //! kernel, or its unstructured regions (Definition 4 and Algorithm 2 of "Taming Control
 //! Divergence in GPUs through Control Flow Linearization", found by
 //! [`warplift_ir::cfg::find_unstructured_regions`]), those holding a divergent branch or
-//! all of them.
+//! all of them — in both cases only where some block can run twice per pass of a warp.
 
 use crate::analysis::AnalysisCache;
 use crate::settings::RegionMode;
@@ -87,8 +87,17 @@ pub fn find_regions_in(
     let selected = select_regions(&domtree, &edges, &found, selection, |b| {
         divergence.is_divergent_branch(b)
     });
+    // A region in which no block can run twice per pass of a warp is left as it is (see
+    // `Region::can_run_a_block_twice`); `all` counts every branch as one that may split.
+    let can_split = |b: Block| match mode {
+        RegionMode::All => cfg.succs(b).len() > 1,
+        _ => divergence.is_divergent_branch(b),
+    };
     let mut out = Vec::with_capacity(selected.len());
-    for r in &selected {
+    for r in selected
+        .iter()
+        .filter(|r| r.can_run_a_block_twice(&cfg, &postdom, can_split))
+    {
         let entry = match r.entry() {
             Some(d) => d,
             // The virtual entry: the kernel's entry block, which no branch may target,

@@ -492,6 +492,98 @@ impl<N: EntityRef + Copy + Eq + Hash + Debug> Region<N> {
         )
     }
 
+    /// Whether an IPDOM stack can run one of the region's blocks more than once in one
+    /// pass of a warp: whether some divergent branch of the region (or of its entry) has
+    /// two successors from which the same block of the region can be reached without
+    /// passing the branch's immediate post-dominator. Under the stack, the lanes of each
+    /// successor run on alone until that post-dominator, so such a block is the only
+    /// kind a group of lanes can run after another group ran it (cycles included: lanes
+    /// that leave a loop at different iterations by the same exit are two groups that
+    /// reach the exit from the branch's two successors). So is a block that one group
+    /// runs before the post-dominator and all lanes can run again after it, around a
+    /// cycle that does not lead back to the branch: the group runs it a pass ahead of
+    /// the others. (A cycle that leads back to the branch, as an outer loop around it, is
+    /// passed over: its lanes split afresh at every pass, and what an inner loop's
+    /// uneven trip counts cost, only loop merging, Section 5.2, could recover; the
+    /// pass's `divergent` and `all` modes do not linearize nested cycles.) Where there is none, every block
+    /// runs at most once per pass already, and linearizing the region removes nothing
+    /// but costs its guards: the linearizer leaves it as it is. A branch in a nested
+    /// divergence is seen on its own, with its own post-dominator.
+    ///
+    /// Linear in the region per divergent branch and successor.
+    pub fn can_run_a_block_twice(
+        &self,
+        cfg: &ControlFlowGraph<N>,
+        postdom: &PostDominatorTree<N>,
+        is_divergent_branch: impl Fn(N) -> bool,
+    ) -> bool {
+        let mut reached_by: SecondaryMap<N, u32> = SecondaryMap::with_default(u32::MAX);
+        let mut stack = Vec::new();
+        let branches = self.entry.iter().chain(self.blocks.iter());
+        for &d in branches.filter(|&&d| is_divergent_branch(d)) {
+            let ipdom = postdom.ipdom(d);
+            let mut succs: Vec<N> = cfg.succs(d).to_vec();
+            succs.sort_by_key(|s| s.index());
+            succs.dedup();
+            if succs.len() < 2 {
+                continue; // it cannot split a warp
+            }
+            // The groups that run on alone: those bound for the region's blocks before
+            // the post-dominator.
+            succs.retain(|&s| self.contains(s) && Some(s) != ipdom);
+            // Each block records the first successor that reached it in this branch's
+            // walks; a second one is a second group.
+            for &b in &self.blocks {
+                reached_by[b] = u32::MAX;
+            }
+            for (k, &s) in succs.iter().enumerate() {
+                let k = k as u32;
+                stack.clear();
+                stack.push(s);
+                while let Some(b) = stack.pop() {
+                    match reached_by[b] {
+                        r if r == k => continue,
+                        u32::MAX => reached_by[b] = k,
+                        _ => return true,
+                    }
+                    stack.extend(
+                        cfg.succs(b)
+                            .iter()
+                            .copied()
+                            .filter(|&t| self.contains(t) && Some(t) != ipdom),
+                    );
+                }
+            }
+            // A block one group ran before the post-dominator that the lanes can run
+            // again after it, around a cycle of the region that does not come back to
+            // `d`: the group ran it a pass ahead of the others (Figure 6's lanes that
+            // jump into the loop), which the linearized order lines up. Where the cycle
+            // comes back to `d` (a loop around an `if`/`else`, or an inner loop's exit
+            // inside an outer loop), the lanes split afresh in each pass, in step.
+            let Some(p) = ipdom.filter(|&p| self.contains(p)) else {
+                continue;
+            };
+            let (mut ahead, mut back_at_d) = (false, false);
+            let mut seen: HashSet<N> = HashSet::new();
+            stack.clear();
+            stack.push(p);
+            while let Some(b) = stack.pop() {
+                for &t in cfg.succs(b) {
+                    if !self.contains(t) || !seen.insert(t) {
+                        continue;
+                    }
+                    ahead |= reached_by[t] != u32::MAX;
+                    back_at_d |= t == d;
+                    stack.push(t);
+                }
+            }
+            if ahead && !back_at_d {
+                return true;
+            }
+        }
+        false
+    }
+
     /// The maximal structured sub-regions of the region (Definition 5, Algorithm 3),
     /// pairwise disjoint, in reverse post-order of their entries. The linearizer guards
     /// each at its entry only and keeps its blocks as they are.

@@ -362,32 +362,7 @@ fn selected_regions(func: &MirFunction, mode: RegionMode) -> (Vec<Region>, u64) 
 
 /// Whether a cycle of `region`'s graph encloses another.
 fn has_nested_cycles(func: &MirFunction, region: &Region) -> bool {
-    let index: HashMap<MBlock, usize> = region
-        .blocks
-        .iter()
-        .enumerate()
-        .map(|(i, &b)| (b, i))
-        .collect();
-    let succs: Vec<Vec<usize>> = region
-        .blocks
-        .iter()
-        .map(|&b| {
-            func.successors(b)
-                .iter()
-                .filter_map(|s| index.get(s).copied())
-                .collect()
-        })
-        .collect();
-    let entered: Vec<usize> = func
-        .successors(region.entry)
-        .iter()
-        .filter_map(|s| index.get(s).copied())
-        .collect();
-    let rank: Vec<usize> = (0..succs.len()).collect();
-    order::loop_order(&succs, &entered, &rank, &vec![false; succs.len()])
-        .cycles
-        .iter()
-        .any(|c| c.parent.is_some())
+    order::has_nested_cycles(region.entry, &region.blocks, |b| func.successors(b))
 }
 
 /// How a region is ordered (the `linearize_*` settings).

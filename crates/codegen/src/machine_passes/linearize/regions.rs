@@ -187,8 +187,23 @@ pub fn unstructured_regions(func: &MirFunction, mode: RegionMode) -> Vec<Region>
         )
     };
     let selected = select_regions(&domtree, &edges, &found, selection, divergent);
+    // A region in which no block can run twice per pass of a warp is left as it is:
+    // its guards would cost and remove nothing. In `divergent` mode the branches that can
+    // split a warp are the divergent ones (a `br_table`'s range check that every lane
+    // passes is uniform); `all` asks for every unstructured region whatever the
+    // divergence analysis says, so there any branch counts.
+    let can_split = |b: MBlock| match mode {
+        RegionMode::Divergent => divergent(b),
+        _ => matches!(
+            func.terminator(b).map(|t| &t.kind),
+            Some(MInstKind::Branch { .. })
+        ),
+    };
     let mut out = Vec::with_capacity(selected.len());
-    for r in &selected {
+    for r in selected
+        .iter()
+        .filter(|r| r.can_run_a_block_twice(&cfg, &postdom, can_split))
+    {
         let entry = match r.entry() {
             Some(d) => d,
             // The virtual entry: the kernel's entry block stands outside the region
