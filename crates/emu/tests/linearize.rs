@@ -483,9 +483,9 @@ fn redundancy_and_warp_instructions(
 ///   (`loop_jump_in_fig6_paths`, the same irreducible loop), linearization removes the
 ///   redundant executions (`figure_6_in_both_successor_orders_runs_l1_as_often_as_its_busiest_lane`).
 const BETS_NOT_TAKEN: [(&str, u32); 3] = [
-    ("branch_table", 4),
-    ("loop_jump_in_fig6", 4),
-    ("loop_jump_in_fig6", 32),
+    ("branch_table.wir", 4),
+    ("loop_jump_in_fig6.wir", 4),
+    ("loop_jump_in_fig6.wir", 32),
 ];
 
 #[test]
@@ -526,7 +526,7 @@ fn no_corpus_kernel_runs_a_block_more_redundantly_linearized() {
                          {insts_before} -> {insts_after} warp-instructions"
                     );
                 }
-                if name == "branch_table" && width == 32 && settings[0] == "passes=linearize" {
+                if name == "branch_table.wir" && width == 32 && settings[0] == "passes=linearize" {
                     assert!(after < before, "{settings:?}: {before} -> {after}");
                 }
                 // The default: divergent regions at O0.

@@ -813,3 +813,61 @@ fn long_chains_do_not_overflow() {
         assert_eq!(r.blocks().len(), 4);
     }
 }
+
+/// Whether the regions of `edges` can run a block twice per pass of a warp, when the
+/// branches of `divergent` (every branch: `None`) split warps; one answer per region.
+fn twice(edges: &[&[u32]], divergent: Option<&[u32]>) -> Vec<bool> {
+    let a = analyze(edges);
+    let regions = a.regions();
+    assert!(!regions.is_empty(), "no region in {edges:?}");
+    regions
+        .iter()
+        .map(|r| {
+            r.can_run_a_block_twice(&a.cfg, &a.pdt, |n| {
+                a.cfg.succs(n).len() > 1 && divergent.is_none_or(|d| d.contains(&n.0))
+            })
+        })
+        .collect()
+}
+
+#[test]
+fn a_region_runs_a_block_twice_only_where_two_groups_of_lanes_reach_it() {
+    // Figure 1 (B1..B6 as 0..5): B3 and B5 are reached from both arms of B1 and of B2.
+    let fig1: &[&[u32]] = &[&[2, 1], &[2, 4], &[3, 4], &[5], &[5], &[]];
+    assert_eq!(twice(fig1, None), [true]);
+    assert_eq!(twice(fig1, Some(&[1])), [true]); // B2 alone: B5 from B2 and via B3
+    assert_eq!(twice(fig1, Some(&[2])), [false]); // B3 alone: a plain if/else
+    assert_eq!(twice(fig1, Some(&[])), [false]);
+    // A loop left from its header and its latch, both to the block after it (its
+    // post-dominator): lanes leaving at different iterations meet there, nothing else
+    // runs twice.
+    let two_exits: &[&[u32]] = &[&[1], &[3, 2], &[1, 3], &[]];
+    assert!(twice(two_exits, None).iter().all(|&t| !t));
+    // A goto out of a loop (Figure 5: B2 → {B3, B4}, B3 → {B6, B5}, B5 → B2, B4 → B6,
+    // as 1 → {2, 4}, 2 → {5, 3}, 3 → 1, 4 → 5): lanes that leave by the loop's test at
+    // different iterations run B4 once each group — only if that test is divergent.
+    let fig5: &[&[u32]] = &[&[1], &[2, 4], &[5, 3], &[1], &[5], &[]];
+    assert_eq!(twice(fig5, None), [true]);
+    assert_eq!(twice(fig5, Some(&[2])), [false]);
+    // A jump into a loop (Figure 6, irreducible): lanes that enter at the top run the
+    // block before the second entry a pass ahead of those that jump in.
+    let fig6: &[&[u32]] = &[&[3, 1], &[2], &[3], &[2, 4], &[]];
+    assert_eq!(twice(fig6, None), [true]);
+    assert_eq!(twice(fig6, Some(&[3])), [false]);
+    // A branch table's range check (0) and search tree (5, 6, 7) whose default (4) is
+    // also its last entry: the default edge makes the region; it matters only where the
+    // range check can split the warp.
+    let table: &[&[u32]] = &[
+        &[5, 4],
+        &[8],
+        &[8],
+        &[8],
+        &[8],
+        &[6, 7],
+        &[1, 2],
+        &[3, 4],
+        &[],
+    ];
+    assert_eq!(twice(table, None), [true]);
+    assert_eq!(twice(table, Some(&[5, 6, 7])), [false]);
+}
