@@ -98,7 +98,12 @@
 //!   structured sub-regions (Algorithm 3) guarded at their entry only: the guard branches
 //!   to the sub-region's entry, its blocks keep their branches, and its exit assigns `g`.
 //!   A region holding the kernel's entry block takes that block as its entry; a region
-//!   holding returns gets a return block of its own as its exit.
+//!   holding returns gets a return block of its own as its exit. A region in which no
+//!   block can run twice per pass of a warp (no divergent branch has two successors that
+//!   reach one block before its post-dominator, nor one that runs a block a pass ahead
+//!   of the others around a cycle: `Region::can_run_a_block_twice`) is left as it is —
+//!   beyond the paper, whose Definition 1 also marks, say, a loop left from two blocks
+//!   to the block after it, or a branch table's range check joining its last entry.
 //!
 //! Every region reuses the same two registers. The regions are disjoint and none holds
 //! another's entry, so a lane's `g` is live only from its region's entry (which assigns

@@ -8,7 +8,8 @@
 //!   `warplift_ir::cfg::regions` (Definition 1, Algorithms 2 and 3) on the allocated
 //!   kernel's graph with its forwarding blocks (the edge blocks of critical-edge
 //!   splitting) contracted, then widened again by the forwarding blocks on the edges that
-//!   lie in each region or sub-region.
+//!   lie in each region or sub-region; of those, only the regions in which an IPDOM
+//!   stack can run a block twice per pass of a warp (the others have nothing to gain).
 
 use super::{Region, RegionMode, SubRegion};
 use crate::mir::{BlockKind, MBlock, MInstKind, MirFunction};
