@@ -365,7 +365,13 @@ fn paper_figures_linearize_to_algorithm_1() {
         ("short_circuit_fig1.wir", RegionMode::Divergent, 4, 0, 0),
         // Lanes that leave the loop by its test at different iterations (the corpus
         // kernel's test is uniform: there nothing can run twice, and no region is taken).
-        ("loop_jump_out_fig5_paths.wir", RegionMode::Divergent, 4, 1, 1),
+        (
+            "loop_jump_out_fig5_paths.wir",
+            RegionMode::Divergent,
+            4,
+            1,
+            1,
+        ),
         ("loop_jump_in_fig6.wir", RegionMode::Kernel, 3, 1, 1),
         // Both of the irreducible loop's retreating edges leave one block: one back-edge
         // guard serves them.
