@@ -345,8 +345,9 @@ declare_settings! {
     /// The optional passes to run, comma-separated, in order (`warplift passes` lists them).
     passes: String = String::new(), check valid_pipeline;
     /// What `linearize` (after register allocation) and `linearize_ssa` (on the SSA IR,
-    /// before it) linearize: `divergent` (unstructured regions holding a divergent
-    /// branch), `all` (every unstructured region) or `kernel` (the whole kernel).
+    /// before it) linearize: `divergent` (unstructured regions in which a divergent branch
+    /// can make a block run twice per pass of a warp), `all` (every unstructured region in
+    /// which any branch could) or `kernel` (the whole kernel).
     linearize_regions: RegionMode = RegionMode::Divergent, check anything;
     /// Where `--passes linearize` linearizes: `machine` (on allocated machine IR, with one
     /// reserved `b32` and one predicate register) or `ssa` (on the SSA IR before register
