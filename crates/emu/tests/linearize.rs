@@ -557,7 +557,9 @@ fn branch_tables_whose_paths_meet_only_at_their_join_are_left_alone() {
     // level: the same code, so the same numbers as the plain kernel — (warp width,
     // redundant executions, warp-instructions): the tree's tests count as executions of
     // the table's block, which no linearization changes.
-    let cases: [(&str, [(u32, u64, u64); 2]); 2] = [
+    /// (warp width, redundant executions, warp-instructions).
+    type Run = (u32, u64, u64);
+    let cases: [(&str, [Run; 2]); 2] = [
         (
             "csc_micro_fanout.wir",
             [(4, 1024, 34752), (32, 3328, 21496)],

@@ -528,7 +528,7 @@ impl Lower<'_> {
             negated: false,
             taken: root,
             not_taken: default.clone(),
-            divergent: divergent && !bound.is_some_and(|b| b < n),
+            divergent: divergent && bound.is_none_or(|b| b >= n),
         });
         while let Some((mb, lo, hi)) = pending.pop() {
             self.block = mb;
