@@ -33,7 +33,7 @@ use crate::error::{EmuError, Fault, FaultKind};
 use crate::monitor::{Interrupted, Monitor, Progress, WarpPosition};
 use crate::program::Program;
 use crate::redundancy::{LaneCounts, LanePaths, PathLog};
-use crate::sched::AgeTree;
+use crate::sched::ReadyQueue;
 use crate::stats::{StallReason, Stats};
 use crate::trace::Trace;
 use crate::warp::{Flow, Scratch, Warp, NONE};
@@ -172,14 +172,11 @@ struct Sm {
     ready: Vec<u64>,
     /// Per warp slot, `Warp::reason`.
     why: Vec<StallReason>,
-    /// The slots of the warps not done, oldest warp first (greedy-then-oldest's order): a
-    /// placed block's warps are the youngest, so placing appends its slots; a warp that
-    /// is done leaves, so that the scan does not wade through the finished warps that
-    /// greedy-then-oldest leaves at the front.
-    by_age: Vec<u32>,
-    /// `ready` in age order, for greedy-then-oldest when a short scan of `by_age` does
-    /// not settle the choice.
-    ages: AgeTree,
+    /// `ready` as greedy-then-oldest asks for it: the ready warps in age order, the
+    /// others by cycle (kept only under that policy).
+    queue: ReadyQueue,
+    /// Whether `queue` is kept.
+    queued: bool,
     ctas: Vec<Cta>,
     /// The warp that issued last.
     last: usize,
@@ -206,7 +203,9 @@ impl Sm {
             u64::MAX
         };
         self.why[w] = warp.reason;
-        self.ages.touch(w);
+        if self.queued {
+            self.queue.set(w, self.ready[w]);
+        }
     }
 
     /// Whether some warp waits at a barrier (each block counts its waiting warps).
@@ -466,12 +465,21 @@ impl<'a, 'm: 'a> Machine<'a, 'm> {
             .max(1) as usize;
         let mut sms = Vec::with_capacity(config.sms as usize);
         let nwarps = slots * warps_per_block;
+        // A warp's ready cycle is at most the longest latency past the current cycle.
+        let lat = &config.latency;
+        let span = [
+            lat.alu, lat.mul, lat.sfu, lat.shared, lat.global, lat.branch,
+        ]
+        .into_iter()
+        .max()
+        .map_or(1, u64::from)
+            + 2;
         for _ in 0..config.sms {
             sms.push(Sm {
                 ready: vec![u64::MAX; nwarps],
                 why: vec![StallReason::Idle; nwarps],
-                by_age: Vec::with_capacity(nwarps),
-                ages: AgeTree::new(nwarps),
+                queue: ReadyQueue::new(nwarps, span),
+                queued: config.scheduler == SchedulerPolicy::Gto,
                 warps: (0..nwarps).map(|_| Warp::new(&ctx)).collect(),
                 ctas: (0..slots)
                     .map(|_| Cta {
@@ -573,9 +581,9 @@ impl<'a, 'm: 'a> Machine<'a, 'm> {
         }
         // The block's warps are now the youngest.
         let range = (slot * wpb) as u32..((slot + 1) * wpb) as u32;
-        sm.by_age.retain(|w| !range.contains(w));
-        sm.by_age.extend(range.clone());
-        sm.ages.make_youngest(range, &sm.ready);
+        if sm.queued {
+            sm.queue.make_youngest(range, &sm.ready);
+        }
         sm.live_warps += wpb as u64;
         self.stats.thread_blocks += 1;
         self.stats.warps += wpb as u64;
@@ -844,9 +852,6 @@ impl<'a, 'm: 'a> Machine<'a, 'm> {
                 cta.exited_threads += n;
                 if warp.state == WarpState::Done {
                     self.budget = self.budget.max(warp.issued.saturating_mul(RUNAWAY_FACTOR));
-                    if let Some(i) = sm.by_age.iter().position(|&x| x as usize == w) {
-                        sm.by_age.remove(i);
-                    }
                     sm.live_warps -= 1;
                     cta.live_warps -= 1;
                 } else {
@@ -955,10 +960,6 @@ impl<'a, 'm: 'a> Machine<'a, 'm> {
     }
 }
 
-/// How many of the oldest warps greedy-then-oldest visits before it turns to the
-/// [`AgeTree`].
-const SHORT_SCAN: usize = 8;
-
 /// What one scan of an SM's warps found.
 #[derive(Copy, Clone)]
 struct Scan {
@@ -968,9 +969,9 @@ struct Scan {
     /// than the scan's cycle, else some cycle not later (the SM issues again at once, so
     /// which does not matter); `u64::MAX` if none can.
     next_other: u64,
-    /// The stall reason of the earliest of those warps, the first in scan order on ties
-    /// (meaningful only when `next_other` is later than the scan's cycle: it is the
-    /// reason of the cycles the SM then stalls).
+    /// The stall reason of the earliest of those warps, the first in slot order from the
+    /// scan's start on ties (meaningful only when `next_other` is later than the scan's
+    /// cycle: it is the reason of the cycles the SM then stalls).
     reason_other: StallReason,
 }
 
@@ -978,96 +979,68 @@ struct Scan {
 /// can issue, so that one scan per issue suffices.
 ///
 /// LRR visits the warps from the one after the last and keeps the first ready one; GTO
-/// keeps the last warp if ready, else the oldest ready one. The scan stops at the second
-/// ready warp: the SM will issue again in the next cycle, so the other warps' ready
-/// cycles and reasons cannot matter. Only when no other warp is ready are they all
-/// needed, for the earliest ready cycle and its reason, ties going to the first warp in
-/// slot order from the scan's start (the last warp for GTO, the one after it for LRR):
-/// LRR visits every warp; GTO visits at most [`SHORT_SCAN`] of the oldest and otherwise
-/// asks the SM's [`AgeTree`], scanning slots only on a tie.
+/// keeps the last warp if ready, else the oldest ready one. Only when no other warp is
+/// ready is the others' earliest ready cycle needed, with its reason, ties going to the
+/// first warp in slot order from the scan's start (the last warp for GTO, the one after
+/// it for LRR); when another is ready the SM issues again in the next cycle, so their
+/// cycles and reasons cannot matter. LRR visits the warps until the second ready one;
+/// GTO asks the SM's [`ReadyQueue`], visiting no warp.
 fn pick(sm: &mut Sm, now: u64, policy: SchedulerPolicy) -> Scan {
     let n = sm.ready.len();
     let start = match policy {
         SchedulerPolicy::Lrr => (sm.last + 1) % n,
         SchedulerPolicy::Gto => sm.last,
     };
+    if policy == SchedulerPolicy::Gto {
+        let q = &mut sm.queue;
+        q.drain(now, &sm.ready);
+        let chosen = if sm.ready[start] <= now {
+            Some(start)
+        } else {
+            q.oldest()
+        };
+        let Some(c) = chosen else {
+            return Scan {
+                chosen,
+                next_other: u64::MAX,
+                reason_other: StallReason::Idle,
+            };
+        };
+        if q.others_ready(c) {
+            return Scan {
+                chosen,
+                next_other: now,
+                // Unused: the SM issues again in the next cycle.
+                reason_other: StallReason::Dependency,
+            };
+        }
+        return match q.earliest(&sm.ready) {
+            None => Scan {
+                chosen,
+                next_other: u64::MAX,
+                reason_other: StallReason::Idle,
+            },
+            Some(m) => Scan {
+                chosen,
+                next_other: m,
+                reason_other: sm.why[q.first_at(m, start, &sm.ready)],
+            },
+        };
+    }
     let mut chosen = None;
     // The earliest warp not ready: (ready cycle, slot).
     let mut pending = (u64::MAX, 0usize);
-    // Visits slot `w`; true when a second ready warp ends the scan.
-    let mut visit = |w: usize, chosen: &mut Option<usize>| -> bool {
+    for w in (start..n).chain(0..start) {
         let r = sm.ready[w];
         if r <= now {
             if chosen.is_some() {
                 pending = (r, w);
-                return true;
+                break;
             }
-            *chosen = Some(w);
-        } else if r <= pending.0 && r != u64::MAX {
-            // Ties (rare) go to the first slot from `start`.
-            let pos = |w: usize| if w >= start { w - start } else { w + n - start };
-            if r < pending.0 || pos(w) < pos(pending.1) {
-                pending = (r, w);
-            }
-        }
-        false
-    };
-    match policy {
-        SchedulerPolicy::Lrr => {
-            for w in (start..n).chain(0..start) {
-                if visit(w, &mut chosen) {
-                    break;
-                }
-            }
-        }
-        SchedulerPolicy::Gto => {
-            if sm.ready[start] <= now {
-                chosen = Some(start);
-            }
-            // The oldest warps first: with many ready, two are found at once.
-            let mut settled = sm.by_age.len() <= SHORT_SCAN;
-            for &w in sm.by_age.iter().take(SHORT_SCAN) {
-                let w = w as usize;
-                if chosen != Some(w) && visit(w, &mut chosen) {
-                    settled = true;
-                    break;
-                }
-            }
-            if settled {
-                return Scan {
-                    chosen,
-                    next_other: pending.0,
-                    reason_other: if pending.0 == u64::MAX {
-                        StallReason::Idle
-                    } else {
-                        sm.why[pending.1]
-                    },
-                };
-            }
-            sm.ages.flush(&sm.ready);
-            if chosen.is_none() {
-                chosen = sm.ages.oldest_ready(now);
-            }
-            let Some(c) = chosen else {
-                return Scan {
-                    chosen,
-                    next_other: u64::MAX,
-                    reason_other: StallReason::Idle,
-                };
-            };
-            let (m, ties, slot) = sm.ages.min_except(c);
-            pending = (m, 0);
-            if m > now && m != u64::MAX {
-                // No other warp is ready: the stall reason is that of the earliest one.
-                pending.1 = if ties == 1 {
-                    slot
-                } else {
-                    (start..n)
-                        .chain(0..start)
-                        .find(|&w| sm.ready[w] == m)
-                        .unwrap_or(0)
-                };
-            }
+            chosen = Some(w);
+        } else if r < pending.0 {
+            // Visited in slot order from `start`: the first of equal cycles stays.
+            pending = (r, w);
         }
     }
     Scan {
