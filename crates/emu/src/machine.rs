@@ -172,11 +172,21 @@ struct Sm {
     ready: Vec<u64>,
     /// Per warp slot, `Warp::reason`.
     why: Vec<StallReason>,
-    /// `ready` as greedy-then-oldest asks for it: the ready warps in age order, the
-    /// others by cycle (kept only under that policy).
+    /// The slots of the warps not done, oldest warp first (greedy-then-oldest's order): a
+    /// placed block's warps are the youngest, so placing appends its slots; a warp that
+    /// is done leaves, so that the scan does not wade through the finished warps that
+    /// greedy-then-oldest leaves at the front.
+    by_age: Vec<u32>,
+    /// `ready` as greedy-then-oldest asks for it when a short scan of `by_age` does not
+    /// settle the choice: the ready warps in age order, the others by cycle (kept only
+    /// under that policy).
     queue: ReadyQueue,
     /// Whether `queue` is kept.
     queued: bool,
+    /// Whether greedy-then-oldest goes to `queue` without the short scan: the last
+    /// choice found at most one warp ready, so a scan would likely not settle this one
+    /// either. Both ways choose alike; this only saves the scan where it is wasted.
+    skip_scan: bool,
     ctas: Vec<Cta>,
     /// The warp that issued last.
     last: usize,
@@ -204,7 +214,7 @@ impl Sm {
         };
         self.why[w] = warp.reason;
         if self.queued {
-            self.queue.set(w, self.ready[w]);
+            self.queue.touch(w);
         }
     }
 
@@ -478,8 +488,10 @@ impl<'a, 'm: 'a> Machine<'a, 'm> {
             sms.push(Sm {
                 ready: vec![u64::MAX; nwarps],
                 why: vec![StallReason::Idle; nwarps],
+                by_age: Vec::with_capacity(nwarps),
                 queue: ReadyQueue::new(nwarps, span),
                 queued: config.scheduler == SchedulerPolicy::Gto,
+                skip_scan: false,
                 warps: (0..nwarps).map(|_| Warp::new(&ctx)).collect(),
                 ctas: (0..slots)
                     .map(|_| Cta {
@@ -581,6 +593,8 @@ impl<'a, 'm: 'a> Machine<'a, 'm> {
         }
         // The block's warps are now the youngest.
         let range = (slot * wpb) as u32..((slot + 1) * wpb) as u32;
+        sm.by_age.retain(|w| !range.contains(w));
+        sm.by_age.extend(range.clone());
         if sm.queued {
             sm.queue.make_youngest(range, &sm.ready);
         }
@@ -852,6 +866,9 @@ impl<'a, 'm: 'a> Machine<'a, 'm> {
                 cta.exited_threads += n;
                 if warp.state == WarpState::Done {
                     self.budget = self.budget.max(warp.issued.saturating_mul(RUNAWAY_FACTOR));
+                    if let Some(i) = sm.by_age.iter().position(|&x| x as usize == w) {
+                        sm.by_age.remove(i);
+                    }
                     sm.live_warps -= 1;
                     cta.live_warps -= 1;
                 } else {
@@ -960,6 +977,10 @@ impl<'a, 'm: 'a> Machine<'a, 'm> {
     }
 }
 
+/// How many of the oldest warps greedy-then-oldest visits before it turns to the
+/// [`ReadyQueue`].
+const SHORT_SCAN: usize = 8;
+
 /// What one scan of an SM's warps found.
 #[derive(Copy, Clone)]
 struct Scan {
@@ -979,68 +1000,67 @@ struct Scan {
 /// can issue, so that one scan per issue suffices.
 ///
 /// LRR visits the warps from the one after the last and keeps the first ready one; GTO
-/// keeps the last warp if ready, else the oldest ready one. Only when no other warp is
-/// ready is the others' earliest ready cycle needed, with its reason, ties going to the
-/// first warp in slot order from the scan's start (the last warp for GTO, the one after
-/// it for LRR); when another is ready the SM issues again in the next cycle, so their
-/// cycles and reasons cannot matter. LRR visits the warps until the second ready one;
-/// GTO asks the SM's [`ReadyQueue`], visiting no warp.
+/// keeps the last warp if ready, else the oldest ready one. The scan stops at the second
+/// ready warp: the SM will issue again in the next cycle, so the other warps' ready
+/// cycles and reasons cannot matter. Only when no other warp is ready are they all
+/// needed, for the earliest ready cycle and its reason, ties going to the first warp in
+/// slot order from the scan's start (the last warp for GTO, the one after it for LRR):
+/// LRR visits every warp; GTO visits at most [`SHORT_SCAN`] of the oldest and otherwise
+/// asks the SM's [`ReadyQueue`], visiting no warp.
 fn pick(sm: &mut Sm, now: u64, policy: SchedulerPolicy) -> Scan {
     let n = sm.ready.len();
     let start = match policy {
         SchedulerPolicy::Lrr => (sm.last + 1) % n,
         SchedulerPolicy::Gto => sm.last,
     };
-    if policy == SchedulerPolicy::Gto {
-        let q = &mut sm.queue;
-        q.drain(now, &sm.ready);
-        let chosen = if sm.ready[start] <= now {
-            Some(start)
-        } else {
-            q.oldest()
-        };
-        let Some(c) = chosen else {
-            return Scan {
-                chosen,
-                next_other: u64::MAX,
-                reason_other: StallReason::Idle,
-            };
-        };
-        if q.others_ready(c) {
-            return Scan {
-                chosen,
-                next_other: now,
-                // Unused: the SM issues again in the next cycle.
-                reason_other: StallReason::Dependency,
-            };
-        }
-        return match q.earliest(&sm.ready) {
-            None => Scan {
-                chosen,
-                next_other: u64::MAX,
-                reason_other: StallReason::Idle,
-            },
-            Some(m) => Scan {
-                chosen,
-                next_other: m,
-                reason_other: sm.why[q.first_at(m, start, &sm.ready)],
-            },
-        };
-    }
     let mut chosen = None;
     // The earliest warp not ready: (ready cycle, slot).
     let mut pending = (u64::MAX, 0usize);
-    for w in (start..n).chain(0..start) {
+    // Visits slot `w`; true when a second ready warp ends the scan.
+    let mut visit = |w: usize, chosen: &mut Option<usize>| -> bool {
         let r = sm.ready[w];
         if r <= now {
             if chosen.is_some() {
                 pending = (r, w);
-                break;
+                return true;
             }
-            chosen = Some(w);
-        } else if r < pending.0 {
-            // Visited in slot order from `start`: the first of equal cycles stays.
-            pending = (r, w);
+            *chosen = Some(w);
+        } else if r <= pending.0 && r != u64::MAX {
+            // Ties (rare) go to the first slot from `start`.
+            let pos = |w: usize| if w >= start { w - start } else { w + n - start };
+            if r < pending.0 || pos(w) < pos(pending.1) {
+                pending = (r, w);
+            }
+        }
+        false
+    };
+    match policy {
+        SchedulerPolicy::Lrr => {
+            for w in (start..n).chain(0..start) {
+                if visit(w, &mut chosen) {
+                    break;
+                }
+            }
+        }
+        SchedulerPolicy::Gto => {
+            if sm.ready[start] <= now {
+                chosen = Some(start);
+            }
+            if sm.skip_scan {
+                return pick_queued(sm, now, start, chosen);
+            }
+            // The oldest warps first: with many ready, two are found at once.
+            let mut settled = sm.by_age.len() <= SHORT_SCAN;
+            for &w in sm.by_age.iter().take(SHORT_SCAN) {
+                let w = w as usize;
+                if chosen != Some(w) && visit(w, &mut chosen) {
+                    settled = true;
+                    break;
+                }
+            }
+            if !settled {
+                return pick_queued(sm, now, start, chosen);
+            }
         }
     }
     Scan {
@@ -1050,6 +1070,46 @@ fn pick(sm: &mut Sm, now: u64, policy: SchedulerPolicy) -> Scan {
             StallReason::Idle
         } else {
             sm.why[pending.1]
+        },
+    }
+}
+
+/// Greedy-then-oldest's choice from the SM's [`ReadyQueue`], when the short scan of
+/// [`pick`] found at most `chosen` (the last warp, or the oldest ready one) ready.
+fn pick_queued(sm: &mut Sm, now: u64, start: usize, chosen: Option<usize>) -> Scan {
+    let q = &mut sm.queue;
+    q.update(now, &sm.ready);
+    let Some(c) = chosen.or_else(|| q.oldest()) else {
+        sm.skip_scan = true;
+        return Scan {
+            chosen: None,
+            next_other: u64::MAX,
+            reason_other: StallReason::Idle,
+        };
+    };
+    let chosen = Some(c);
+    let others = q.others_ready(c);
+    // With other warps ready, the next short scan likely settles.
+    sm.skip_scan = !others;
+    if others {
+        return Scan {
+            chosen,
+            next_other: now,
+            // Unused: the SM issues again in the next cycle.
+            reason_other: StallReason::Dependency,
+        };
+    }
+    match q.earliest(&sm.ready) {
+        None => Scan {
+            chosen,
+            next_other: u64::MAX,
+            reason_other: StallReason::Idle,
+        },
+        // No other warp is ready: the stall reason is that of the earliest one.
+        Some(m) => Scan {
+            chosen,
+            next_other: m,
+            reason_other: sm.why[q.first_at(m, start, &sm.ready)],
         },
     }
 }

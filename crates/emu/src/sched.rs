@@ -16,8 +16,12 @@
 //!
 //! The oldest ready warp is then the lowest set bit; whether another is ready, a test of
 //! a count; the earliest pending cycle, the next occupied bucket (found through a bit
-//! set of occupied buckets). Setting a warp's cycle costs two bit operations, instead of
-//! a visit of every warp.
+//! set of occupied buckets). Filing a warp costs two bit operations, instead of a visit
+//! of every warp.
+//!
+//! Updates are lazy: a warp whose cycle changed is only marked, and filed when the queue
+//! is next read, so that a scheduler which mostly finds its warp without the queue (many
+//! warps ready: a short scan of the oldest settles it) pays almost nothing for it.
 //!
 //! Entries are never searched for and removed: an entry whose cycle is no longer its
 //! warp's (the warp was retired or re-placed meanwhile) is recognised against the SM's
@@ -47,6 +51,10 @@ pub(crate) struct ReadyQueue {
     next: u64,
     /// The warps whose cycle lies beyond the horizon when it is set.
     far: Heap,
+    /// Slots whose cycle changed since the queue was last brought up to date.
+    dirty: Vec<u32>,
+    /// Per slot, whether it is in `dirty`.
+    marked: Vec<bool>,
 }
 
 impl ReadyQueue {
@@ -67,12 +75,37 @@ impl ReadyQueue {
             occupied: vec![0; horizon as usize / 64],
             next: 0,
             far: Heap::default(),
+            dirty: Vec::with_capacity(n),
+            marked: vec![false; n],
         }
     }
 
-    /// Notes that slot `slot`'s ready cycle is now `cycle` (`u64::MAX`: never).
+    /// Notes that slot `slot`'s ready cycle changed.
     #[inline]
-    pub(crate) fn set(&mut self, slot: usize, cycle: u64) {
+    pub(crate) fn touch(&mut self, slot: usize) {
+        if !self.marked[slot] {
+            self.marked[slot] = true;
+            self.dirty.push(slot as u32);
+        }
+    }
+
+    /// Brings the queue up to date at cycle `now`, `cycles` being every slot's ready
+    /// cycle: the warps whose cycle has come move into the ready set, and the changed
+    /// ones are filed anew.
+    #[inline]
+    pub(crate) fn update(&mut self, now: u64, cycles: &[u64]) {
+        // Drained first, so that `next` is `now + 1` and every changed cycle falls
+        // inside the horizon.
+        self.drain(now, cycles);
+        while let Some(s) = self.dirty.pop() {
+            self.marked[s as usize] = false;
+            self.refile(s as usize, cycles[s as usize]);
+        }
+    }
+
+    /// Files slot `slot` anew under `cycle` (`u64::MAX`: never ready).
+    #[inline]
+    fn refile(&mut self, slot: usize, cycle: u64) {
         let r = self.rank[slot] as usize;
         let bit = 1u64 << (r % 64);
         let word = &mut self.ready[r / 64];
@@ -139,7 +172,7 @@ impl ReadyQueue {
     /// Moves the warps whose cycle is at most `now` into the ready set; `cycles` is every
     /// slot's current ready cycle, against which stale entries are dropped.
     #[inline]
-    pub(crate) fn drain(&mut self, now: u64, cycles: &[u64]) {
+    fn drain(&mut self, now: u64, cycles: &[u64]) {
         if now < self.next {
             return;
         }
@@ -179,7 +212,7 @@ impl ReadyQueue {
         }
     }
 
-    /// The slot of the oldest ready warp (after [`ReadyQueue::drain`]).
+    /// The slot of the oldest ready warp (after [`ReadyQueue::update`]).
     #[inline]
     pub(crate) fn oldest(&self) -> Option<usize> {
         let (i, &word) = self.ready.iter().enumerate().find(|(_, &w)| w != 0)?;
@@ -211,7 +244,7 @@ impl ReadyQueue {
         })
     }
 
-    /// The earliest cycle of a pending warp (after [`ReadyQueue::drain`]), dropping the
+    /// The earliest cycle of a pending warp (after [`ReadyQueue::update`]), dropping the
     /// stale entries before it; `None` if no warp is pending.
     pub(crate) fn earliest(&mut self, cycles: &[u64]) -> Option<u64> {
         let m = self.horizon as usize - 1;
@@ -292,6 +325,10 @@ impl ReadyQueue {
         self.wheel.fill(0);
         self.occupied.fill(0);
         self.far.clear();
+        for &s in &self.dirty {
+            self.marked[s as usize] = false;
+        }
+        self.dirty.clear();
         for (s, &c) in cycles.iter().enumerate() {
             if c != u64::MAX {
                 self.push(s, c);
@@ -439,11 +476,15 @@ mod tests {
                     } else {
                         now + 1 + rnd(step)
                     };
-                    q.set(s, cycles[s]);
+                    q.touch(s);
                 }
                 let jump = if rnd(4) == 0 { step } else { 3 };
                 now += rnd(jump);
-                q.drain(now, &cycles);
+                if rnd(3) == 0 {
+                    // Read only now and then, as a scheduler that mostly scans would.
+                    continue;
+                }
+                q.update(now, &cycles);
                 let by_age: Vec<usize> = q.order.iter().map(|&s| s as usize).collect();
                 let want = by_age.iter().copied().find(|&s| cycles[s] <= now);
                 assert_eq!(q.oldest(), want);
