@@ -335,6 +335,35 @@ impl Global for SharedRef<'_> {
     }
 
     #[inline]
+    fn load_all(&self, b: usize, offs: &[usize], size: u32, out: &mut [u64]) {
+        let words = self.0.words(b);
+        // A 4-byte access is one word: its own loop, without the size test per lane.
+        if size == 4 {
+            for (o, &off) in out.iter_mut().zip(offs) {
+                *o = u64::from(words[off / 4].load(Relaxed));
+            }
+        } else {
+            for (o, &off) in out.iter_mut().zip(offs) {
+                *o = self.load(b, off, size);
+            }
+        }
+    }
+
+    #[inline]
+    fn store_all(&mut self, b: usize, offs: &[usize], size: u32, vals: &[u64]) {
+        let words = self.0.words(b);
+        if size == 4 {
+            for (&off, &v) in offs.iter().zip(vals) {
+                words[off / 4].store(v as u32, Relaxed);
+            }
+        } else {
+            for (&off, &v) in offs.iter().zip(vals) {
+                self.put(b, off, size, v);
+            }
+        }
+    }
+
+    #[inline]
     fn update(&mut self, b: usize, off: usize, size: u32, f: impl Fn(u64) -> Option<u64>) -> u64 {
         let stripe = (off / 8 + b) % STRIPES;
         // A poisoned stripe only means another worker panicked; the words are intact.
