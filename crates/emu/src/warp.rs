@@ -1503,7 +1503,51 @@ fn spill_type(class: RegClass) -> MType {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use warplift_ir::launch::memory::{Buffer, ElemType};
+    use warplift_ir::launch::GlobalMemory;
     use warplift_ir::FloatCC;
+
+    /// The whole-warp check accepts exactly the accesses that stay inside the first lane's
+    /// buffer, aligned and without overflow, and counts their segments as the lane-by-lane
+    /// path does.
+    #[test]
+    fn whole_warp_access_is_taken_only_inside_one_buffer() {
+        let buf = |name: &str, base, len| Buffer {
+            name: name.into(),
+            elem: ElemType::U32,
+            base,
+            bytes: vec![0; len],
+            print: true,
+            save: None,
+            expect: None,
+        };
+        let mem = GlobalMemory {
+            buffers: vec![buf("a", 0x1000, 256), buf("b", 0x1100, 256)],
+        };
+        let (mut locs, mut keys) = ([0usize; MAX_LANES], [0u64; MAX_LANES]);
+        let mut check = |addrs: &[u64], offset: i64, size: u32| {
+            global_in_one_buffer(&mem, addrs, offset, size, 5, &mut locs, &mut keys)
+        };
+        let coalesced: Vec<u64> = (0..32).map(|l| 0x1000 + 4 * l).collect();
+        // 128 bytes from a 32-byte-aligned start: 4 segments, in order.
+        assert_eq!(check(&coalesced, 0, 4), Some((0, true, 4)));
+        assert_eq!(check(&coalesced, 0x100, 4), Some((1, true, 4)));
+        // Reversed lanes: the same segments, out of order (the caller sorts).
+        let reversed: Vec<u64> = coalesced.iter().rev().copied().collect();
+        assert_eq!(check(&reversed, 0, 4).map(|r| (r.0, r.1)), Some((0, false)));
+        // The last lane runs past the first buffer into the next one.
+        assert_eq!(check(&coalesced, 0x84, 4), None);
+        // Misaligned for 4 bytes, and an 8-byte access at a 4-byte stride.
+        assert_eq!(check(&coalesced, 2, 4), None);
+        assert_eq!(check(&coalesced, 0, 8), None);
+        // A lane whose address wraps around the address space, into the buffer.
+        let mut wrap: Vec<u64> = (0..32).map(|l| 4 * l).collect();
+        assert!(check(&wrap, 0x1020, 4).is_some());
+        wrap[7] = u64::MAX - 15;
+        assert_eq!(check(&wrap, 0x1020, 4), None);
+        // Below every buffer.
+        assert_eq!(check(&coalesced, -0x1000, 4), None);
+    }
 
     /// Edge values of a type, with upper garbage for sub-word types (which the gather
     /// masks away).
