@@ -31,6 +31,51 @@ pub(crate) trait Global {
     /// Atomically replaces the value `old` at offset `off` of buffer `b` by `f(old)` (when
     /// it is `Some`); returns `old`.
     fn update(&mut self, b: usize, off: usize, size: u32, f: impl Fn(u64) -> Option<u64>) -> u64;
+    /// [`Global::load`] at every offset of `offs` in buffer `b`, into `out`: a whole warp's
+    /// access to one buffer, in one call.
+    #[inline]
+    fn load_all(&self, b: usize, offs: &[usize], size: u32, out: &mut [u64]) {
+        for (o, &off) in out.iter_mut().zip(offs) {
+            *o = self.load(b, off, size);
+        }
+    }
+    /// [`Global::store`] of `vals` at the offsets `offs` of buffer `b`, in order (the last
+    /// of two stores to one place wins, as lane order says).
+    #[inline]
+    fn store_all(&mut self, b: usize, offs: &[usize], size: u32, vals: &[u64]) {
+        for (&off, &v) in offs.iter().zip(vals) {
+            self.store(b, off, size, v);
+        }
+    }
+}
+
+/// The `N` bytes at `off` of `bytes`, as an array (a fixed-size copy is one move, where
+/// a copy of a run-time length calls `memcpy`).
+#[inline]
+fn bytes_at<const N: usize>(bytes: &[u8], off: usize) -> [u8; N] {
+    let mut a = [0u8; N];
+    a.copy_from_slice(&bytes[off..off + N]);
+    a
+}
+
+/// `load_le` with the common sizes as fixed-size reads.
+#[inline]
+fn read_sized(bytes: &[u8], off: usize, size: u32) -> u64 {
+    match size {
+        4 => u64::from(u32::from_le_bytes(bytes_at(bytes, off))),
+        8 => u64::from_le_bytes(bytes_at(bytes, off)),
+        _ => load_le(bytes, off, size),
+    }
+}
+
+/// `store_le` with the common sizes as fixed-size writes.
+#[inline]
+fn write_sized(bytes: &mut [u8], off: usize, size: u32, v: u64) {
+    match size {
+        4 => bytes[off..off + 4].copy_from_slice(&(v as u32).to_le_bytes()),
+        8 => bytes[off..off + 8].copy_from_slice(&v.to_le_bytes()),
+        _ => store_le(bytes, off, size, v),
+    }
 }
 
 impl Global for GlobalMemory {
@@ -47,20 +92,65 @@ impl Global for GlobalMemory {
 
     #[inline]
     fn load(&self, b: usize, off: usize, size: u32) -> u64 {
-        load_le(&self.buffers[b].bytes, off, size)
+        read_sized(&self.buffers[b].bytes, off, size)
     }
 
     #[inline]
     fn store(&mut self, b: usize, off: usize, size: u32, v: u64) {
-        store_le(&mut self.buffers[b].bytes, off, size, v);
+        write_sized(&mut self.buffers[b].bytes, off, size, v);
+    }
+
+    #[inline]
+    fn load_all(&self, b: usize, offs: &[usize], size: u32, out: &mut [u64]) {
+        let bytes = &self.buffers[b].bytes[..];
+        // One loop per size, so that each read is a plain move.
+        match size {
+            4 => {
+                for (o, &off) in out.iter_mut().zip(offs) {
+                    *o = u64::from(u32::from_le_bytes(bytes_at(bytes, off)));
+                }
+            }
+            8 => {
+                for (o, &off) in out.iter_mut().zip(offs) {
+                    *o = u64::from_le_bytes(bytes_at(bytes, off));
+                }
+            }
+            _ => {
+                for (o, &off) in out.iter_mut().zip(offs) {
+                    *o = load_le(bytes, off, size);
+                }
+            }
+        }
+    }
+
+    #[inline]
+    fn store_all(&mut self, b: usize, offs: &[usize], size: u32, vals: &[u64]) {
+        let bytes = &mut self.buffers[b].bytes[..];
+        match size {
+            4 => {
+                for (&off, &v) in offs.iter().zip(vals) {
+                    bytes[off..off + 4].copy_from_slice(&(v as u32).to_le_bytes());
+                }
+            }
+            8 => {
+                for (&off, &v) in offs.iter().zip(vals) {
+                    bytes[off..off + 8].copy_from_slice(&v.to_le_bytes());
+                }
+            }
+            _ => {
+                for (&off, &v) in offs.iter().zip(vals) {
+                    store_le(bytes, off, size, v);
+                }
+            }
+        }
     }
 
     #[inline]
     fn update(&mut self, b: usize, off: usize, size: u32, f: impl Fn(u64) -> Option<u64>) -> u64 {
         let bytes = &mut self.buffers[b].bytes;
-        let old = load_le(bytes, off, size);
+        let old = read_sized(bytes, off, size);
         if let Some(new) = f(old) {
-            store_le(bytes, off, size, new);
+            write_sized(bytes, off, size, new);
         }
         old
     }
@@ -242,6 +332,35 @@ impl Global for SharedRef<'_> {
     #[inline]
     fn store(&mut self, b: usize, off: usize, size: u32, v: u64) {
         self.put(b, off, size, v);
+    }
+
+    #[inline]
+    fn load_all(&self, b: usize, offs: &[usize], size: u32, out: &mut [u64]) {
+        let words = self.0.words(b);
+        // A 4-byte access is one word: its own loop, without the size test per lane.
+        if size == 4 {
+            for (o, &off) in out.iter_mut().zip(offs) {
+                *o = u64::from(words[off / 4].load(Relaxed));
+            }
+        } else {
+            for (o, &off) in out.iter_mut().zip(offs) {
+                *o = self.load(b, off, size);
+            }
+        }
+    }
+
+    #[inline]
+    fn store_all(&mut self, b: usize, offs: &[usize], size: u32, vals: &[u64]) {
+        let words = self.0.words(b);
+        if size == 4 {
+            for (&off, &v) in offs.iter().zip(vals) {
+                words[off / 4].store(v as u32, Relaxed);
+            }
+        } else {
+            for (&off, &v) in offs.iter().zip(vals) {
+                self.put(b, off, size, v);
+            }
+        }
     }
 
     #[inline]

@@ -33,7 +33,7 @@ use crate::error::{EmuError, Fault, FaultKind};
 use crate::monitor::{Interrupted, Monitor, Progress, WarpPosition};
 use crate::program::Program;
 use crate::redundancy::{LaneCounts, LanePaths, PathLog};
-use crate::sched::AgeTree;
+use crate::sched::ReadyQueue;
 use crate::stats::{StallReason, Stats};
 use crate::trace::Trace;
 use crate::warp::{Flow, Scratch, Warp, NONE};
@@ -177,9 +177,16 @@ struct Sm {
     /// is done leaves, so that the scan does not wade through the finished warps that
     /// greedy-then-oldest leaves at the front.
     by_age: Vec<u32>,
-    /// `ready` in age order, for greedy-then-oldest when a short scan of `by_age` does
-    /// not settle the choice.
-    ages: AgeTree,
+    /// `ready` as greedy-then-oldest asks for it when a short scan of `by_age` does not
+    /// settle the choice: the ready warps in age order, the others by cycle (kept only
+    /// under that policy).
+    queue: ReadyQueue,
+    /// Whether `queue` is kept.
+    queued: bool,
+    /// Whether greedy-then-oldest goes to `queue` without the short scan: the last
+    /// choice found at most one warp ready, so a scan would likely not settle this one
+    /// either. Both ways choose alike; this only saves the scan where it is wasted.
+    skip_scan: bool,
     ctas: Vec<Cta>,
     /// The warp that issued last.
     last: usize,
@@ -206,7 +213,9 @@ impl Sm {
             u64::MAX
         };
         self.why[w] = warp.reason;
-        self.ages.touch(w);
+        if self.queued {
+            self.queue.touch(w);
+        }
     }
 
     /// Whether some warp waits at a barrier (each block counts its waiting warps).
@@ -466,12 +475,23 @@ impl<'a, 'm: 'a> Machine<'a, 'm> {
             .max(1) as usize;
         let mut sms = Vec::with_capacity(config.sms as usize);
         let nwarps = slots * warps_per_block;
+        // A warp's ready cycle is at most the longest latency past the current cycle.
+        let lat = &config.latency;
+        let span = [
+            lat.alu, lat.mul, lat.sfu, lat.shared, lat.global, lat.branch,
+        ]
+        .into_iter()
+        .max()
+        .map_or(1, u64::from)
+            + 2;
         for _ in 0..config.sms {
             sms.push(Sm {
                 ready: vec![u64::MAX; nwarps],
                 why: vec![StallReason::Idle; nwarps],
                 by_age: Vec::with_capacity(nwarps),
-                ages: AgeTree::new(nwarps),
+                queue: ReadyQueue::new(nwarps, span),
+                queued: config.scheduler == SchedulerPolicy::Gto,
+                skip_scan: false,
                 warps: (0..nwarps).map(|_| Warp::new(&ctx)).collect(),
                 ctas: (0..slots)
                     .map(|_| Cta {
@@ -575,7 +595,9 @@ impl<'a, 'm: 'a> Machine<'a, 'm> {
         let range = (slot * wpb) as u32..((slot + 1) * wpb) as u32;
         sm.by_age.retain(|w| !range.contains(w));
         sm.by_age.extend(range.clone());
-        sm.ages.make_youngest(range, &sm.ready);
+        if sm.queued {
+            sm.queue.make_youngest(range, &sm.ready);
+        }
         sm.live_warps += wpb as u64;
         self.stats.thread_blocks += 1;
         self.stats.warps += wpb as u64;
@@ -956,7 +978,7 @@ impl<'a, 'm: 'a> Machine<'a, 'm> {
 }
 
 /// How many of the oldest warps greedy-then-oldest visits before it turns to the
-/// [`AgeTree`].
+/// [`ReadyQueue`].
 const SHORT_SCAN: usize = 8;
 
 /// What one scan of an SM's warps found.
@@ -968,9 +990,9 @@ struct Scan {
     /// than the scan's cycle, else some cycle not later (the SM issues again at once, so
     /// which does not matter); `u64::MAX` if none can.
     next_other: u64,
-    /// The stall reason of the earliest of those warps, the first in scan order on ties
-    /// (meaningful only when `next_other` is later than the scan's cycle: it is the
-    /// reason of the cycles the SM then stalls).
+    /// The stall reason of the earliest of those warps, the first in slot order from the
+    /// scan's start on ties (meaningful only when `next_other` is later than the scan's
+    /// cycle: it is the reason of the cycles the SM then stalls).
     reason_other: StallReason,
 }
 
@@ -984,7 +1006,7 @@ struct Scan {
 /// needed, for the earliest ready cycle and its reason, ties going to the first warp in
 /// slot order from the scan's start (the last warp for GTO, the one after it for LRR):
 /// LRR visits every warp; GTO visits at most [`SHORT_SCAN`] of the oldest and otherwise
-/// asks the SM's [`AgeTree`], scanning slots only on a tie.
+/// asks the SM's [`ReadyQueue`], visiting no warp.
 fn pick(sm: &mut Sm, now: u64, policy: SchedulerPolicy) -> Scan {
     let n = sm.ready.len();
     let start = match policy {
@@ -1024,6 +1046,9 @@ fn pick(sm: &mut Sm, now: u64, policy: SchedulerPolicy) -> Scan {
             if sm.ready[start] <= now {
                 chosen = Some(start);
             }
+            if sm.skip_scan {
+                return pick_queued(sm, now, start, chosen);
+            }
             // The oldest warps first: with many ready, two are found at once.
             let mut settled = sm.by_age.len() <= SHORT_SCAN;
             for &w in sm.by_age.iter().take(SHORT_SCAN) {
@@ -1033,40 +1058,8 @@ fn pick(sm: &mut Sm, now: u64, policy: SchedulerPolicy) -> Scan {
                     break;
                 }
             }
-            if settled {
-                return Scan {
-                    chosen,
-                    next_other: pending.0,
-                    reason_other: if pending.0 == u64::MAX {
-                        StallReason::Idle
-                    } else {
-                        sm.why[pending.1]
-                    },
-                };
-            }
-            sm.ages.flush(&sm.ready);
-            if chosen.is_none() {
-                chosen = sm.ages.oldest_ready(now);
-            }
-            let Some(c) = chosen else {
-                return Scan {
-                    chosen,
-                    next_other: u64::MAX,
-                    reason_other: StallReason::Idle,
-                };
-            };
-            let (m, ties, slot) = sm.ages.min_except(c);
-            pending = (m, 0);
-            if m > now && m != u64::MAX {
-                // No other warp is ready: the stall reason is that of the earliest one.
-                pending.1 = if ties == 1 {
-                    slot
-                } else {
-                    (start..n)
-                        .chain(0..start)
-                        .find(|&w| sm.ready[w] == m)
-                        .unwrap_or(0)
-                };
+            if !settled {
+                return pick_queued(sm, now, start, chosen);
             }
         }
     }
@@ -1077,6 +1070,46 @@ fn pick(sm: &mut Sm, now: u64, policy: SchedulerPolicy) -> Scan {
             StallReason::Idle
         } else {
             sm.why[pending.1]
+        },
+    }
+}
+
+/// Greedy-then-oldest's choice from the SM's [`ReadyQueue`], when the short scan of
+/// [`pick`] found at most `chosen` (the last warp, or the oldest ready one) ready.
+fn pick_queued(sm: &mut Sm, now: u64, start: usize, chosen: Option<usize>) -> Scan {
+    let q = &mut sm.queue;
+    q.update(now, &sm.ready);
+    let Some(c) = chosen.or_else(|| q.oldest()) else {
+        sm.skip_scan = true;
+        return Scan {
+            chosen: None,
+            next_other: u64::MAX,
+            reason_other: StallReason::Idle,
+        };
+    };
+    let chosen = Some(c);
+    let others = q.others_ready(c);
+    // With other warps ready, the next short scan likely settles.
+    sm.skip_scan = !others;
+    if others {
+        return Scan {
+            chosen,
+            next_other: now,
+            // Unused: the SM issues again in the next cycle.
+            reason_other: StallReason::Dependency,
+        };
+    }
+    match q.earliest(&sm.ready) {
+        None => Scan {
+            chosen,
+            next_other: u64::MAX,
+            reason_other: StallReason::Idle,
+        },
+        // No other warp is ready: the stall reason is that of the earliest one.
+        Some(m) => Scan {
+            chosen,
+            next_other: m,
+            reason_other: sm.why[q.first_at(m, start, &sm.ready)],
         },
     }
 }

@@ -1,60 +1,80 @@
-//! A tournament tree over an SM's warp slots in age order, for the greedy-then-oldest
-//! scheduler.
+//! An SM's warps sorted for the greedy-then-oldest scheduler: the ones ready now as a
+//! bit set in age order, the others by the cycle they become ready.
 //!
-//! Each leaf holds the cycle a warp can issue (`u64::MAX`: never, or no running warp);
-//! each inner node the minimum of its leaves and how many leaves reach it. Finding the
-//! oldest ready warp, and the earliest ready cycle of all warps but one, then costs a
-//! walk of the tree's height rather than a visit of every warp: with 64 warps waiting
-//! on memory, that is 6 steps instead of 64.
+//! Greedy-then-oldest asks, at each cycle its SM can issue, for the oldest warp ready
+//! now and, when that is the only ready one, for the earliest cycle another becomes
+//! ready (and which warp that is). A warp's ready cycle changes only when it issues or
+//! its block's state changes, and it then lies in the future. So rather than visit the
+//! warps, the scheduler keeps them as an event-driven simulator keeps its events:
 //!
-//! Updates are lazy: a changed slot is only marked, and the marks are applied when the
-//! tree is next read, so that a scheduler which mostly finds its warp without the tree
-//! (many warps ready) pays almost nothing for it.
+//! - *pending*: a timing wheel (Varghese and Lauck, "Hashed and hierarchical timing
+//!   wheels", 1987): one bucket per cycle of a horizon a little longer than the longest
+//!   latency, each a bit set of warp slots; a warp whose cycle lies beyond the horizon
+//!   (only with latencies longer than the wheel allows) goes into a binary min-heap;
+//! - *ready*: a bit set indexed by age rank (bit 0 the oldest warp), which the buckets
+//!   whose cycle has come are emptied into (`drain`).
+//!
+//! The oldest ready warp is then the lowest set bit; whether another is ready, a test of
+//! a count; the earliest pending cycle, the next occupied bucket (found through a bit
+//! set of occupied buckets). Filing a warp costs two bit operations, instead of a visit
+//! of every warp.
+//!
+//! Updates are lazy: a warp whose cycle changed is only marked, and filed when the queue
+//! is next read, so that a scheduler which mostly finds its warp without the queue (many
+//! warps ready: a short scan of the oldest settles it) pays almost nothing for it.
+//!
+//! Entries are never searched for and removed: an entry whose cycle is no longer its
+//! warp's (the warp was retired or re-placed meanwhile) is recognised against the SM's
+//! ready array when its cycle comes, and dropped.
 
-/// One node of the tree: the minimum of its leaves, how many hold it and the leftmost
-/// that does. The three sit together (16 bytes, two siblings in one cache line), since
-/// every step of an update or a query reads them together.
-#[derive(Copy, Clone, PartialEq, Eq)]
-struct Node {
-    /// The earliest ready cycle under the node.
-    min: u64,
-    /// How many leaves under the node hold `min`.
-    count: u32,
-    /// The leftmost leaf under the node holding `min`.
-    arg: u32,
-}
-
-/// The tree. Leaves are the slots ordered oldest warp first.
-pub(crate) struct AgeTree {
-    /// Leaf `i`'s slot.
+/// The scheduling queue of one SM's warp slots.
+pub(crate) struct ReadyQueue {
+    /// Rank `i`'s slot (rank 0 the oldest warp).
     order: Vec<u32>,
-    /// Slot `s`'s leaf.
+    /// Slot `s`'s rank.
     rank: Vec<u32>,
-    /// Leaves, a power of two.
-    p: usize,
-    /// The nodes (root 1, children `2i` and `2i + 1`, leaves from `p`).
-    nodes: Vec<Node>,
-    /// Slots changed since the tree was last brought up to date.
+    /// Bit `i % 64` of word `i / 64`: the warp of rank `i` is ready (its cycle has been
+    /// drained).
+    ready: Vec<u64>,
+    /// Warps in `ready`.
+    nready: u32,
+    /// 64-bit words of a bucket (one bit per slot).
+    words: usize,
+    /// Buckets, a power of two: bucket `c % horizon` holds, in slot bits, the warps whose
+    /// cycle is `c`, for every `c` from `next` to `next + horizon - 1`.
+    horizon: u64,
+    /// The buckets, `words` words each.
+    wheel: Vec<u64>,
+    /// Bit `b % 64` of word `b / 64`: bucket `b` may hold an entry.
+    occupied: Vec<u64>,
+    /// The first cycle not yet drained.
+    next: u64,
+    /// The warps whose cycle lies beyond the horizon when it is set.
+    far: Heap,
+    /// Slots whose cycle changed since the queue was last brought up to date.
     dirty: Vec<u32>,
     /// Per slot, whether it is in `dirty`.
     marked: Vec<bool>,
 }
 
-impl AgeTree {
-    /// A tree of `n` slots, none ready.
-    pub(crate) fn new(n: usize) -> AgeTree {
-        let p = n.max(1).next_power_of_two();
-        AgeTree {
+impl ReadyQueue {
+    /// A queue of `n` slots, none ready or pending, whose wheel covers at least `span`
+    /// cycles (the longest distance from the current cycle to a warp's ready cycle).
+    pub(crate) fn new(n: usize, span: u64) -> ReadyQueue {
+        let words = n.div_ceil(64).max(1);
+        // Past 4096 cycles (latencies far from any GPU's) the heap takes the rest.
+        let horizon = span.clamp(64, 4096).next_power_of_two();
+        ReadyQueue {
             order: (0..n as u32).collect(),
             rank: (0..n as u32).collect(),
-            p,
-            nodes: (0..2 * p)
-                .map(|i| Node {
-                    min: u64::MAX,
-                    count: 1,
-                    arg: i.saturating_sub(p) as u32,
-                })
-                .collect(),
+            ready: vec![0; words],
+            nready: 0,
+            words,
+            horizon,
+            wheel: vec![0; horizon as usize * words],
+            occupied: vec![0; horizon as usize / 64],
+            next: 0,
+            far: Heap::default(),
             dirty: Vec::with_capacity(n),
             marked: vec![false; n],
         }
@@ -69,142 +89,345 @@ impl AgeTree {
         }
     }
 
-    /// Brings the tree up to date with `ready`, every slot's ready cycle.
-    pub(crate) fn flush(&mut self, ready: &[u64]) {
-        if self.dirty.len() * 8 > self.p {
-            // Many changes: rebuilding is cheaper than walking up from each.
-            for &s in &self.dirty {
-                self.marked[s as usize] = false;
-            }
-            self.dirty.clear();
-            self.rebuild(ready);
-            return;
-        }
+    /// Brings the queue up to date at cycle `now`, `cycles` being every slot's ready
+    /// cycle: the warps whose cycle has come move into the ready set, and the changed
+    /// ones are filed anew.
+    #[inline]
+    pub(crate) fn update(&mut self, now: u64, cycles: &[u64]) {
+        // Drained first, so that `next` is `now + 1` and every changed cycle falls
+        // inside the horizon.
+        self.drain(now, cycles);
         while let Some(s) = self.dirty.pop() {
             self.marked[s as usize] = false;
-            let mut i = self.p + self.rank[s as usize] as usize;
-            if self.nodes[i].min == ready[s as usize] {
-                continue;
-            }
-            self.nodes[i].min = ready[s as usize];
-            // Above a node that did not change, nothing changes either (the other
-            // changed leaves walk up on their own).
-            while i > 1 {
-                i >>= 1;
-                if !self.pull(i) {
-                    break;
+            self.refile(s as usize, cycles[s as usize]);
+        }
+    }
+
+    /// Files slot `slot` anew under `cycle` (`u64::MAX`: never ready).
+    #[inline]
+    fn refile(&mut self, slot: usize, cycle: u64) {
+        let r = self.rank[slot] as usize;
+        let bit = 1u64 << (r % 64);
+        let word = &mut self.ready[r / 64];
+        if *word & bit != 0 {
+            *word &= !bit;
+            self.nready -= 1;
+        }
+        if cycle != u64::MAX {
+            self.push(slot, cycle);
+        }
+    }
+
+    /// Files slot `slot` under `cycle`.
+    #[inline]
+    fn push(&mut self, slot: usize, cycle: u64) {
+        if cycle < self.next {
+            // Its cycle has already come.
+            self.mark_ready(slot);
+        } else if cycle - self.next < self.horizon {
+            let b = (cycle & (self.horizon - 1)) as usize;
+            self.wheel[b * self.words + slot / 64] |= 1 << (slot % 64);
+            self.occupied[b / 64] |= 1 << (b % 64);
+        } else {
+            self.far.push((cycle, slot as u32));
+        }
+    }
+
+    /// Adds slot `slot` to the ready set.
+    #[inline]
+    fn mark_ready(&mut self, slot: usize) {
+        let r = self.rank[slot] as usize;
+        let bit = 1u64 << (r % 64);
+        let word = &mut self.ready[r / 64];
+        if *word & bit == 0 {
+            *word |= bit;
+            self.nready += 1;
+        }
+    }
+
+    /// The cycle of bucket `b`, between `next` and `next + horizon - 1`.
+    #[inline]
+    fn cycle_of(&self, b: usize) -> u64 {
+        let m = self.horizon - 1;
+        self.next + ((b as u64).wrapping_sub(self.next) & m)
+    }
+
+    /// Empties bucket `b`, whose cycle is `cycle`, into the ready set (the warps whose
+    /// cycle it still is).
+    #[inline]
+    fn empty_bucket(&mut self, b: usize, cycle: u64, cycles: &[u64]) {
+        self.occupied[b / 64] &= !(1 << (b % 64));
+        for k in 0..self.words {
+            let mut bits = std::mem::take(&mut self.wheel[b * self.words + k]);
+            while bits != 0 {
+                let s = k * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                if cycles[s] == cycle {
+                    self.mark_ready(s);
                 }
             }
         }
     }
 
-    /// Recomputes every node.
-    fn rebuild(&mut self, ready: &[u64]) {
-        for (i, &s) in self.order.iter().enumerate() {
-            self.nodes[self.p + i].min = ready[s as usize];
-        }
-        for i in (1..self.p).rev() {
-            self.pull(i);
-        }
-    }
-
-    /// Recomputes inner node `i` from its children; whether it changed.
+    /// Moves the warps whose cycle is at most `now` into the ready set; `cycles` is every
+    /// slot's current ready cycle, against which stale entries are dropped.
     #[inline]
-    fn pull(&mut self, i: usize) -> bool {
-        let (a, b) = (self.nodes[2 * i], self.nodes[2 * i + 1]);
-        let node = if a.min < b.min {
-            a
-        } else if b.min < a.min {
-            b
-        } else {
-            Node {
-                count: a.count + b.count,
-                ..a
+    fn drain(&mut self, now: u64, cycles: &[u64]) {
+        if now < self.next {
+            return;
+        }
+        let m = self.horizon - 1;
+        // The buckets of cycles `next ..= now`, at most all of them, visited through
+        // the occupied words.
+        let count = (now - self.next).saturating_add(1).min(self.horizon);
+        let first = (self.next & m) as usize;
+        let mut done = 0u64;
+        while done < count {
+            let b = (first + done as usize) & m as usize;
+            let room = (64 - b % 64) as u64;
+            let take = room.min(count - done);
+            let span = if take == 64 {
+                u64::MAX
+            } else {
+                ((1u64 << take) - 1) << (b % 64)
+            };
+            let mut bits = self.occupied[b / 64] & span;
+            while bits != 0 {
+                let bb = (b / 64) * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                let c = self.cycle_of(bb);
+                self.empty_bucket(bb, c, cycles);
             }
-        };
-        let changed = self.nodes[i] != node;
-        self.nodes[i] = node;
-        changed
+            done += take;
+        }
+        self.next = now + 1;
+        while let Some((c, s)) = self.far.first() {
+            if c > now {
+                break;
+            }
+            self.far.pop();
+            if cycles[s as usize] == c {
+                self.mark_ready(s as usize);
+            }
+        }
     }
 
-    /// Makes the slots of `range` the youngest, in range order; `ready` holds every
-    /// slot's ready cycle.
-    pub(crate) fn make_youngest(&mut self, range: std::ops::Range<u32>, ready: &[u64]) {
+    /// The slot of the oldest ready warp (after [`ReadyQueue::update`]).
+    #[inline]
+    pub(crate) fn oldest(&self) -> Option<usize> {
+        let (i, &word) = self.ready.iter().enumerate().find(|(_, &w)| w != 0)?;
+        let r = i * 64 + word.trailing_zeros() as usize;
+        Some(self.order[r] as usize)
+    }
+
+    /// Whether a warp other than slot `slot` is ready.
+    #[inline]
+    pub(crate) fn others_ready(&self, slot: usize) -> bool {
+        let r = self.rank[slot] as usize;
+        let own = (self.ready[r / 64] >> (r % 64)) & 1;
+        u64::from(self.nready) > own
+    }
+
+    /// Whether bucket `b` holds a warp whose cycle is still `cycle`.
+    #[inline]
+    fn bucket_live(&self, b: usize, cycle: u64, cycles: &[u64]) -> bool {
+        (0..self.words).any(|k| {
+            let mut bits = self.wheel[b * self.words + k];
+            while bits != 0 {
+                let s = k * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                if cycles[s] == cycle {
+                    return true;
+                }
+            }
+            false
+        })
+    }
+
+    /// The earliest cycle of a pending warp (after [`ReadyQueue::update`]), dropping the
+    /// stale entries before it; `None` if no warp is pending.
+    pub(crate) fn earliest(&mut self, cycles: &[u64]) -> Option<u64> {
+        let m = self.horizon as usize - 1;
+        let nwords = self.occupied.len();
+        let first = self.next as usize & m;
+        let mut near = None;
+        // The occupied words from `first`'s on, wrapping around once (the first word is
+        // visited twice, below and then above `first`).
+        let mut i = 0;
+        while i <= nwords {
+            let w = (first / 64 + i) % nwords;
+            let mut bits = self.occupied[w];
+            if i == 0 {
+                bits &= u64::MAX << (first % 64);
+            } else if i == nwords {
+                bits &= !(u64::MAX << (first % 64));
+            }
+            if bits == 0 {
+                i += 1;
+                continue;
+            }
+            let b = w * 64 + bits.trailing_zeros() as usize;
+            let c = self.cycle_of(b);
+            if self.bucket_live(b, c, cycles) {
+                near = Some(c);
+                break;
+            }
+            // Only stale entries: empty it and look on.
+            self.occupied[b / 64] &= !(1 << (b % 64));
+            for k in 0..self.words {
+                self.wheel[b * self.words + k] = 0;
+            }
+        }
+        let far = self.far.earliest(cycles);
+        match (near, far) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Among the pending warps whose cycle is `cycle` (the earliest), the first slot in
+    /// slot order starting at `start` and wrapping around.
+    pub(crate) fn first_at(&mut self, cycle: u64, start: usize, cycles: &[u64]) -> usize {
+        let n = self.rank.len();
+        let pos = |s: usize| if s >= start { s - start } else { s + n - start };
+        let (mut best, mut best_pos) = (0, usize::MAX);
+        if cycle >= self.next && cycle - self.next < self.horizon {
+            let b = (cycle & (self.horizon - 1)) as usize;
+            for k in 0..self.words {
+                let mut bits = self.wheel[b * self.words + k];
+                while bits != 0 {
+                    let s = k * 64 + bits.trailing_zeros() as usize;
+                    bits &= bits - 1;
+                    if cycles[s] == cycle && pos(s) < best_pos {
+                        (best, best_pos) = (s, pos(s));
+                    }
+                }
+            }
+        }
+        self.far.each_at(cycle, |s| {
+            if cycles[s] == cycle && pos(s) < best_pos {
+                (best, best_pos) = (s, pos(s));
+            }
+        });
+        best
+    }
+
+    /// Makes the slots of `range` the youngest, in range order; `cycles` holds every
+    /// slot's ready cycle, from which the queue is rebuilt.
+    pub(crate) fn make_youngest(&mut self, range: std::ops::Range<u32>, cycles: &[u64]) {
         self.order.retain(|s| !range.contains(s));
         self.order.extend(range);
         for (i, &s) in self.order.iter().enumerate() {
             self.rank[s as usize] = i as u32;
         }
+        self.ready.fill(0);
+        self.nready = 0;
+        self.wheel.fill(0);
+        self.occupied.fill(0);
+        self.far.clear();
         for &s in &self.dirty {
             self.marked[s as usize] = false;
         }
         self.dirty.clear();
-        self.rebuild(ready);
+        for (s, &c) in cycles.iter().enumerate() {
+            if c != u64::MAX {
+                self.push(s, c);
+            }
+        }
+    }
+}
+
+/// A binary min-heap of `(cycle, slot)` (children of `i` at `2i + 1` and `2i + 2`), for
+/// the cycles beyond the wheel's horizon.
+#[derive(Default)]
+struct Heap {
+    entries: Vec<(u64, u32)>,
+    /// The positions still to visit in [`Heap::each_at`] (kept to reuse its memory).
+    walk: Vec<u32>,
+}
+
+impl Heap {
+    fn clear(&mut self) {
+        self.entries.clear();
     }
 
-    /// The first leaf whose cycle is at most `m`, skipping leaf `skip`.
-    fn first_at_most(&self, m: u64, skip: Option<usize>) -> Option<usize> {
-        let skip = skip.map(|s| self.p + s);
-        let mut i = 1;
+    fn first(&self) -> Option<(u64, u32)> {
+        self.entries.first().copied()
+    }
+
+    /// The earliest cycle still its slot's, dropping stale entries on top.
+    fn earliest(&mut self, cycles: &[u64]) -> Option<u64> {
+        while let Some((c, s)) = self.first() {
+            if cycles[s as usize] == c {
+                return Some(c);
+            }
+            self.pop();
+        }
+        None
+    }
+
+    /// Calls `f` with the slot of every entry of cycle `cycle`, the heap's minimum.
+    fn each_at(&mut self, cycle: u64, mut f: impl FnMut(usize)) {
+        // The entries holding the minimum form a subtree at the root: a depth-first
+        // walk of it visits no other entry but its children.
+        self.walk.clear();
+        if !self.entries.is_empty() {
+            self.walk.push(0);
+        }
+        while let Some(i) = self.walk.pop() {
+            let (c, s) = self.entries[i as usize];
+            if c != cycle {
+                continue;
+            }
+            f(s as usize);
+            for child in [2 * i + 1, 2 * i + 2] {
+                if (child as usize) < self.entries.len() {
+                    self.walk.push(child);
+                }
+            }
+        }
+    }
+
+    fn push(&mut self, e: (u64, u32)) {
+        let mut i = self.entries.len();
+        self.entries.push(e);
+        while i > 0 {
+            let parent = (i - 1) / 2;
+            if self.entries[parent] <= e {
+                break;
+            }
+            self.entries[i] = self.entries[parent];
+            i = parent;
+        }
+        self.entries[i] = e;
+    }
+
+    fn pop(&mut self) {
+        let Some(last) = self.entries.pop() else {
+            return;
+        };
+        let n = self.entries.len();
+        if n == 0 {
+            return;
+        }
+        let mut i = 0;
         loop {
-            if self.nodes[i].min <= m && Some(i) != skip {
-                // Descend to the leftmost such leaf: at most one leaf (`skip`) is
-                // excluded, and only a leaf, so an inner node holding `skip` with a
-                // minimum at most `m` is retried to its right.
-                while i < self.p {
-                    i = if self.nodes[2 * i].min <= m {
-                        2 * i
-                    } else {
-                        2 * i + 1
-                    };
-                }
-                if Some(i) != skip {
-                    return Some(i - self.p);
-                }
+            let l = 2 * i + 1;
+            if l >= n {
+                break;
             }
-            // Go to the next subtree to the right.
-            while i & 1 == 1 {
-                i >>= 1;
+            let c = if l + 1 < n && self.entries[l + 1] < self.entries[l] {
+                l + 1
+            } else {
+                l
+            };
+            if last <= self.entries[c] {
+                break;
             }
-            if i == 0 {
-                return None;
-            }
-            i += 1;
+            self.entries[i] = self.entries[c];
+            i = c;
         }
-    }
-
-    /// The slot of the oldest warp ready at `now` (the tree must be up to date, as for
-    /// every query).
-    #[inline]
-    pub(crate) fn oldest_ready(&self, now: u64) -> Option<usize> {
-        if self.nodes[1].min > now {
-            return None;
-        }
-        self.first_at_most(now, None)
-            .map(|i| self.order[i] as usize)
-    }
-
-    /// The earliest cycle over every slot but `slot`, how many slots reach it, and one
-    /// of them (the only one when the count is 1).
-    #[inline]
-    pub(crate) fn min_except(&self, slot: usize) -> (u64, u32, usize) {
-        let (mut m, mut c, mut leaf) = (u64::MAX, 0, 0);
-        let mut i = self.p + self.rank[slot] as usize;
-        while i > 1 {
-            let s = i ^ 1;
-            let node = self.nodes[s];
-            if node.min < m {
-                (m, c, leaf) = (node.min, node.count, node.arg);
-            } else if node.min == m {
-                c += node.count;
-            }
-            i >>= 1;
-        }
-        (
-            m,
-            c,
-            self.order.get(leaf as usize).map_or(0, |&s| s as usize),
-        )
+        self.entries[i] = last;
     }
 }
 
@@ -212,7 +435,8 @@ impl AgeTree {
 mod tests {
     use super::*;
 
-    /// Against a plain scan, over pseudo-random cycles (with many ties) and orders.
+    /// Against plain scans of the cycles, over pseudo-random cycles (with many ties),
+    /// orders and times.
     #[test]
     fn agrees_with_a_scan() {
         let mut seed = 0x9e37_79b9_7f4a_7c15u64;
@@ -222,38 +446,63 @@ mod tests {
             seed ^= seed << 17;
             seed % k
         };
-        for n in [1usize, 2, 3, 5, 8, 13, 64] {
-            let mut t = AgeTree::new(n);
-            let mut ready = vec![u64::MAX; n];
-            for round in 0..300 {
+        // Spans below and above the wheel's largest horizon, so that the heap is used.
+        for (n, span, step) in [
+            (1usize, 8, 6),
+            (2, 8, 6),
+            (3, 70, 100),
+            (5, 8, 6),
+            (8, 64, 200),
+            (13, 8, 6),
+            (64, 500, 700),
+            (100, 8, 20),
+            (7, 10_000, 9_000),
+        ] {
+            let mut q = ReadyQueue::new(n, span);
+            let mut cycles = vec![u64::MAX; n];
+            let mut now = 0u64;
+            for round in 0..400 {
                 if round % 50 == 0 {
                     let a = rnd(n as u64) as u32;
                     let b = (a + 1 + rnd(4) as u32).min(n as u32);
-                    t.make_youngest(a..b, &ready);
+                    q.make_youngest(a..b, &cycles);
                 }
+                // A warp's cycle is set only when it is ready or never ready (an issue,
+                // a barrier, a retirement), and always to a later cycle or never.
                 let s = rnd(n as u64) as usize;
-                ready[s] = if rnd(5) == 0 { u64::MAX } else { rnd(12) };
-                t.touch(s);
+                if cycles[s] <= now || cycles[s] == u64::MAX {
+                    cycles[s] = if rnd(5) == 0 {
+                        u64::MAX
+                    } else {
+                        now + 1 + rnd(step)
+                    };
+                    q.touch(s);
+                }
+                let jump = if rnd(4) == 0 { step } else { 3 };
+                now += rnd(jump);
                 if rnd(3) == 0 {
+                    // Read only now and then, as a scheduler that mostly scans would.
                     continue;
                 }
-                t.flush(&ready);
-                let now = rnd(12);
-                let by_age: Vec<usize> = t.order.iter().map(|&s| s as usize).collect();
-                let want = by_age.iter().copied().find(|&s| ready[s] <= now);
-                assert_eq!(t.oldest_ready(now), want);
+                q.update(now, &cycles);
+                let by_age: Vec<usize> = q.order.iter().map(|&s| s as usize).collect();
+                let want = by_age.iter().copied().find(|&s| cycles[s] <= now);
+                assert_eq!(q.oldest(), want);
                 for x in 0..n {
-                    let others = (0..n).filter(|&y| y != x).map(|y| ready[y]);
-                    let m = others.clone().min().unwrap_or(u64::MAX);
-                    let c = others.filter(|&r| r == m).count() as u32;
-                    let (gm, gc, gs) = t.min_except(x);
-                    assert_eq!(gm, m);
-                    if n > 1 && m != u64::MAX {
-                        assert_eq!(gc, c);
-                        if c == 1 {
-                            assert!(gs != x && ready[gs] == m);
-                        }
-                    }
+                    let others = (0..n).filter(|&y| y != x && cycles[y] <= now).count();
+                    assert_eq!(q.others_ready(x), others > 0);
+                }
+                let later: Vec<usize> = (0..n)
+                    .filter(|&y| cycles[y] > now && cycles[y] != u64::MAX)
+                    .collect();
+                let m = later.iter().map(|&y| cycles[y]).min();
+                assert_eq!(q.earliest(&cycles), m);
+                if let Some(m) = m {
+                    let start = rnd(n as u64) as usize;
+                    let first = (start..n)
+                        .chain(0..start)
+                        .find(|&y| cycles[y] == m && cycles[y] > now);
+                    assert_eq!(Some(q.first_at(m, start, &cycles)), first);
                 }
             }
         }

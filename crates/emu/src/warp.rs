@@ -896,11 +896,32 @@ impl Warp {
             };
             (Some(l as u32), kind)
         };
-        let mut nkeys = 0;
-        // Whether the keys come in non-decreasing lane order (the coalesced case), so that
-        // counting distinct keys needs no sort; and how many distinct keys there are then.
-        let mut sorted = true;
-        let mut distinct = 0u64;
+        // A whole warp's global access inside one buffer, aligned (the common case):
+        // checked and keyed in branch-free loops over all lanes, accessed in one call.
+        let one_buffer = if space == AddrSpace::Global && emask == lanes_mask(w) {
+            global_in_one_buffer(
+                global,
+                &sc.a[..w],
+                offset,
+                size,
+                seg_shift,
+                &mut sc.loc,
+                &mut sc.keys,
+            )
+        } else {
+            None
+        };
+        // The keys noted so far; whether they come in non-decreasing lane order (the
+        // coalesced case), so that counting distinct keys needs no sort; and how many
+        // distinct keys there are then.
+        let (mut nkeys, mut sorted, mut distinct) = match one_buffer {
+            Some((b, sorted, distinct)) => {
+                // Atomics read the lanes' buffers.
+                sc.buf[..w].fill(b as u32);
+                (w, sorted, distinct)
+            }
+            None => (0, true, 0u64),
+        };
         let is_shared = space == AddrSpace::Shared;
         let mut note_key = |key: u64, order: u64, keys: &mut [u64; MAX_LANES]| {
             if nkeys == 0 {
@@ -917,7 +938,8 @@ impl Warp {
             keys[nkeys] = key;
             nkeys += 1;
         };
-        let mut m = emask;
+        // A resolved lane-by-lane access visits `m`'s lanes.
+        let mut m = if one_buffer.is_some() { 0 } else { emask };
         match space {
             AddrSpace::Global => {
                 // The buffer of the last lane, `(index, base, end)`: neighbouring lanes
@@ -1017,9 +1039,10 @@ impl Warp {
                     };
                 }
                 match space {
-                    AddrSpace::Global => {
-                        each!(|l| global.load(sc.buf[l] as usize, sc.loc[l], size))
-                    }
+                    AddrSpace::Global => match one_buffer {
+                        Some((b, ..)) => global.load_all(b, &sc.loc[..w], size, &mut sc.r[..w]),
+                        None => each!(|l| global.load(sc.buf[l] as usize, sc.loc[l], size)),
+                    },
                     AddrSpace::Shared => each!(|l| load_le(shared, sc.loc[l], size)),
                     AddrSpace::Local => each!(|l| load_le(&self.local, sc.loc[l], size)),
                 }
@@ -1057,9 +1080,10 @@ impl Warp {
                     };
                 }
                 match space {
-                    AddrSpace::Global => {
-                        each!(|l, v, off| global.store(sc.buf[l] as usize, off, size, v))
-                    }
+                    AddrSpace::Global => match one_buffer {
+                        Some((b, ..)) => global.store_all(b, &sc.loc[..w], size, &sc.b[..w]),
+                        None => each!(|l, v, off| global.store(sc.buf[l] as usize, off, size, v)),
+                    },
                     AddrSpace::Shared => each!(|l, v, off| store_le(shared, off, size, v)),
                     AddrSpace::Local => each!(|l, v, off| store_le(&mut self.local, off, size, v)),
                 }
@@ -1129,6 +1153,48 @@ impl Warp {
         }
         old
     }
+}
+
+/// Resolves a global access of every lane of `addrs` (base addresses, `offset` added)
+/// when all of them fall inside the buffer of the first, aligned to `size`: the buffer,
+/// then each lane's offset in `locs` and segment (`address >> seg_shift`) in `keys`, and
+/// whether the segments are non-decreasing with how many distinct ones they are then.
+/// `None` when some lane overflows, leaves that buffer or is misaligned: the caller then
+/// resolves lane by lane, which finds the fault and its lane.
+#[inline]
+fn global_in_one_buffer<G: Global>(
+    global: &G,
+    addrs: &[u64],
+    offset: i64,
+    size: u32,
+    seg_shift: u32,
+    locs: &mut [usize; MAX_LANES],
+    keys: &mut [u64; MAX_LANES],
+) -> Option<(usize, bool, u64)> {
+    let first = addrs.first()?.checked_add_signed(offset)?;
+    let (b, _) = global.find(first, size).ok()?;
+    let (lo, hi) = global.span(b);
+    // `find` succeeded, so the buffer holds at least `size` bytes.
+    let last_start = hi - u64::from(size);
+    let (mut overflow, mut outside, mut bits) = (false, false, 0u64);
+    for (l, &base) in addrs.iter().enumerate() {
+        let (a, o) = base.overflowing_add_signed(offset);
+        overflow |= o;
+        outside |= (a < lo) | (a > last_start);
+        bits |= a;
+        locs[l] = a.wrapping_sub(lo) as usize;
+        keys[l] = a >> seg_shift;
+    }
+    if overflow || outside || bits & u64::from(size - 1) != 0 {
+        return None;
+    }
+    let keys = &keys[..addrs.len()];
+    let (mut sorted, mut distinct) = (true, 1u64);
+    for p in keys.windows(2) {
+        sorted &= p[0] <= p[1];
+        distinct += u64::from(p[0] != p[1]);
+    }
+    Some((b, sorted, distinct))
 }
 
 /// The part of a shared-memory key that orders it (its word), which is all of a global or
@@ -1437,7 +1503,51 @@ fn spill_type(class: RegClass) -> MType {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use warplift_ir::launch::memory::{Buffer, ElemType};
+    use warplift_ir::launch::GlobalMemory;
     use warplift_ir::FloatCC;
+
+    /// The whole-warp check accepts exactly the accesses that stay inside the first lane's
+    /// buffer, aligned and without overflow, and counts their segments as the lane-by-lane
+    /// path does.
+    #[test]
+    fn whole_warp_access_is_taken_only_inside_one_buffer() {
+        let buf = |name: &str, base, len| Buffer {
+            name: name.into(),
+            elem: ElemType::U32,
+            base,
+            bytes: vec![0; len],
+            print: true,
+            save: None,
+            expect: None,
+        };
+        let mem = GlobalMemory {
+            buffers: vec![buf("a", 0x1000, 256), buf("b", 0x1100, 256)],
+        };
+        let (mut locs, mut keys) = ([0usize; MAX_LANES], [0u64; MAX_LANES]);
+        let mut check = |addrs: &[u64], offset: i64, size: u32| {
+            global_in_one_buffer(&mem, addrs, offset, size, 5, &mut locs, &mut keys)
+        };
+        let coalesced: Vec<u64> = (0..32).map(|l| 0x1000 + 4 * l).collect();
+        // 128 bytes from a 32-byte-aligned start: 4 segments, in order.
+        assert_eq!(check(&coalesced, 0, 4), Some((0, true, 4)));
+        assert_eq!(check(&coalesced, 0x100, 4), Some((1, true, 4)));
+        // Reversed lanes: the same segments, out of order (the caller sorts).
+        let reversed: Vec<u64> = coalesced.iter().rev().copied().collect();
+        assert_eq!(check(&reversed, 0, 4).map(|r| (r.0, r.1)), Some((0, false)));
+        // The last lane runs past the first buffer into the next one.
+        assert_eq!(check(&coalesced, 0x84, 4), None);
+        // Misaligned for 4 bytes, and an 8-byte access at a 4-byte stride.
+        assert_eq!(check(&coalesced, 2, 4), None);
+        assert_eq!(check(&coalesced, 0, 8), None);
+        // A lane whose address wraps around the address space, into the buffer.
+        let mut wrap: Vec<u64> = (0..32).map(|l| 4 * l).collect();
+        assert!(check(&wrap, 0x1020, 4).is_some());
+        wrap[7] = u64::MAX - 15;
+        assert_eq!(check(&wrap, 0x1020, 4), None);
+        // Below every buffer.
+        assert_eq!(check(&coalesced, -0x1000, 4), None);
+    }
 
     /// Edge values of a type, with upper garbage for sub-word types (which the gather
     /// masks away).
