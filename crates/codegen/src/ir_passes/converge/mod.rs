@@ -76,6 +76,10 @@
 //!    common code). It also turns an emptied diamond (Listing 1.3 after its Sink) into a
 //!    `select`, as LLVM's SimplifyCFG does. Flattening is the one step that runs code on
 //!    lanes that would not have run it; it is limited to code that cannot fault or write.
+//! 9. **Merging** ([`merge`]): after the walk, a flattened block takes the chain of
+//!    blocks its new jump leads to that it alone enters, as SimplifyCFG merges a block
+//!    into its only predecessor; a chain of flattened diamonds becomes one block, without
+//!    the block parameters that made the register allocator slow.
 //!
 //! Not done: the matching itself does not pair compares with swapped condition codes
 //! (only Unify does, when the whole sides are one code), and a multi-way hoist across a
@@ -87,6 +91,7 @@ pub mod edges;
 pub mod flatten;
 pub mod hoist;
 pub mod matching;
+pub mod merge;
 pub mod multiway;
 pub mod pdg;
 pub mod sink;
@@ -226,6 +231,8 @@ pub struct Stats {
     pub flattened: u64,
     /// Instructions the flattenings moved out of their arms (run by every lane).
     pub speculated: u64,
+    /// Blocks merged into the flattened block that jumped to them, their only predecessor.
+    pub merged: u64,
     /// Divergent branches removed because their sides were one code (Unify).
     pub unified: u64,
     /// The summed profit of the moved expressions, in cycles.
@@ -249,6 +256,7 @@ impl Stats {
                 ("split params", self.split_params),
                 ("flattened", self.flattened),
                 ("speculated", self.speculated),
+                ("merged blocks", self.merged),
                 ("unified", self.unified),
                 ("profit", self.profit.max(0) as u64),
             ],
@@ -270,6 +278,7 @@ pub fn converge_in(func: &mut Function, opts: &Options, analyses: &mut AnalysisC
     let mut uses = Uses::compute(func);
     let mut stats = Stats::default();
     let order = cfg.reverse_post_order();
+    let mut flattened = Vec::new();
     for &block in order.iter().rev() {
         // A Split, a flattening or Unify empties blocks (removed at the end).
         if func.layout.block_insts(block).is_empty() || !divergence.is_divergent_branch(block) {
@@ -398,9 +407,11 @@ pub fn converge_in(func: &mut Function, opts: &Options, analyses: &mut AnalysisC
                 stats.speculated += done.speculated;
                 stats.selects += done.selects;
                 edges.refresh(func, &done.touched);
+                flattened.push(block);
             }
         }
     }
+    stats.merged = merge::merge_chains(func, &mut uses, &mut edges, &order, &flattened);
     // The blocks the transformations emptied (a placed block of a well-formed kernel holds
     // at least its terminator) leave the layout in one pass over the block order;
     // removing each as it was emptied searched the order every time, quadratic in the
