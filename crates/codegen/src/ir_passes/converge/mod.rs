@@ -221,6 +221,9 @@ pub struct Stats {
     pub multiway: u64,
     /// Divergent `br_table`s whose arms' common expressions rose to the branch.
     pub multiway_hoists: u64,
+    /// Instructions made to tell a `br_table`'s arms apart for renamed operands: compares
+    /// of its index, their constants, and the `bor`s joining an arm's compares.
+    pub table_tests: u64,
     /// Divergent branches whose arms were split around a temporary reconvergence point.
     pub splits: u64,
     /// Instruction pairs merged at temporary reconvergence points.
@@ -251,6 +254,7 @@ impl Stats {
                 ("join params", self.join_params),
                 ("multi-way sinks", self.multiway),
                 ("multi-way hoists", self.multiway_hoists),
+                ("table tests", self.table_tests),
                 ("splits", self.splits),
                 ("split pairs", self.split_pairs),
                 ("split params", self.split_params),
@@ -307,15 +311,13 @@ pub fn converge_in(func: &mut Function, opts: &Options, analyses: &mut AnalysisC
                 .and_then(|join| table_arms(func, &edges, block, join));
             if let Some(blocks) = table {
                 let arms: Vec<Arm> = blocks.iter().map(|&b| Arm::new(func, b)).collect();
-                let done = multiway::hoist_tuples(
-                    func,
-                    &mut uses,
-                    block,
-                    &arms,
-                    &multiway::Choice::None,
-                    opts,
-                );
+                // A differing operand is chosen by compares of the table's index.
+                let choice = multiway::Table::of(func, block, &blocks)
+                    .map_or(multiway::Choice::None, multiway::Choice::Table);
+                let done = multiway::hoist_tuples(func, &mut uses, block, &arms, &choice, opts);
                 stats.hoisted += done.tuples;
+                stats.selects += done.selects;
+                stats.table_tests += done.tests;
                 stats.profit += done.profit;
                 stats.multiway_hoists += u64::from(done.tuples > 0);
             }
@@ -402,7 +404,11 @@ pub fn converge_in(func: &mut Function, opts: &Options, analyses: &mut AnalysisC
             }
         }
         if opts.flatten {
-            if let Some(done) = flatten::flatten(func, &mut uses, &edges, block) {
+            let mut done = flatten::flatten(func, &mut uses, &edges, block);
+            if done.is_none() {
+                done = flatten::flatten_table(func, &mut uses, &edges, block);
+            }
+            if let Some(done) = done {
                 stats.flattened += 1;
                 stats.speculated += done.speculated;
                 stats.selects += done.selects;
