@@ -73,6 +73,43 @@ fn every_corpus_kernel_converged_leaves_the_interpreters_memory_and_is_never_wor
     assert!(runs >= 400, "only {runs} runs");
 }
 
+/// `converge` composes with `meld` and `restructure` in any order the user names: every
+/// corpus kernel compiled with `converge` before and after each of them, and with the
+/// three in all six orders, leaves the interpreter's memory at widths 1, 7, 32 and 64.
+#[test]
+fn converge_composes_with_meld_and_restructure_in_any_order() {
+    let orders = [
+        "converge,meld",
+        "meld,converge",
+        "converge,restructure",
+        "restructure,converge",
+        "converge,meld,restructure",
+        "converge,restructure,meld",
+        "meld,converge,restructure",
+        "meld,restructure,converge",
+        "restructure,converge,meld",
+        "restructure,meld,converge",
+    ];
+    let runs: usize = each_kernel(|name, func, prepared| {
+        let references = References::compute(name, &func, &prepared);
+        orders
+            .iter()
+            .map(|order| {
+                let settings = [format!("passes={order}")];
+                let settings: Vec<&str> = settings.iter().map(String::as_str).collect();
+                let kernel = compile(&func, &settings);
+                let code = warplift_codegen::isa::simt::encode(&kernel.mir).unwrap();
+                let prog = Program::from_code(&code)
+                    .unwrap_or_else(|e| panic!("{name} {order}: {e}\n{}", kernel.mir));
+                references.check(&prog, order, &kernel.mir)
+            })
+            .sum::<usize>()
+    })
+    .into_iter()
+    .sum();
+    assert!(runs >= 1000, "only {runs} runs");
+}
+
 /// Before and after `converge` at warp width `width`.
 fn measure(file: &str, width: u32) -> (Stats, Stats) {
     let (_, func, prepared) = load(file);

@@ -51,6 +51,8 @@ pub struct Flattened {
     pub speculated: u64,
     /// `select`s made for the arguments to the join that differ.
     pub selects: u64,
+    /// The jump that replaced the branch.
+    pub jump: Option<Inst>,
 }
 
 /// One side of the branch: its block when it has one of its own, and where it goes.
@@ -129,6 +131,7 @@ pub fn flatten(
     func.layout.remove_inst(term);
     func.layout.append_inst(jump, block);
     uses.add(func, jump);
+    done.jump = Some(jump);
     done.touched = vec![block];
     for b in [st.block, se.block].into_iter().flatten() {
         done.touched.push(b);
@@ -195,6 +198,7 @@ pub fn flatten_table(
     uses.add(func, jump);
     let mut done = Flattened {
         touched: vec![block],
+        jump: Some(jump),
         ..Flattened::default()
     };
     for b in sides {

@@ -31,37 +31,35 @@
 //! post-order: a block then takes its whole chain of successors in one sweep, each
 //! instruction moved once. (Merging as each branch flattens, innermost first, would move
 //! the growing tail of a chain again at every diamond: quadratic.) Only the jumps that
-//! flattening made are followed: a kernel's own blocks are left as written.
+//! flattening made are followed: a kernel's own jumps, and the blocks they lead to, are
+//! left as written.
 
 use super::edges::Edges;
 use super::uses::Uses;
 use cranelift_entity::SecondaryMap;
-use warplift_ir::{Block, Function, InstructionData};
+use warplift_ir::{Block, Function, Inst, InstructionData};
 
-/// Merges into each block of `flattened` (the blocks whose branches flattening turned
-/// into jumps), visited in the order of `order` (a reverse post-order of the kernel
-/// before the pass), the chain of blocks it jumps to that have it as their only
-/// predecessor. Returns the number of blocks merged away (left empty in the layout, for
-/// the pass to remove with the others).
+/// Merges into each block ending in one of `jumps` (the jumps flattening made), visited
+/// in the order of `order` (a reverse post-order of the kernel before the pass), the
+/// block the jump leads to when it has no other predecessor, and so on while the block
+/// ends in another of `jumps`. Returns the number of blocks merged away (left empty in
+/// the layout, for the pass to remove with the others).
 pub fn merge_chains(
     func: &mut Function,
     uses: &mut Uses,
     edges: &mut Edges,
     order: &[Block],
-    flattened: &[Block],
+    jumps: &[Inst],
 ) -> u64 {
     let entry = func.layout.entry_block();
-    let mut is_flattened: SecondaryMap<Block, bool> = SecondaryMap::new();
-    for &b in flattened {
-        is_flattened[b] = true;
+    let mut made: SecondaryMap<Inst, bool> = SecondaryMap::new();
+    for &j in jumps {
+        made[j] = true;
     }
     let mut merged = 0;
     for &block in order {
-        if !is_flattened[block] {
-            continue;
-        }
         // Emptied blocks (already merged into a predecessor) have no terminator.
-        while let Some(term) = func.terminator(block) {
+        while let Some(term) = func.terminator(block).filter(|&t| made[t]) {
             let InstructionData::Jump { dest, .. } = &func.dfg.insts[term] else {
                 break;
             };

@@ -58,11 +58,13 @@
 //! 6. **Multi-way** ([`multiway`]): a reconvergence point with three or more predecessors
 //!    ending in jumps to it (a divergent `br_table`, or a cascade of `brif`s) gets the
 //!    expressions common to all of them, matched arm by arm against the first; the arms
-//!    of a divergent `br_table` hoist to it what they all compute alike from the same
-//!    operands, and the arms of a cascade of `brif`s (if / else-if / ... / else, found
-//!    from its innermost branch, visited first) hoist to its head as one set, differing
+//!    of a divergent `br_table` hoist to it what they all compute alike, an operand that
+//!    differs between them renamed by a chain of `select`s on compares of the table's
+//!    index, and the arms of a cascade of `brif`s (if / else-if / ... / else, found from
+//!    its innermost branch, visited first) hoist to its head as one set, differing
 //!    operands renamed by a chain of `select`s on the cascade's conditions when those are
-//!    computed by the head and the cost model says the chain pays.
+//!    computed by the head — each chain made only when the cost model, counting its
+//!    `select`s and compares, says it pays.
 //!
 //! 7. **Split** ([`split`], Listings 1.5/1.6): what can neither rise nor sink is merged at
 //!    a temporary reconvergence point inside the arms — each arm cut into what the merged
@@ -74,16 +76,17 @@
 //!    code becomes `select`s, so that the enclosing branch — visited next — sees its arm
 //!    as one straight block and can hoist what it shares with the other arm (nested
 //!    common code). It also turns an emptied diamond (Listing 1.3 after its Sink) into a
-//!    `select`, as LLVM's SimplifyCFG does. Flattening is the one step that runs code on
-//!    lanes that would not have run it; it is limited to code that cannot fault or write.
+//!    `select`, as LLVM's SimplifyCFG does, and a divergent `br_table` whose arms all rose
+//!    (each only jumps on, alike) into that jump. Flattening is the one step that runs
+//!    code on lanes that would not have run it; it is limited to code that cannot fault or
+//!    write.
 //! 9. **Merging** ([`merge`]): after the walk, a flattened block takes the chain of
 //!    blocks its new jump leads to that it alone enters, as SimplifyCFG merges a block
 //!    into its only predecessor; a chain of flattened diamonds becomes one block, without
 //!    the block parameters that made the register allocator slow.
 //!
 //! Not done: the matching itself does not pair compares with swapped condition codes
-//! (only Unify does, when the whole sides are one code), and a multi-way hoist across a
-//! `br_table` does not rename operands (a cascade's does).
+//! (only Unify does, when the whole sides are one code).
 
 pub mod cost;
 pub mod dag;
@@ -282,7 +285,7 @@ pub fn converge_in(func: &mut Function, opts: &Options, analyses: &mut AnalysisC
     let mut uses = Uses::compute(func);
     let mut stats = Stats::default();
     let order = cfg.reverse_post_order();
-    let mut flattened = Vec::new();
+    let mut flattened_jumps = Vec::new();
     for &block in order.iter().rev() {
         // A Split, a flattening or Unify empties blocks (removed at the end).
         if func.layout.block_insts(block).is_empty() || !divergence.is_divergent_branch(block) {
@@ -413,11 +416,11 @@ pub fn converge_in(func: &mut Function, opts: &Options, analyses: &mut AnalysisC
                 stats.speculated += done.speculated;
                 stats.selects += done.selects;
                 edges.refresh(func, &done.touched);
-                flattened.push(block);
+                flattened_jumps.extend(done.jump);
             }
         }
     }
-    stats.merged = merge::merge_chains(func, &mut uses, &mut edges, &order, &flattened);
+    stats.merged = merge::merge_chains(func, &mut uses, &mut edges, &order, &flattened_jumps);
     // The blocks the transformations emptied (a placed block of a well-formed kernel holds
     // at least its terminator) leave the layout in one pass over the block order;
     // removing each as it was emptied searched the order every time, quadratic in the

@@ -16,9 +16,13 @@
 //! Hoisting is the mirror image, to the block of the multi-way branch: the distinct
 //! destinations of a divergent `br_table`, or the arms of a [`Cascade`] of `brif`s — an
 //! if / else-if / ... / else chain, whose arms are one multi-way set just as a table's
-//! are: every lane at the cascade's head runs exactly one of them once. A cascade's
-//! arms can be told apart before its head when its conditions are all computed there:
-//! a chain of `select`s on them then renames an operand that differs between arms.
+//! are: every lane at the cascade's head runs exactly one of them once. An operand that
+//! differs between the arms is renamed by a chain of `select`s that gives each lane its
+//! own arm's operand: on the cascade's conditions when they are all computed at its head,
+//! and on compares of a table's index ([`Table`]), the arms grouped by the operand they
+//! read so that `G` groups take `G - 1` `select`s. The cost model counts the chain's
+//! `select`s and compares against what the hoist saves; the hoist is worked out with
+//! renaming and without, and the more profitable is made.
 
 use super::cost::copy_cost;
 use super::dag::Arm;
