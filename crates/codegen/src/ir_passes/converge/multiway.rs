@@ -1147,3 +1147,43 @@ fn operands_agree(func: &Function, arms: &[Arm], t: &Tuples, i: usize, choice: &
         outside && (rename || vs.iter().all(|&v| v == vs[0]))
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Test;
+
+    /// Each shape holds for exactly the indices it was made for: checked on every index
+    /// of a table of 6 entries, and past it.
+    #[test]
+    fn a_table_test_holds_exactly_on_its_arms_indices() {
+        let holds = |t: &Test, i: u32| match t {
+            Test::Below(n) => i < *n,
+            Test::Range { lo, len } => i.wrapping_sub(*lo) < *len,
+            Test::AtLeast(lo) => i >= *lo,
+            Test::Equal(is, past) => is.contains(&i) || past.is_some_and(|end| i >= end),
+        };
+        let cases: [(&[u32], Option<u32>, Test); 7] = [
+            (&[0, 1, 2], None, Test::Below(3)),
+            (&[2, 3], None, Test::Range { lo: 2, len: 2 }),
+            (&[4], None, Test::Equal(vec![4], None)),
+            (&[1, 3], None, Test::Equal(vec![1, 3], None)),
+            (&[], Some(6), Test::AtLeast(6)),
+            (&[4, 5], Some(6), Test::AtLeast(4)),
+            (&[2], Some(6), Test::Equal(vec![2], Some(6))),
+        ];
+        for (indices, past, shape) in cases {
+            let test = Test::of(indices, past);
+            assert_eq!(test, shape, "{indices:?} {past:?}");
+            for i in 0..10 {
+                let want = indices.contains(&i) || past.is_some_and(|end| i >= end);
+                assert_eq!(holds(&test, i), want, "{test:?} at {i}");
+            }
+        }
+        // Costs: one compare (and its constant) for a run from 0 or to the end; a
+        // subtraction more for a run elsewhere; a compare per index, joined by `bor`s.
+        assert_eq!(Test::Below(3).cost(), 2);
+        assert_eq!(Test::Range { lo: 2, len: 2 }.cost(), 4);
+        assert_eq!(Test::Equal(vec![1, 3], None).cost(), 5);
+        assert_eq!(Test::Equal(vec![2], Some(6)).cost(), 5);
+    }
+}
