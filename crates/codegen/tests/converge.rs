@@ -120,19 +120,20 @@ fn listing_1_5_splits_around_the_product_and_flattens_the_entry() {
         (1, 1, 1)
     );
     assert_eq!((stats.flattened, stats.speculated), (1, 1));
+    // The temporary reconvergence point, entered from the flattened entry alone, merges
+    // into it: the product runs in the branch's block, as in Listing 1.6.
+    assert_eq!(stats.merged, 1);
     assert_eq!(
         block(&text, "block0")[10..],
         [
             "v91 = icmp ne v10, v90",
             "v13 = iconst.i32 10",
             "v94 = select v91, v5, v13",
-            "jump block5(v94)"
+            "v93 = imul v94, v4",
+            "brif v91, block6, block3(v93)"
         ]
     );
-    assert_eq!(
-        block(&text, "block5(v92: i32)"),
-        ["v93 = imul v92, v4", "brif v91, block6, block3(v93)"]
-    );
+    assert!(!text.contains("block5"), "{text}");
     assert_eq!(
         block(&text, "block6"),
         [
@@ -331,16 +332,22 @@ fn listing_1_3_sunk_flattens_into_one_select_as_llvm_does() {
     // After the sink only b = 10 is left in one arm: the diamond becomes a select.
     let (text, stats) = run(corpus("csc_sink_l1_3.wir"), &Options::default());
     assert_eq!(moved(&stats), (0, 1, 1, 1));
-    assert_eq!(stats.flattened, 1);
+    assert_eq!((stats.flattened, stats.merged), (1, 1));
+    // The join, entered from the flattened block alone, merges into it: one straight
+    // block, the sunk product reading the select.
     assert_eq!(
         block(&text, "block0")[10..],
         [
             "v91 = icmp ne v9, v90",
             "v10 = iconst.i32 10",
             "v94 = select v91, v10, v4",
-            "jump block3(v94)"
+            "v93 = imul v94, v3",
+            "v14 = iadd v0, v7",
+            "store global v93, v14",
+            "return"
         ]
     );
+    assert!(!text.contains("block3"), "{text}");
     // Listing 1.1 keeps its branch: the odd arm stores.
     let (_, stats) = run(corpus("csc_hoist_l1_1.wir"), &Options::default());
     assert_eq!((stats.hoisted, stats.flattened), (1, 0));
@@ -682,11 +689,44 @@ block5(v18: i32):
         block(&out, "block4"),
         ["v17 = bxor v20, v2", "jump block5(v17)"]
     );
-    // An operand that differs between the arms would need a choice among four: the
-    // load of a different address in one arm keeps all four where they are.
-    let (_, stats) = run(
+    // The default's arm loads another address: the arms fall into two groups by the
+    // address they read, so one select chooses it, on one compare of the index. The
+    // default's group (which would need `index >= 3`, catching the indices past the
+    // table) is the fallback; the other three arms' indices are 0, 1 and 2, `index < 3`,
+    // reading the constant 3 the block already has. Three loads saved (3 x 400) pay for
+    // the select and the compare (2 x 4).
+    let (out, stats) = run(
         parse(&text.replace("v16 = load.i32 global v8", "v16 = load.i32 global v0")),
         &Options::default(),
+    );
+    assert_eq!(
+        (stats.hoisted, stats.selects, stats.table_tests),
+        (1, 1, 1),
+        "{out}"
+    );
+    assert_eq!(stats.profit, 3 * 400 - 2 * 4);
+    let b0 = block(&out, "block0");
+    assert_eq!(
+        b0[b0.len() - 4..],
+        [
+            "v20 = icmp ult v4, v3",
+            "v21 = select v20, v8, v0",
+            "v22 = load.i32 global v21",
+            "br_table v4, block4, [block1, block2, block3, block4]"
+        ]
+    );
+    assert_eq!(
+        block(&out, "block4"),
+        ["v17 = bxor v22, v2", "jump block5(v17)"]
+    );
+    // Without renaming the loads stay.
+    let no_rename = Options {
+        rename: false,
+        ..Options::default()
+    };
+    let (_, stats) = run(
+        parse(&text.replace("v16 = load.i32 global v8", "v16 = load.i32 global v0")),
+        &no_rename,
     );
     assert_eq!(stats.hoisted, 0);
 }
@@ -880,4 +920,139 @@ fn a_store_between_the_levels_of_a_cascade_ends_it() {
         ]
     );
     assert_eq!(block(&out, "block1")[0], "v20 = load.i32 global v0");
+}
+
+/// Renaming across a `br_table` (`csc_micro_bases`: a four-way switch on `t % 4` whose
+/// arms add the same offset `4 g` to four different bases, then load): the offset
+/// arithmetic and the load rise to the table, and the base is chosen by a chain of
+/// `select`s on compares of the index, one per arm but the default's.
+#[test]
+fn a_table_renames_a_differing_base_by_compares_of_its_index() {
+    let (text, stats) = run(corpus("csc_micro_bases.wir"), &plain());
+    // uextend, the constant 2, ishl, the address (base renamed) and the load: five tuples
+    // of four; three selects; three compares and their three constants.
+    assert_eq!(moved(&stats), (5, 0, 3, 0), "{text}");
+    assert_eq!((stats.multiway_hoists, stats.table_tests), (1, 6));
+    // Three pairwise matchings of 3 x 4 + 4 + 400 cycles (the address pays for its
+    // estimated select), less what the chain takes beyond the three estimated selects:
+    // six instructions of tests.
+    assert_eq!(stats.profit, 3 * (3 * 4 + 400) - 6 * 4);
+    let b0 = block(&text, "block0");
+    assert_eq!(
+        b0[13..],
+        [
+            "v44 = uextend.i64 v6",
+            "v45 = iconst.i64 2",
+            "v46 = ishl v44, v45",
+            // The default's arm (index 3, and any past the table) is the fallback; each
+            // other arm's base where the index is that arm's.
+            "v47 = iconst.i32 2",
+            "v48 = icmp eq v14, v47",
+            "v49 = select v48, v10, v12",
+            "v50 = iconst.i32 1",
+            "v51 = icmp eq v14, v50",
+            "v52 = select v51, v8, v49",
+            "v53 = iconst.i32 0",
+            "v54 = icmp eq v14, v53",
+            "v55 = select v54, v0, v52",
+            "v56 = iadd v55, v46",
+            "v57 = load.i32 global v56",
+            "br_table v14, block4, [block1, block2, block3, block4]"
+        ]
+    );
+    // Each arm keeps its own work, on the one load.
+    assert_eq!(
+        block(&text, "block1"),
+        ["v20 = iadd v57, v6", "jump block5(v20)"]
+    );
+    assert_eq!(
+        block(&text, "block4"),
+        ["v38 = imul v57, v57", "jump block5(v38)"]
+    );
+    // Every step on: the same (the arms differ, so the table stays).
+    let (all, _) = run(corpus("csc_micro_bases.wir"), &Options::default());
+    assert_eq!(all, text);
+    // Without renaming, only what every arm computes from the same operands rises: the
+    // offset; the addresses, and the loads reading them, stay in the arms.
+    let no_rename = Options {
+        rename: false,
+        ..plain()
+    };
+    let (text, stats) = run(corpus("csc_micro_bases.wir"), &no_rename);
+    assert_eq!(moved(&stats), (3, 0, 0, 0), "{text}");
+    assert_eq!(
+        block(&text, "block1"),
+        [
+            "v18 = iadd v0, v46",
+            "v19 = load.i32 global v18",
+            "v20 = iadd v19, v6",
+            "jump block5(v20)"
+        ]
+    );
+}
+
+/// Arms of a `br_table` that are left with nothing but a jump to one block, with the
+/// same arguments, once their common code rose: the table becomes that jump.
+#[test]
+fn a_table_whose_arms_all_rose_becomes_a_jump() {
+    let text = "kernel %k(p: i64, q: i64) {
+block0(v0: i64, v1: i64):
+    v2 = thread_id x
+    v3 = iconst.i32 3
+    v4 = band v2, v3
+    v5 = uextend.i64 v2
+    v6 = iconst.i64 2
+    v7 = ishl v5, v6
+    v8 = iconst.i64 1024
+    v9 = iadd v0, v8
+    br_table v4, block3, [block1, block2, block3, block3]
+block1:
+    v10 = iadd v0, v7
+    v11 = load.i32 global v10
+    jump block4(v11)
+block2:
+    v12 = iadd v9, v7
+    v13 = load.i32 global v12
+    jump block4(v13)
+block3:
+    v14 = iadd v9, v7
+    v15 = load.i32 global v14
+    jump block4(v15)
+block4(v16: i32):
+    v17 = iadd v1, v7
+    store global v16, v17
+    return
+}";
+    let (out, stats) = run(parse(text), &Options::default());
+    // Two groups by base: block1's (index 0) and the others' (indices 1, 2, 3 and past
+    // the table, `index >= 1`). The dearer test is the fallback's: block1's, `index ==
+    // 0`, is one compare on a new constant. The table's arms then only jump to block4
+    // with the one load: the table goes, and block4, entered from block0 alone, merges
+    // into it.
+    assert_eq!(
+        (
+            stats.hoisted,
+            stats.selects,
+            stats.table_tests,
+            stats.flattened
+        ),
+        (2, 1, 2, 1),
+        "{out}"
+    );
+    assert_eq!(stats.merged, 1);
+    assert_eq!(
+        block(&out, "block0")[7..],
+        [
+            "v9 = iadd v0, v8",
+            "v18 = iconst.i32 0",
+            "v19 = icmp eq v4, v18",
+            "v20 = select v19, v0, v9",
+            "v21 = iadd v20, v7",
+            "v22 = load.i32 global v21",
+            "v17 = iadd v1, v7",
+            "store global v22, v17",
+            "return"
+        ]
+    );
+    assert!(!out.contains("br_table"), "{out}");
 }

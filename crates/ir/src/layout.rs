@@ -138,10 +138,14 @@ impl Layout {
         self.inst_block[inst] = block.into();
     }
 
-    /// Removes `inst` from its block.
+    /// Removes `inst` from its block. The search starts at the block's end, so removing
+    /// a terminator costs nothing however long the block is.
     pub fn remove_inst(&mut self, inst: Inst) {
         if let Some(block) = self.inst_block[inst].take() {
-            self.insts[block].retain(|&i| i != inst);
+            let insts = &mut self.insts[block];
+            if let Some(pos) = insts.iter().rposition(|&i| i == inst) {
+                insts.remove(pos);
+            }
         }
     }
 

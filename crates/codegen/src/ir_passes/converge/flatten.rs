@@ -51,6 +51,8 @@ pub struct Flattened {
     pub speculated: u64,
     /// `select`s made for the arguments to the join that differ.
     pub selects: u64,
+    /// The jump that replaced the branch.
+    pub jump: Option<Inst>,
 }
 
 /// One side of the branch: its block when it has one of its own, and where it goes.
@@ -129,8 +131,77 @@ pub fn flatten(
     func.layout.remove_inst(term);
     func.layout.append_inst(jump, block);
     uses.add(func, jump);
+    done.jump = Some(jump);
     done.touched = vec![block];
     for b in [st.block, se.block].into_iter().flatten() {
+        done.touched.push(b);
+        let jump = func.terminator(b).expect("a side ends in its jump");
+        // Left empty: the pass removes its emptied blocks at the end, all at once.
+        func.layout.remove_inst(jump);
+    }
+    Some(done)
+}
+
+/// Removes the divergent `br_table` ending `block` when every lane would go on from it to
+/// one block with the same arguments: each destination is that block, or a block only
+/// the table enters, without parameters, that only jumps there. That is what a
+/// multi-way hoist leaves when every arm's code rose to the table. The table becomes
+/// that jump; nothing is speculated (no arm holds an instruction), and the warp no
+/// longer runs the arms' jumps one path after another.
+pub fn flatten_table(
+    func: &mut Function,
+    uses: &mut Uses,
+    cfg: &Edges,
+    block: Block,
+) -> Option<Flattened> {
+    let term = func.terminator(block)?;
+    let InstructionData::BrTable { dests, .. } = &func.dfg.insts[term] else {
+        return None;
+    };
+    let mut to: Option<BlockCall> = None;
+    let mut sides: Vec<Block> = Vec::new();
+    for call in dests {
+        let b = call.block;
+        // A block that the table alone enters (however many entries name it), without
+        // parameters, holding only a jump, is passed through.
+        let own = call.args.is_empty()
+            && func.dfg.block_params(b).is_empty()
+            && b != block
+            && cfg.preds(b).iter().all(|&p| p == block);
+        let next = match func.terminator(b).map(|t| &func.dfg.insts[t]) {
+            Some(InstructionData::Jump { dest, .. })
+                if own && func.layout.block_insts(b).len() == 1 =>
+            {
+                if !sides.contains(&b) {
+                    sides.push(b);
+                }
+                dest.clone()
+            }
+            _ => call.clone(),
+        };
+        if next.block == block || to.as_ref().is_some_and(|t| *t != next) {
+            return None;
+        }
+        to = Some(next);
+    }
+    let to = to?;
+    let jump = func.dfg.make_inst(
+        InstructionData::Jump {
+            opcode: Opcode::Jump,
+            dest: to,
+        },
+        None,
+    );
+    func.srclocs[jump] = func.srclocs[term];
+    func.layout.remove_inst(term);
+    func.layout.append_inst(jump, block);
+    uses.add(func, jump);
+    let mut done = Flattened {
+        touched: vec![block],
+        jump: Some(jump),
+        ..Flattened::default()
+    };
+    for b in sides {
         done.touched.push(b);
         let jump = func.terminator(b).expect("a side ends in its jump");
         // Left empty: the pass removes its emptied blocks at the end, all at once.

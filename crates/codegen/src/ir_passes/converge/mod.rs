@@ -58,11 +58,13 @@
 //! 6. **Multi-way** ([`multiway`]): a reconvergence point with three or more predecessors
 //!    ending in jumps to it (a divergent `br_table`, or a cascade of `brif`s) gets the
 //!    expressions common to all of them, matched arm by arm against the first; the arms
-//!    of a divergent `br_table` hoist to it what they all compute alike from the same
-//!    operands, and the arms of a cascade of `brif`s (if / else-if / ... / else, found
-//!    from its innermost branch, visited first) hoist to its head as one set, differing
+//!    of a divergent `br_table` hoist to it what they all compute alike, an operand that
+//!    differs between them renamed by a chain of `select`s on compares of the table's
+//!    index, and the arms of a cascade of `brif`s (if / else-if / ... / else, found from
+//!    its innermost branch, visited first) hoist to its head as one set, differing
 //!    operands renamed by a chain of `select`s on the cascade's conditions when those are
-//!    computed by the head and the cost model says the chain pays.
+//!    computed by the head — each chain made only when the cost model, counting its
+//!    `select`s and compares, says it pays.
 //!
 //! 7. **Split** ([`split`], Listings 1.5/1.6): what can neither rise nor sink is merged at
 //!    a temporary reconvergence point inside the arms — each arm cut into what the merged
@@ -74,12 +76,17 @@
 //!    code becomes `select`s, so that the enclosing branch — visited next — sees its arm
 //!    as one straight block and can hoist what it shares with the other arm (nested
 //!    common code). It also turns an emptied diamond (Listing 1.3 after its Sink) into a
-//!    `select`, as LLVM's SimplifyCFG does. Flattening is the one step that runs code on
-//!    lanes that would not have run it; it is limited to code that cannot fault or write.
+//!    `select`, as LLVM's SimplifyCFG does, and a divergent `br_table` whose arms all rose
+//!    (each only jumps on, alike) into that jump. Flattening is the one step that runs
+//!    code on lanes that would not have run it; it is limited to code that cannot fault or
+//!    write.
+//! 9. **Merging** ([`merge`]): after the walk, a flattened block takes the chain of
+//!    blocks its new jump leads to that it alone enters, as SimplifyCFG merges a block
+//!    into its only predecessor; a chain of flattened diamonds becomes one block, without
+//!    the block parameters that made the register allocator slow.
 //!
 //! Not done: the matching itself does not pair compares with swapped condition codes
-//! (only Unify does, when the whole sides are one code), and a multi-way hoist across a
-//! `br_table` does not rename operands (a cascade's does).
+//! (only Unify does, when the whole sides are one code).
 
 pub mod cost;
 pub mod dag;
@@ -87,6 +94,7 @@ pub mod edges;
 pub mod flatten;
 pub mod hoist;
 pub mod matching;
+pub mod merge;
 pub mod multiway;
 pub mod pdg;
 pub mod sink;
@@ -216,6 +224,9 @@ pub struct Stats {
     pub multiway: u64,
     /// Divergent `br_table`s whose arms' common expressions rose to the branch.
     pub multiway_hoists: u64,
+    /// Instructions made to tell a `br_table`'s arms apart for renamed operands: compares
+    /// of its index, their constants, and the `bor`s joining an arm's compares.
+    pub table_tests: u64,
     /// Divergent branches whose arms were split around a temporary reconvergence point.
     pub splits: u64,
     /// Instruction pairs merged at temporary reconvergence points.
@@ -226,6 +237,8 @@ pub struct Stats {
     pub flattened: u64,
     /// Instructions the flattenings moved out of their arms (run by every lane).
     pub speculated: u64,
+    /// Blocks merged into the flattened block that jumped to them, their only predecessor.
+    pub merged: u64,
     /// Divergent branches removed because their sides were one code (Unify).
     pub unified: u64,
     /// The summed profit of the moved expressions, in cycles.
@@ -244,11 +257,13 @@ impl Stats {
                 ("join params", self.join_params),
                 ("multi-way sinks", self.multiway),
                 ("multi-way hoists", self.multiway_hoists),
+                ("table tests", self.table_tests),
                 ("splits", self.splits),
                 ("split pairs", self.split_pairs),
                 ("split params", self.split_params),
                 ("flattened", self.flattened),
                 ("speculated", self.speculated),
+                ("merged blocks", self.merged),
                 ("unified", self.unified),
                 ("profit", self.profit.max(0) as u64),
             ],
@@ -270,6 +285,7 @@ pub fn converge_in(func: &mut Function, opts: &Options, analyses: &mut AnalysisC
     let mut uses = Uses::compute(func);
     let mut stats = Stats::default();
     let order = cfg.reverse_post_order();
+    let mut flattened_jumps = Vec::new();
     for &block in order.iter().rev() {
         // A Split, a flattening or Unify empties blocks (removed at the end).
         if func.layout.block_insts(block).is_empty() || !divergence.is_divergent_branch(block) {
@@ -298,15 +314,13 @@ pub fn converge_in(func: &mut Function, opts: &Options, analyses: &mut AnalysisC
                 .and_then(|join| table_arms(func, &edges, block, join));
             if let Some(blocks) = table {
                 let arms: Vec<Arm> = blocks.iter().map(|&b| Arm::new(func, b)).collect();
-                let done = multiway::hoist_tuples(
-                    func,
-                    &mut uses,
-                    block,
-                    &arms,
-                    &multiway::Choice::None,
-                    opts,
-                );
+                // A differing operand is chosen by compares of the table's index.
+                let choice = multiway::Table::of(func, block, &blocks)
+                    .map_or(multiway::Choice::None, multiway::Choice::Table);
+                let done = multiway::hoist_tuples(func, &mut uses, block, &arms, &choice, opts);
                 stats.hoisted += done.tuples;
+                stats.selects += done.selects;
+                stats.table_tests += done.tests;
                 stats.profit += done.profit;
                 stats.multiway_hoists += u64::from(done.tuples > 0);
             }
@@ -393,14 +407,20 @@ pub fn converge_in(func: &mut Function, opts: &Options, analyses: &mut AnalysisC
             }
         }
         if opts.flatten {
-            if let Some(done) = flatten::flatten(func, &mut uses, &edges, block) {
+            let mut done = flatten::flatten(func, &mut uses, &edges, block);
+            if done.is_none() {
+                done = flatten::flatten_table(func, &mut uses, &edges, block);
+            }
+            if let Some(done) = done {
                 stats.flattened += 1;
                 stats.speculated += done.speculated;
                 stats.selects += done.selects;
                 edges.refresh(func, &done.touched);
+                flattened_jumps.extend(done.jump);
             }
         }
     }
+    stats.merged = merge::merge_chains(func, &mut uses, &mut edges, &order, &flattened_jumps);
     // The blocks the transformations emptied (a placed block of a well-formed kernel holds
     // at least its terminator) leave the layout in one pass over the block order;
     // removing each as it was emptied searched the order every time, quadratic in the

@@ -16,9 +16,13 @@
 //! Hoisting is the mirror image, to the block of the multi-way branch: the distinct
 //! destinations of a divergent `br_table`, or the arms of a [`Cascade`] of `brif`s — an
 //! if / else-if / ... / else chain, whose arms are one multi-way set just as a table's
-//! are: every lane at the cascade's head runs exactly one of them once. A cascade's
-//! arms can be told apart before its head when its conditions are all computed there:
-//! a chain of `select`s on them then renames an operand that differs between arms.
+//! are: every lane at the cascade's head runs exactly one of them once. An operand that
+//! differs between the arms is renamed by a chain of `select`s that gives each lane its
+//! own arm's operand: on the cascade's conditions when they are all computed at its head,
+//! and on compares of a table's index ([`Table`]), the arms grouped by the operand they
+//! read so that `G` groups take `G - 1` `select`s. The cost model counts the chain's
+//! `select`s and compares against what the hoist saves; the hoist is worked out with
+//! renaming and without, and the more profitable is made.
 
 use super::cost::copy_cost;
 use super::dag::Arm;
@@ -29,7 +33,7 @@ use super::sink::{jump_args, roots};
 use super::uses::Uses;
 use rustc_hash::FxHashMap as HashMap;
 use warplift_ir::cfg::PostDominatorTree;
-use warplift_ir::{Block, Function, InstructionData, Opcode, Value, ValueDef};
+use warplift_ir::{Block, Function, InstructionData, IntCC, Opcode, Type, Value, ValueDef};
 
 /// What a multi-way sink did.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
@@ -318,6 +322,9 @@ pub struct HoistedTuples {
     pub tuples: u64,
     /// `select`s made for renamed operands.
     pub selects: u64,
+    /// Instructions made to tell a table's arms apart for those `select`s: compares of
+    /// its index, the constants they read, and the `bor`s joining an arm's compares.
+    pub tests: u64,
     /// The summed profit of the matchings kept, less what renaming costs.
     pub profit: i64,
 }
@@ -325,8 +332,7 @@ pub struct HoistedTuples {
 /// How a lane's own arm can be told before a multi-way branch: what a renamed operand is
 /// chosen by.
 pub enum Choice {
-    /// Not at all (a `br_table`, whose index would need a compare per arm as well as a
-    /// `select`): an operand must be one value in every arm.
+    /// Not at all: an operand must be one value in every arm.
     None,
     /// The conditions of a cascade of `brif`s, all available at its head: a chain of
     /// `select`s on them gives each lane its arm's operand. A renamed operand must be
@@ -337,6 +343,9 @@ pub enum Choice {
         /// The blocks between the head and the arms.
         inner: Vec<Block>,
     },
+    /// The index of a divergent `br_table`: a compare per arm tells its lanes apart, and
+    /// a chain of `select`s on those compares gives each lane its arm's operand.
+    Table(Table),
 }
 
 /// One `brif` of a cascade: its condition, and on which side the arm it leaves to is.
@@ -458,10 +467,195 @@ fn available(func: &Function, inner: &[Block], v: Value) -> bool {
     block.is_none_or(|b| !inner.contains(&b))
 }
 
-/// Hoists what every arm of `cascade` computes alike to its head, renaming differing
-/// operands by a chain of `select`s on the cascade's conditions when they are all
-/// available at the head and the cost model says the chain pays; otherwise (or when
-/// renaming does not pay) only what every arm computes from the same operands rises.
+/// A divergent `br_table` as a multi-way set whose arms can be told apart before it, by
+/// the table indices that lead to each (the default's arm by those past the table too).
+///
+/// A renamed operand is chosen by a chain of `select`s. The arms are grouped by the
+/// operand they read; one group's operand is the fallback, and each other group's is
+/// selected where the index leads to one of its arms: `select t_g, x_g, (...)`. The
+/// tests are exclusive (a lane's index leads to one arm), so their order in the chain
+/// does not matter, and `G` groups take `G - 1` `select`s. The fallback is the group
+/// whose test would cost the most (the default's, whose test must also catch every index
+/// past the table, unless a cheaper one is already made). A group's test is the cheapest
+/// of these shapes on its indices (see [`Test`]):
+///
+/// - `index < n` (unsigned), when they are `0 .. n` (two or more): one compare;
+/// - `index - lo < n` (unsigned; an index below `lo` wraps around to a large number),
+///   when they are `n ≥ 2` consecutive indices from `lo`: a subtraction and a compare;
+/// - `index >= lo` (unsigned), for the default's group when its indices are the last of
+///   the table, from `lo`, or none (`lo` the table's length): one compare;
+/// - `index == i` for each of its indices, joined by `bor` (and `index >= len` for the
+///   default's): a compare each, a `bor` less.
+///
+/// Each constant a test reads is made once, unless the table's block already has it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Table {
+    /// The table's index (an `i32`, read unsigned).
+    pub index: Value,
+    /// The indices leading to each arm, ascending.
+    pub indices: Vec<Vec<u32>>,
+    /// The arm the default destination is: it also takes every index from `len` on.
+    pub default: usize,
+    /// The number of the table's entries (the default not counted).
+    pub len: u32,
+}
+
+/// The shape of a test on a table's index (see [`Table`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Test {
+    /// `index <u n`.
+    Below(u32),
+    /// `index - lo <u len`.
+    Range { lo: u32, len: u32 },
+    /// `index >=u lo`.
+    AtLeast(u32),
+    /// `index == i` for each `i`, joined by `bor`, and `index >=u len` when given.
+    Equal(Vec<u32>, Option<u32>),
+}
+
+impl Test {
+    /// The cheapest test that holds exactly for `indices` (ascending) and, when `past` is
+    /// given (the table's length), every index from it on.
+    fn of(indices: &[u32], past: Option<u32>) -> Test {
+        let consecutive = indices
+            .windows(2)
+            .all(|w| w[0].checked_add(1) == Some(w[1]));
+        let len = u32::try_from(indices.len()).unwrap_or(u32::MAX);
+        match (indices, past) {
+            ([], Some(end)) => Test::AtLeast(end),
+            ([lo, ..], Some(end))
+                if consecutive && indices.last() == end.checked_sub(1).as_ref() =>
+            {
+                Test::AtLeast(*lo)
+            }
+            ([0, _, ..], None) if consecutive => Test::Below(len),
+            ([lo, _, ..], None) if consecutive => Test::Range { lo: *lo, len },
+            _ => Test::Equal(indices.to_vec(), past),
+        }
+    }
+
+    /// The constants the test reads.
+    fn constants(&self) -> Vec<u32> {
+        match self {
+            Test::Below(n) | Test::AtLeast(n) => vec![*n],
+            Test::Range { lo, len } => vec![*lo, *len],
+            Test::Equal(is, past) => is.iter().chain(past).copied().collect(),
+        }
+    }
+
+    /// The instructions the test takes besides its constants.
+    fn operations(&self) -> i64 {
+        match self {
+            Test::Below(_) | Test::AtLeast(_) => 1,
+            Test::Range { .. } => 2,
+            Test::Equal(is, past) => {
+                let compares = is.len() as i64 + i64::from(past.is_some());
+                2 * compares - 1
+            }
+        }
+    }
+
+    /// The instructions the test takes, constants included.
+    fn cost(&self) -> i64 {
+        self.operations() + self.constants().len() as i64
+    }
+}
+
+impl Table {
+    /// The table ending `block`, whose distinct destinations are `arms`.
+    pub fn of(func: &Function, block: Block, arms: &[Block]) -> Option<Table> {
+        let term = func.terminator(block)?;
+        let InstructionData::BrTable { arg, dests, .. } = &func.dfg.insts[term] else {
+            return None;
+        };
+        let arm_of = |b: Block| arms.iter().position(|&a| a == b);
+        let default = arm_of(dests.first()?.block)?;
+        let mut indices = vec![Vec::new(); arms.len()];
+        for (i, d) in dests[1..].iter().enumerate() {
+            indices[arm_of(d.block)?].push(u32::try_from(i).ok()?);
+        }
+        Some(Table {
+            index: *arg,
+            indices,
+            default,
+            len: u32::try_from(dests.len() - 1).ok()?,
+        })
+    }
+
+    /// The test that holds exactly on the lanes whose index leads to one of `arms`.
+    fn test(&self, arms: &[usize]) -> Test {
+        let mut indices: Vec<u32> = arms
+            .iter()
+            .flat_map(|&k| self.indices[k].iter().copied())
+            .collect();
+        indices.sort_unstable();
+        Test::of(&indices, arms.contains(&self.default).then_some(self.len))
+    }
+
+    /// How the chain for the operands `vs` (arm by arm) chooses: the fallback's operand,
+    /// and each other group of arms with the operand they read, in order of first arm.
+    /// `made` are the groups whose tests earlier chains made (free to read again).
+    fn groups(&self, vs: &[Value], made: &[Vec<usize>]) -> (Value, Vec<(Value, Vec<usize>)>) {
+        let mut groups: Vec<(Value, Vec<usize>)> = Vec::new();
+        for (k, &v) in vs.iter().enumerate() {
+            match groups.iter_mut().find(|(x, _)| *x == v) {
+                Some((_, arms)) => arms.push(k),
+                None => groups.push((v, vec![k])),
+            }
+        }
+        // The fallback saves the dearest test: a made one costs nothing more.
+        let cost = |arms: &Vec<usize>| {
+            if made.contains(arms) {
+                0
+            } else {
+                self.test(arms).cost()
+            }
+        };
+        let fallback = (0..groups.len())
+            .max_by_key(|&g| (cost(&groups[g].1), groups[g].1.contains(&self.default)))
+            .expect("an operand list is not empty");
+        let (value, _) = groups.remove(fallback);
+        (value, groups)
+    }
+
+    /// The instructions the tests of `groups` take, each constant counted once and not at
+    /// all when `branch` already has it.
+    fn tests_cost(&self, func: &Function, branch: Block, groups: &[Vec<usize>]) -> i64 {
+        let mut constants: Vec<u32> = Vec::new();
+        let mut cost = 0;
+        for arms in groups {
+            let test = self.test(arms);
+            cost += test.operations();
+            for c in test.constants() {
+                if !constants.contains(&c) {
+                    constants.push(c);
+                }
+            }
+        }
+        let new = constants
+            .iter()
+            .filter(|&&c| existing_constant(func, branch, c).is_none())
+            .count();
+        cost + new as i64
+    }
+}
+
+/// An `iconst.i32 c` of `branch`'s, if it has one.
+fn existing_constant(func: &Function, branch: Block, c: u32) -> Option<Value> {
+    func.layout.block_insts(branch).iter().find_map(|&i| {
+        let r = func.dfg.inst_result(i)?;
+        let is_it = matches!(
+            func.dfg.insts[i],
+            InstructionData::UnaryImm { opcode: Opcode::Iconst, imm } if imm == u64::from(c)
+        ) && func.dfg.value_type(r) == Type::I32;
+        is_it.then_some(r)
+    })
+}
+
+/// Hoists what every arm of `cascade` computes alike to its head: with differing operands
+/// renamed by a chain of `select`s on the cascade's conditions when those are all
+/// available at the head, or only what every arm computes from the same operands,
+/// whichever the cost model prices higher.
 pub fn hoist_cascade(
     func: &mut Function,
     uses: &mut Uses,
@@ -473,17 +667,22 @@ pub fn hoist_cascade(
         .levels
         .iter()
         .all(|l| available(func, &cascade.inner, l.cond));
-    if opts.rename && conds_available {
-        let choice = Choice::Cascade {
+    let choice = if conds_available {
+        Choice::Cascade {
             levels: cascade.levels.clone(),
             inner: cascade.inner.clone(),
-        };
-        let done = hoist_tuples(func, uses, cascade.head, arms, &choice, opts);
-        if done.tuples > 0 {
-            return done;
         }
-    }
-    hoist_tuples(func, uses, cascade.head, arms, &Choice::None, opts)
+    } else {
+        Choice::None
+    };
+    hoist_tuples(func, uses, cascade.head, arms, &choice, opts)
+}
+
+/// A multi-way hoist worked out, before anything moves.
+struct Plan {
+    tuples: Tuples,
+    /// The matchings' profit, less what the renaming costs.
+    profit: i64,
 }
 
 /// Hoists the expressions common to every arm of `arms` (the arms of the multi-way branch
@@ -495,16 +694,15 @@ pub fn hoist_cascade(
 /// matching pairs it and, in every arm, each of its operands is the member of another
 /// rising tuple in the same slot, or a value available at `branch` — the same in every
 /// arm, or, when `choice` can tell the arms apart, each arm's own, renamed by a chain of
-/// `N - 1` `select`s at most (one per level whose two sides read different values). Every
-/// lane ran exactly one member of each tuple with those operands, so the merged
-/// instruction computes for each lane what its arm did; nothing is speculated (the branch
-/// sends every lane to one of the arms).
+/// `select`s (at most `N - 1`). Every lane ran exactly one member of each tuple with
+/// those operands, so the merged instruction computes for each lane what its arm did;
+/// nothing is speculated (the branch sends every lane to one of the arms).
 ///
 /// The cost model: the pairwise matchings price a `select` for each arm whose operand
-/// differs from the first arm's; the chain's actual `select`s replace that estimate, and
-/// the tuples rise only when their profit then still exceeds the threshold. A `br_table`
-/// does not rename: telling its arms apart would take a compare on the index as well as a
-/// `select` per arm.
+/// differs from the first arm's; the chains' actual `select`s, and for a table the
+/// compares that tell its arms apart, replace that estimate. The hoist is worked out
+/// with renaming (where `choice` allows it) and without; the one of higher profit is
+/// made, when its profit exceeds the threshold.
 pub fn hoist_tuples(
     func: &mut Function,
     uses: &mut Uses,
@@ -513,15 +711,33 @@ pub fn hoist_tuples(
     choice: &Choice,
     opts: &super::Options,
 ) -> HoistedTuples {
-    let rename = opts.rename && matches!(choice, Choice::Cascade { .. });
-    let threshold = opts.threshold;
-    let Some((profit, members, mut nodes)) =
+    let renamed = (opts.rename && !matches!(choice, Choice::None))
+        .then(|| plan(func, branch, arms, choice, opts.threshold))
+        .flatten();
+    let same = plan(func, branch, arms, &Choice::None, opts.threshold);
+    let (plan, choice) = match (renamed, same) {
+        (Some(r), Some(s)) if s.profit >= r.profit => (s, &Choice::None),
+        (Some(r), _) => (r, choice),
+        (None, Some(s)) => (s, &Choice::None),
+        (None, None) => return HoistedTuples::default(),
+    };
+    apply_hoist(func, uses, branch, arms, choice, plan)
+}
+
+/// The tuples that can rise to `branch` under `choice` (renaming where it can tell the
+/// arms apart), with their profit, when it exceeds `threshold`.
+fn plan(
+    func: &Function,
+    branch: Block,
+    arms: &[Arm],
+    choice: &Choice,
+    threshold: i64,
+) -> Option<Plan> {
+    let rename = !matches!(choice, Choice::None);
+    let (profit, members, mut nodes) =
         match_every_arm(func, arms, Direction::Hoist, rename, |matcher, _, _| {
             matcher.best(threshold)
-        })
-    else {
-        return HoistedTuples::default();
-    };
+        })?;
     // Drop tuples whose operands cannot be had at the branch, until none is left to drop
     // (dropping one may strand the tuples that read it).
     loop {
@@ -532,7 +748,7 @@ pub fn hoist_tuples(
         let bad: Vec<usize> = nodes
             .iter()
             .copied()
-            .filter(|&i| !operands_agree(func, arms, &t, i, choice, rename))
+            .filter(|&i| !operands_agree(func, arms, &t, i, choice))
             .collect();
         if bad.is_empty() {
             break;
@@ -540,30 +756,31 @@ pub fn hoist_tuples(
         nodes.retain(|n| !bad.contains(n));
     }
     if nodes.is_empty() {
-        return HoistedTuples::default();
+        return None;
     }
-    let t = Tuples { members, nodes };
-    let (estimated, needed) = renamings(func, arms, &t, choice);
-    // The matchings priced `estimated` selects; the chains need `needed`.
+    let tuples = Tuples { members, nodes };
+    let (estimated, needed) = renamings(func, branch, arms, &tuples, choice);
+    // The matchings priced `estimated` selects; the chains need `needed` instructions.
     let profit = profit + (estimated - needed) * copy_cost();
-    if profit <= threshold {
-        return HoistedTuples::default();
-    }
-    let term = func
-        .terminator(branch)
-        .expect("the branch block ends in its multi-way branch");
-    let mut selects: HashMap<Vec<Value>, Value> = HashMap::default();
+    (profit > threshold).then_some(Plan { tuples, profit })
+}
+
+/// Makes the hoist `plan` worked out under `choice`.
+fn apply_hoist(
+    func: &mut Function,
+    uses: &mut Uses,
+    branch: Block,
+    arms: &[Arm],
+    choice: &Choice,
+    plan: Plan,
+) -> HoistedTuples {
+    let t = plan.tuples;
+    let mut chains: HashMap<Vec<Value>, Value> = HashMap::default();
     let mut merged: HashMap<usize, Value> = HashMap::default();
+    let mut tests = Tests::default();
     let mut done = HoistedTuples {
-        profit,
+        profit: plan.profit,
         ..HoistedTuples::default()
-    };
-    let at_term = |func: &Function| {
-        func.layout
-            .block_insts(branch)
-            .iter()
-            .position(|&x| x == term)
-            .expect("placed")
     };
     for &i in &t.nodes {
         let inst0 = arms[0].insts[i];
@@ -577,33 +794,33 @@ pub fn hoist_tuples(
             if vs.iter().all(|&v| v == vs[0]) {
                 continue;
             }
-            let Choice::Cascade { levels, .. } = choice else {
-                unreachable!("operands differ only where the arms can be told apart");
-            };
-            let v = match selects.get(&vs) {
+            let v = match chains.get(&vs) {
                 Some(&v) => v,
                 None => {
-                    let v = select_chain(func, uses, branch, levels, &vs, inst0, &at_term);
-                    selects.insert(vs, v);
+                    let v = match choice {
+                        Choice::Cascade { levels, .. } => {
+                            cascade_chain(func, uses, branch, levels, &vs, inst0, &mut done)
+                        }
+                        Choice::Table(table) => table_chain(
+                            func, uses, branch, table, &mut tests, &vs, inst0, &mut done,
+                        ),
+                        Choice::None => {
+                            unreachable!("operands differ only where the arms can be told apart")
+                        }
+                    };
+                    chains.insert(vs, v);
                     v
                 }
             };
             data.args_mut()[s] = v;
         }
         let ty = func.dfg.inst_result(inst0).map(|r| func.dfg.value_type(r));
-        let new = func.dfg.make_inst(data, ty);
-        func.srclocs[new] = func.srclocs[inst0];
-        let at = at_term(func);
-        func.layout.insert_inst(new, branch, at);
-        uses.add(func, new);
-        let r = func
-            .dfg
-            .inst_result(new)
+        let r = insert_before_branch(func, uses, branch, data, ty, inst0)
             .expect("a matched instruction has a result");
         merged.insert(i, r);
         done.tuples += 1;
     }
-    done.selects = needed as u64;
+    done.tests = tests.made;
     for &i in &t.nodes {
         for k in 0..arms.len() {
             let inst = member(arms, &t, k, i).0;
@@ -613,6 +830,24 @@ pub fn hoist_tuples(
         }
     }
     done
+}
+
+/// Makes `data` right before the terminator of `branch` (its last instruction), with the
+/// source location of `from`, and returns its result.
+fn insert_before_branch(
+    func: &mut Function,
+    uses: &mut Uses,
+    branch: Block,
+    data: InstructionData,
+    ty: Option<Type>,
+    from: warplift_ir::Inst,
+) -> Option<Value> {
+    let inst = func.dfg.make_inst(data, ty);
+    func.srclocs[inst] = func.srclocs[from];
+    let at = func.layout.block_insts(branch).len() - 1;
+    func.layout.insert_inst(inst, branch, at);
+    uses.add(func, inst);
+    func.dfg.inst_result(inst)
 }
 
 /// The operands of slot `s` of tuple `i`, arm by arm.
@@ -625,17 +860,22 @@ fn slot_values(func: &Function, arms: &[Arm], t: &Tuples, i: usize, s: usize) ->
         .collect()
 }
 
-/// The number of `select`s the cascade's chains need for the tuples' differing operands
-/// (each distinct list of operands once), and the number the pairwise matchings priced
-/// for them (one per arm whose operand differs from the first arm's, each distinct list
-/// once per instruction).
-fn renamings(func: &Function, arms: &[Arm], t: &Tuples, choice: &Choice) -> (i64, i64) {
-    let Choice::Cascade { levels, .. } = choice else {
-        return (0, 0);
-    };
+/// What renaming the tuples' differing operands under `choice` takes: the number of
+/// `select`s the pairwise matchings priced (one per arm whose operand differs from the
+/// first arm's, each distinct list once per instruction), and the number of instructions
+/// the chains need (their `select`s, each distinct list of operands once, and for a table
+/// the tests its chains read, each made once).
+fn renamings(
+    func: &Function,
+    branch: Block,
+    arms: &[Arm],
+    t: &Tuples,
+    choice: &Choice,
+) -> (i64, i64) {
     let mut estimated = 0;
     let mut needed = 0;
     let mut chained: Vec<Vec<Value>> = Vec::new();
+    let mut tested: Vec<Vec<usize>> = Vec::new();
     for &i in &t.nodes {
         let slots = func.dfg.insts[arms[0].insts[i]].args().len();
         let mut priced: Vec<Vec<Value>> = Vec::new();
@@ -648,11 +888,27 @@ fn renamings(func: &Function, arms: &[Arm], t: &Tuples, choice: &Choice) -> (i64
                 estimated += vs[1..].iter().filter(|&&v| v != vs[0]).count() as i64;
                 priced.push(vs.clone());
             }
-            if vs.iter().any(|&v| v != vs[0]) && !chained.contains(&vs) {
-                needed += chain_length(levels, &vs);
-                chained.push(vs);
+            if vs.iter().all(|&v| v == vs[0]) || chained.contains(&vs) {
+                continue;
             }
+            match choice {
+                Choice::Cascade { levels, .. } => needed += chain_length(levels, &vs),
+                Choice::Table(table) => {
+                    let (_, groups) = table.groups(&vs, &tested);
+                    for (_, arms) in groups {
+                        needed += 1;
+                        if !tested.contains(&arms) {
+                            tested.push(arms);
+                        }
+                    }
+                }
+                Choice::None => {}
+            }
+            chained.push(vs);
         }
+    }
+    if let Choice::Table(table) = choice {
+        needed += table.tests_cost(func, branch, &tested);
     }
     (estimated, needed)
 }
@@ -676,14 +932,14 @@ fn chain_length(levels: &[Level], vs: &[Value]) -> i64 {
 
 /// Makes, before the terminator of `branch`, the chain of `select`s giving each lane of a
 /// cascade its arm's operand of `vs`, and returns its value.
-fn select_chain(
+fn cascade_chain(
     func: &mut Function,
     uses: &mut Uses,
     branch: Block,
     levels: &[Level],
     vs: &[Value],
     from: warplift_ir::Inst,
-    at_term: &impl Fn(&Function) -> usize,
+    done: &mut HoistedTuples,
 ) -> Value {
     let n = levels.len();
     let mut below = vs[n];
@@ -698,39 +954,188 @@ fn select_chain(
         } else {
             (below, own)
         };
-        let sel = func.dfg.make_inst(
-            InstructionData::Ternary {
-                opcode: Opcode::Select,
-                args: [cond, x, y],
-            },
-            Some(func.dfg.value_type(own)),
-        );
-        func.srclocs[sel] = func.srclocs[from];
-        let at = at_term(func);
-        func.layout.insert_inst(sel, branch, at);
-        uses.add(func, sel);
-        below = func.dfg.inst_result(sel).expect("a select has a result");
+        below = select(func, uses, branch, cond, x, y, from);
+        done.selects += 1;
     }
     below
 }
 
+/// Makes `select cond, x, y` before the terminator of `branch`.
+fn select(
+    func: &mut Function,
+    uses: &mut Uses,
+    branch: Block,
+    cond: Value,
+    x: Value,
+    y: Value,
+    from: warplift_ir::Inst,
+) -> Value {
+    let data = InstructionData::Ternary {
+        opcode: Opcode::Select,
+        args: [cond, x, y],
+    };
+    let ty = func.dfg.value_type(x);
+    insert_before_branch(func, uses, branch, data, Some(ty), from).expect("a select has a result")
+}
+
+/// Makes, before the table's terminator, the chain of `select`s giving each lane of a
+/// `br_table` its arm's operand of `vs` (the fallback group's operand, then a `select` on
+/// the test of each other group), and returns its value.
+#[allow(clippy::too_many_arguments)]
+fn table_chain(
+    func: &mut Function,
+    uses: &mut Uses,
+    branch: Block,
+    table: &Table,
+    tests: &mut Tests,
+    vs: &[Value],
+    from: warplift_ir::Inst,
+    done: &mut HoistedTuples,
+) -> Value {
+    let (mut chosen, groups) = table.groups(vs, &tests.groups);
+    for (value, arms) in groups.into_iter().rev() {
+        let test = tests.test(func, uses, branch, table, arms, from);
+        chosen = select(func, uses, branch, test, value, chosen, from);
+        done.selects += 1;
+    }
+    chosen
+}
+
+/// The tests of groups of a table's arms made so far, and the constants they read.
+#[derive(Default)]
+struct Tests {
+    /// The groups tested, in the order their tests were made (as [`renamings`] counts).
+    groups: Vec<Vec<usize>>,
+    values: Vec<Value>,
+    constants: HashMap<u32, Value>,
+    /// Instructions made (constants included).
+    made: u64,
+}
+
+impl Tests {
+    /// The `i1` that holds exactly on the lanes whose index leads to one of `arms`.
+    fn test(
+        &mut self,
+        func: &mut Function,
+        uses: &mut Uses,
+        branch: Block,
+        table: &Table,
+        arms: Vec<usize>,
+        from: warplift_ir::Inst,
+    ) -> Value {
+        if let Some(g) = self.groups.iter().position(|x| *x == arms) {
+            return self.values[g];
+        }
+        let index = table.index;
+        let compare = |cond, args| InstructionData::IntCompare {
+            opcode: Opcode::Icmp,
+            cond,
+            args,
+        };
+        let v = match table.test(&arms) {
+            Test::Below(n) => {
+                let n = self.constant(func, uses, branch, n, from);
+                let data = compare(IntCC::UnsignedLessThan, [index, n]);
+                self.make(func, uses, branch, data, Type::I1, from)
+            }
+            Test::AtLeast(lo) => {
+                let lo = self.constant(func, uses, branch, lo, from);
+                let data = compare(IntCC::UnsignedGreaterThanOrEqual, [index, lo]);
+                self.make(func, uses, branch, data, Type::I1, from)
+            }
+            Test::Range { lo, len } => {
+                let lo = self.constant(func, uses, branch, lo, from);
+                let len = self.constant(func, uses, branch, len, from);
+                let data = InstructionData::Binary {
+                    opcode: Opcode::Isub,
+                    args: [index, lo],
+                };
+                let offset = self.make(func, uses, branch, data, Type::I32, from);
+                let data = compare(IntCC::UnsignedLessThan, [offset, len]);
+                self.make(func, uses, branch, data, Type::I1, from)
+            }
+            Test::Equal(is, past) => {
+                let mut any: Option<Value> = None;
+                let compares = is
+                    .into_iter()
+                    .map(|i| (IntCC::Equal, i))
+                    .chain(past.map(|end| (IntCC::UnsignedGreaterThanOrEqual, end)));
+                for (cond, c) in compares {
+                    let c = self.constant(func, uses, branch, c, from);
+                    let data = compare(cond, [index, c]);
+                    let holds = self.make(func, uses, branch, data, Type::I1, from);
+                    any = Some(match any {
+                        None => holds,
+                        Some(prev) => {
+                            let data = InstructionData::Binary {
+                                opcode: Opcode::Bor,
+                                args: [prev, holds],
+                            };
+                            self.make(func, uses, branch, data, Type::I1, from)
+                        }
+                    });
+                }
+                any.expect("a group other than the fallback has an index")
+            }
+        };
+        self.groups.push(arms);
+        self.values.push(v);
+        v
+    }
+
+    /// `iconst.i32 c`: the one made before, or the table's block's own, or a new one.
+    fn constant(
+        &mut self,
+        func: &mut Function,
+        uses: &mut Uses,
+        branch: Block,
+        c: u32,
+        from: warplift_ir::Inst,
+    ) -> Value {
+        if let Some(&v) = self.constants.get(&c) {
+            return v;
+        }
+        let v = match existing_constant(func, branch, c) {
+            Some(v) => v,
+            None => {
+                let data = InstructionData::UnaryImm {
+                    opcode: Opcode::Iconst,
+                    imm: u64::from(c),
+                };
+                self.make(func, uses, branch, data, Type::I32, from)
+            }
+        };
+        self.constants.insert(c, v);
+        v
+    }
+
+    /// Makes `data` before the table's terminator, counting it.
+    fn make(
+        &mut self,
+        func: &mut Function,
+        uses: &mut Uses,
+        branch: Block,
+        data: InstructionData,
+        ty: Type,
+        from: warplift_ir::Inst,
+    ) -> Value {
+        self.made += 1;
+        insert_before_branch(func, uses, branch, data, Some(ty), from)
+            .expect("a test instruction has a result")
+    }
+}
+
 /// Can every operand of tuple `i` be had at the branch: the members of one other tuple,
 /// or values defined outside the arms (and, for a cascade, before its inner blocks) —
-/// the same in every arm, or (with `rename`) each arm's own?
-fn operands_agree(
-    func: &Function,
-    arms: &[Arm],
-    t: &Tuples,
-    i: usize,
-    choice: &Choice,
-    rename: bool,
-) -> bool {
+/// the same in every arm, or (when `choice` can tell the arms apart) each arm's own?
+fn operands_agree(func: &Function, arms: &[Arm], t: &Tuples, i: usize, choice: &Choice) -> bool {
     let (inst0, _) = member(arms, t, 0, i);
     let slots = func.dfg.insts[inst0].args().len();
     let inner: &[Block] = match choice {
         Choice::Cascade { inner, .. } => inner,
-        Choice::None => &[],
+        Choice::None | Choice::Table(_) => &[],
     };
+    let rename = !matches!(choice, Choice::None);
     (0..slots).all(|s| {
         if merged_slot(func, arms, t, i, s).is_some() {
             return true;
@@ -741,4 +1146,44 @@ fn operands_agree(
             .all(|&v| !arms.iter().any(|a| a.defines(func, v)) && available(func, inner, v));
         outside && (rename || vs.iter().all(|&v| v == vs[0]))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Test;
+
+    /// Each shape holds for exactly the indices it was made for: checked on every index
+    /// of a table of 6 entries, and past it.
+    #[test]
+    fn a_table_test_holds_exactly_on_its_arms_indices() {
+        let holds = |t: &Test, i: u32| match t {
+            Test::Below(n) => i < *n,
+            Test::Range { lo, len } => i.wrapping_sub(*lo) < *len,
+            Test::AtLeast(lo) => i >= *lo,
+            Test::Equal(is, past) => is.contains(&i) || past.is_some_and(|end| i >= end),
+        };
+        let cases: [(&[u32], Option<u32>, Test); 7] = [
+            (&[0, 1, 2], None, Test::Below(3)),
+            (&[2, 3], None, Test::Range { lo: 2, len: 2 }),
+            (&[4], None, Test::Equal(vec![4], None)),
+            (&[1, 3], None, Test::Equal(vec![1, 3], None)),
+            (&[], Some(6), Test::AtLeast(6)),
+            (&[4, 5], Some(6), Test::AtLeast(4)),
+            (&[2], Some(6), Test::Equal(vec![2], Some(6))),
+        ];
+        for (indices, past, shape) in cases {
+            let test = Test::of(indices, past);
+            assert_eq!(test, shape, "{indices:?} {past:?}");
+            for i in 0..10 {
+                let want = indices.contains(&i) || past.is_some_and(|end| i >= end);
+                assert_eq!(holds(&test, i), want, "{test:?} at {i}");
+            }
+        }
+        // Costs: one compare (and its constant) for a run from 0 or to the end; a
+        // subtraction more for a run elsewhere; a compare per index, joined by `bor`s.
+        assert_eq!(Test::Below(3).cost(), 2);
+        assert_eq!(Test::Range { lo: 2, len: 2 }.cost(), 4);
+        assert_eq!(Test::Equal(vec![1, 3], None).cost(), 5);
+        assert_eq!(Test::Equal(vec![2], Some(6)).cost(), 5);
+    }
 }
