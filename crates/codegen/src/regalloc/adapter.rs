@@ -14,30 +14,42 @@ use super::{ra, ra_class, RegallocError, Reservation};
 use crate::mir::{MBlock, MirFunction, Reg, RegClass, RegRole};
 use cranelift_entity::SecondaryMap;
 
-/// One block, in regalloc2's terms.
+/// One block, in regalloc2's terms. Its lists are ranges of the adapter's flat arrays:
+/// regalloc2 asks for slices, and one array per kind of list costs a few allocations per
+/// function instead of several per block.
 struct BlockInfo {
     insts: ra::InstRange,
-    params: Vec<ra::VReg>,
-    succs: Vec<ra::Block>,
-    preds: Vec<ra::Block>,
-    /// Branch arguments per successor, in `succs` order.
-    args: Vec<Vec<ra::VReg>>,
+    /// Its parameters: `Adapter::vregs[params.0..params.1]`.
+    params: (u32, u32),
+    /// Its successors: `Adapter::succs[succs.0..succs.1]`; the successor `s` passes
+    /// `Adapter::vregs[Adapter::args[succs.0 + s]]` (a range) as arguments.
+    succs: (u32, u32),
+    /// Its predecessors: `Adapter::preds[preds.0..preds.1]`.
+    preds: (u32, u32),
 }
 
 /// One instruction, in regalloc2's terms.
 struct InstInfo {
-    operands: Vec<ra::Operand>,
+    /// Its operands: `Adapter::operands[operands.0..operands.1]`.
+    operands: (u32, u32),
     is_ret: bool,
     is_branch: bool,
     /// Where it is in the MIR: its block and position.
     block: MBlock,
-    pos: usize,
+    pos: u32,
 }
 
 /// A prepared MIR function flattened for regalloc2.
 pub(super) struct Adapter {
     blocks: Vec<BlockInfo>,
     insts: Vec<InstInfo>,
+    operands: Vec<ra::Operand>,
+    /// Block parameters and branch arguments.
+    vregs: Vec<ra::VReg>,
+    succs: Vec<ra::Block>,
+    /// Per successor edge (in `succs` order), the range of its arguments in `vregs`.
+    args: Vec<(u32, u32)>,
+    preds: Vec<ra::Block>,
     num_vregs: usize,
     /// The MIR block of each regalloc2 block.
     pub(super) order: Vec<MBlock>,
@@ -46,6 +58,11 @@ pub(super) struct Adapter {
 /// regalloc2's name for MIR virtual register `r`.
 fn vreg(r: Reg) -> ra::VReg {
     ra::VReg::new(r.index() as usize, ra_class(r.class()))
+}
+
+/// `v[range.0..range.1]`.
+fn slice<T>(v: &[T], range: (u32, u32)) -> &[T] {
+    &v[range.0 as usize..range.1 as usize]
 }
 
 impl Adapter {
@@ -58,37 +75,49 @@ impl Adapter {
         order: Vec<MBlock>,
         reservation: &Reservation,
     ) -> Result<Adapter, RegallocError> {
-        let mut index: SecondaryMap<MBlock, u32> = SecondaryMap::new();
+        let mut index: SecondaryMap<MBlock, u32> = SecondaryMap::with_capacity(f.blocks.len());
         for (i, &block) in order.iter().enumerate() {
             index[block] = i as u32;
         }
+        let num_insts = f.num_insts();
         let mut blocks = Vec::with_capacity(order.len());
-        let mut insts = Vec::with_capacity(f.num_insts());
+        let mut insts = Vec::with_capacity(num_insts);
+        let mut operands = Vec::with_capacity(num_insts * 3);
+        let mut vregs = Vec::new();
+        let mut succs = Vec::with_capacity(order.len() * 2);
+        let mut args = Vec::with_capacity(order.len() * 2);
         for &block in &order {
             let first = insts.len();
             let data = &mut f.blocks[block];
             let n = data.insts.len();
             for (pos, inst) in data.insts.iter_mut().enumerate() {
-                let mut operands = Vec::new();
+                let start = operands.len();
                 // Registers an instruction holds at once, per class: its distinct sources
                 // (read early), or its destinations (written late).
-                let mut uses: Vec<Reg> = Vec::new();
+                let mut uses = [0u32; 3];
                 let mut defs = [0u32; 3];
-                inst.visit_regs(|r, role| match role {
-                    RegRole::Use => {
-                        operands.push(ra::Operand::reg_use(vreg(*r)));
-                        if !uses.contains(r) {
-                            uses.push(*r);
+                inst.visit_regs(|r, role| {
+                    let v = vreg(*r);
+                    match role {
+                        RegRole::Use => {
+                            // An instruction has a handful of operands: a scan of those
+                            // listed so far finds a repeated source.
+                            let repeated = operands[start..].iter().any(|o: &ra::Operand| {
+                                o.vreg() == v && o.kind() == ra::OperandKind::Use
+                            });
+                            if !repeated {
+                                uses[r.class().index()] += 1;
+                            }
+                            operands.push(ra::Operand::reg_use(v));
                         }
-                    }
-                    RegRole::Def => {
-                        operands.push(ra::Operand::reg_def(vreg(*r)));
-                        defs[r.class().index()] += 1;
+                        RegRole::Def => {
+                            operands.push(ra::Operand::reg_def(v));
+                            defs[r.class().index()] += 1;
+                        }
                     }
                 });
                 for class in RegClass::ALL {
-                    let used = uses.iter().filter(|r| r.class() == class).count() as u32;
-                    let needed = used.max(defs[class.index()]);
+                    let needed = uses[class.index()].max(defs[class.index()]);
                     let available = reservation.allocatable(class);
                     if needed > available {
                         return Err(RegallocError::TooFewRegisters {
@@ -102,38 +131,57 @@ impl Adapter {
                 }
                 let is_ret = matches!(inst.kind, crate::mir::MInstKind::Ret);
                 insts.push(InstInfo {
-                    operands,
+                    operands: (start as u32, operands.len() as u32),
                     is_ret,
                     is_branch: pos + 1 == n && !is_ret,
                     block,
-                    pos,
+                    pos: pos as u32,
                 });
             }
-            let mut succs = Vec::new();
-            let mut args = Vec::new();
+            let first_succ = succs.len() as u32;
             if let Some(term) = data.insts.last() {
                 term.kind.for_each_target(|t| {
                     succs.push(ra::Block::new(index[t.block] as usize));
-                    args.push(t.args.iter().map(|&r| vreg(r)).collect());
+                    let a = vregs.len() as u32;
+                    vregs.extend(t.args.iter().map(|&r| vreg(r)));
+                    args.push((a, vregs.len() as u32));
                 });
             }
+            let first_param = vregs.len() as u32;
+            vregs.extend(data.params.iter().map(|&r| vreg(r)));
             blocks.push(BlockInfo {
                 insts: ra::InstRange::new(ra::Inst::new(first), ra::Inst::new(insts.len())),
-                params: data.params.iter().map(|&r| vreg(r)).collect(),
-                succs,
-                preds: Vec::new(),
-                args,
+                params: (first_param, vregs.len() as u32),
+                succs: (first_succ, succs.len() as u32),
+                preds: (0, 0),
             });
         }
+        // Predecessors, grouped by block: count, then place each edge (a counting sort, in
+        // source order within a block, as regalloc2 saw them before).
+        let mut counts = vec![0u32; blocks.len() + 1];
+        for &s in &succs {
+            counts[s.index() + 1] += 1;
+        }
         for b in 0..blocks.len() {
-            for s in 0..blocks[b].succs.len() {
-                let succ = blocks[b].succs[s].index();
-                blocks[succ].preds.push(ra::Block::new(b));
+            counts[b + 1] += counts[b];
+            blocks[b].preds = (counts[b], counts[b + 1]);
+        }
+        let mut preds = vec![ra::Block::new(0); succs.len()];
+        let mut next: Vec<u32> = counts[..blocks.len()].to_vec();
+        for (b, info) in blocks.iter().enumerate() {
+            for &s in slice(&succs, info.succs) {
+                preds[next[s.index()] as usize] = ra::Block::new(b);
+                next[s.index()] += 1;
             }
         }
         Ok(Adapter {
             blocks,
             insts,
+            operands,
+            vregs,
+            succs,
+            args,
+            preds,
             num_vregs: f.vreg_classes.len(),
             order,
         })
@@ -142,7 +190,7 @@ impl Adapter {
     /// The MIR block and position of regalloc2 instruction `inst`.
     pub(super) fn locate(&self, inst: ra::Inst) -> (MBlock, usize) {
         let info = &self.insts[inst.index()];
-        (info.block, info.pos)
+        (info.block, info.pos as usize)
     }
 
     /// Says what a regalloc2 error means, in MIR terms.
@@ -216,15 +264,15 @@ impl ra::Function for Adapter {
     }
 
     fn block_succs(&self, block: ra::Block) -> &[ra::Block] {
-        &self.blocks[block.index()].succs
+        slice(&self.succs, self.blocks[block.index()].succs)
     }
 
     fn block_preds(&self, block: ra::Block) -> &[ra::Block] {
-        &self.blocks[block.index()].preds
+        slice(&self.preds, self.blocks[block.index()].preds)
     }
 
     fn block_params(&self, block: ra::Block) -> &[ra::VReg] {
-        &self.blocks[block.index()].params
+        slice(&self.vregs, self.blocks[block.index()].params)
     }
 
     fn is_ret(&self, inst: ra::Inst) -> bool {
@@ -236,11 +284,12 @@ impl ra::Function for Adapter {
     }
 
     fn branch_blockparams(&self, block: ra::Block, _inst: ra::Inst, succ: usize) -> &[ra::VReg] {
-        &self.blocks[block.index()].args[succ]
+        let edge = self.blocks[block.index()].succs.0 as usize + succ;
+        slice(&self.vregs, self.args[edge])
     }
 
     fn inst_operands(&self, inst: ra::Inst) -> &[ra::Operand] {
-        &self.insts[inst.index()].operands
+        slice(&self.operands, self.insts[inst.index()].operands)
     }
 
     fn inst_clobbers(&self, _inst: ra::Inst) -> ra::PRegSet {
