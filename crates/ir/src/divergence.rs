@@ -256,7 +256,20 @@ impl Divergence {
 
     /// Analyses `func` for a machine whose threads reconverge as `model` says.
     pub fn compute_for(func: &Function, model: Reconvergence) -> Self {
-        Analysis::new(func, model).run()
+        let cfg = ControlFlowGraph::compute(func);
+        let domtree = DominatorTree::compute(&cfg);
+        Self::compute_with(func, model, &cfg, &domtree)
+    }
+
+    /// [`Divergence::compute_for`] for a caller that has computed the function's control
+    /// flow graph and dominator tree already (and so does not pay for them twice).
+    pub fn compute_with(
+        func: &Function,
+        model: Reconvergence,
+        cfg: &ControlFlowGraph<Block>,
+        domtree: &DominatorTree<Block>,
+    ) -> Self {
+        Analysis::new(func, model, cfg, domtree).run()
     }
 
     /// The reconvergence model the analysis assumed.
@@ -326,8 +339,8 @@ impl Divergence {
 struct Analysis<'f> {
     func: &'f Function,
     model: Reconvergence,
-    cfg: ControlFlowGraph<Block>,
-    domtree: DominatorTree<Block>,
+    cfg: &'f ControlFlowGraph<Block>,
+    domtree: &'f DominatorTree<Block>,
     /// Where the threads of a split warp wait for each other (see `mark_late_reconvergence`).
     postdom: PostDominatorTree<Block>,
     loops: LoopForest<Block>,
@@ -353,12 +366,15 @@ struct Analysis<'f> {
 }
 
 impl<'f> Analysis<'f> {
-    fn new(func: &'f Function, model: Reconvergence) -> Self {
-        let cfg = ControlFlowGraph::compute(func);
-        let domtree = DominatorTree::compute(&cfg);
-        let postdom = PostDominatorTree::compute(&cfg);
-        let loops = LoopForest::compute(&cfg);
-        let order = CycleOrder::compute(&cfg, &domtree, &loops);
+    fn new(
+        func: &'f Function,
+        model: Reconvergence,
+        cfg: &'f ControlFlowGraph<Block>,
+        domtree: &'f DominatorTree<Block>,
+    ) -> Self {
+        let postdom = PostDominatorTree::compute(cfg);
+        let loops = LoopForest::compute(cfg);
+        let order = CycleOrder::compute(cfg, domtree, &loops);
         let mut inst_block = SecondaryMap::new();
         let num_values = func.dfg.num_values();
         // Per value, the last instruction counted as its reader, so that an instruction

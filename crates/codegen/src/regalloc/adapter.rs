@@ -51,13 +51,82 @@ pub(super) struct Adapter {
     args: Vec<(u32, u32)>,
     preds: Vec<ra::Block>,
     num_vregs: usize,
+    numbering: Numbering,
     /// The MIR block of each regalloc2 block.
     pub(super) order: Vec<MBlock>,
 }
 
-/// regalloc2's name for MIR virtual register `r`.
-fn vreg(r: Reg) -> ra::VReg {
-    ra::VReg::new(r.index() as usize, ra_class(r.class()))
+/// How the adapter numbers the MIR's virtual registers for regalloc2: in the MIR's order,
+/// except that registers reaching across more than [`WIDE_REACH`] blocks come last, in
+/// increasing order of reach.
+///
+/// When regalloc2 (0.15) inserts moves it visits virtual registers in index order, and for
+/// each one clears a map of the blocks whose end the previous register's live range covered.
+/// Clearing costs the map's capacity, which only grows: once a register live through the
+/// whole kernel has been visited (a kernel parameter or the thread id, defined in the entry
+/// block and read at the end), every later register read by a terminator pays for the whole
+/// kernel, which made large branchy kernels quadratic (two thirds of the compile time of a
+/// 100k-instruction chain of branches). Visited last, the wide registers make only each
+/// other pay. The reach is estimated from the block order (first to last block that defines
+/// or reads the register). Only the wide registers move: regalloc2 walks its list of block
+/// parameters alongside the registers, and a wholesale renumbering (all registers by reach)
+/// made that walk slower than the clearing it saved. Kernels of up to [`WIDE_REACH`] blocks
+/// keep their numbering, and so their exact allocation. The MIR keeps its own register
+/// numbers: only regalloc2's view is renumbered.
+/// Registers whose definitions and uses span more blocks than this are numbered last.
+const WIDE_REACH: u32 = 64;
+
+struct Numbering {
+    /// regalloc2's index of each MIR virtual register.
+    to_ra: Vec<u32>,
+    /// The MIR index of each regalloc2 virtual register.
+    to_mir: Vec<u32>,
+}
+
+impl Numbering {
+    fn compute(f: &mut MirFunction, order: &[MBlock]) -> Numbering {
+        let n = f.vreg_classes.len();
+        const UNSEEN: u32 = u32::MAX;
+        let mut first = vec![UNSEEN; n];
+        let mut last = vec![0u32; n];
+        let mut see = |r: &Reg, at: u32| {
+            if let Some(slot) = first.get_mut(r.index() as usize) {
+                *slot = (*slot).min(at);
+                last[r.index() as usize] = last[r.index() as usize].max(at);
+            }
+        };
+        for (at, &block) in order.iter().enumerate() {
+            let at = at as u32;
+            let data = &mut f.blocks[block];
+            for r in &data.params {
+                see(r, at);
+            }
+            for inst in &mut data.insts {
+                inst.visit_regs(|r, _| see(r, at));
+                inst.kind.for_each_target(|t| {
+                    for r in &t.args {
+                        see(r, at);
+                    }
+                });
+            }
+        }
+        let reach = |v: usize| last[v].saturating_sub(first[v].min(last[v]));
+        let (mut to_mir, mut wide): (Vec<u32>, Vec<u32>) =
+            (0..n as u32).partition(|&v| reach(v as usize) <= WIDE_REACH);
+        // Stable: wide registers of equal reach keep their order.
+        wide.sort_by_key(|&v| reach(v as usize));
+        to_mir.extend(wide);
+        let mut to_ra = vec![0u32; n];
+        for (new, &old) in to_mir.iter().enumerate() {
+            to_ra[old as usize] = new as u32;
+        }
+        Numbering { to_ra, to_mir }
+    }
+
+    /// regalloc2's name for MIR virtual register `r`.
+    fn vreg(&self, r: Reg) -> ra::VReg {
+        ra::VReg::new(self.to_ra[r.index() as usize] as usize, ra_class(r.class()))
+    }
 }
 
 /// `v[range.0..range.1]`.
@@ -79,6 +148,8 @@ impl Adapter {
         for (i, &block) in order.iter().enumerate() {
             index[block] = i as u32;
         }
+        let numbering = Numbering::compute(f, &order);
+        let vreg = |r: Reg| numbering.vreg(r);
         let num_insts = f.num_insts();
         let mut blocks = Vec::with_capacity(order.len());
         let mut insts = Vec::with_capacity(num_insts);
@@ -183,6 +254,7 @@ impl Adapter {
             args,
             preds,
             num_vregs: f.vreg_classes.len(),
+            numbering,
             order,
         })
     }
@@ -210,8 +282,13 @@ impl Adapter {
             }
         };
         let reg = |v: ra::VReg| {
-            let index = v.vreg() as u32;
-            match f.vreg_classes.get(v.vreg()) {
+            let index = self
+                .numbering
+                .to_mir
+                .get(v.vreg())
+                .copied()
+                .unwrap_or(v.vreg() as u32);
+            match f.vreg_classes.get(index as usize) {
                 Some(&class) => Reg::virt(index, class).to_string(),
                 None => format!("virtual register #{index}"),
             }

@@ -29,6 +29,9 @@ const CANON_NAN_F32: &str = "0f7FFFFFFF";
 /// The canonical `f64` NaN of the IR.
 const CANON_NAN_F64: &str = "0d7FFFFFFFFFFFFFFF";
 
+/// Register names of the allocated registers, by class (`%` and the class's prefix).
+const REG_PREFIX: [&str; 3] = ["%r", "%rd", "%p"];
+
 /// Register names of the emitter's temporaries, by class.
 const TEMP_PREFIX: [&str; 3] = ["%tr", "%trd", "%tp"];
 
@@ -308,7 +311,7 @@ impl<'a> Emitter<'a> {
         let n = self.temps[c];
         self.temps[c] += 1;
         self.num_temps[c] = self.num_temps[c].max(n + 1);
-        name!("{}{n}", TEMP_PREFIX[c])
+        Name::numbered(TEMP_PREFIX[c], n)
     }
 
     /// The PTX name of physical register `reg`, which must be of class `class`.
@@ -325,7 +328,7 @@ impl<'a> Emitter<'a> {
         }
         let c = class.index();
         self.num_regs[c] = self.num_regs[c].max(reg.index() + 1);
-        Ok(name!("%{}{}", class.prefix(), reg.index()))
+        Ok(Name::numbered(REG_PREFIX[c], reg.index()))
     }
 
     /// The guard prefix of `inst`: `""`, `"@%p1 "` or `"@!%p1 "`.
@@ -1394,7 +1397,7 @@ impl<'a> Emitter<'a> {
 
 /// The label of `block`.
 fn label(block: MBlock) -> Name {
-    name!("$Lbb{}", block.as_u32())
+    Name::numbered("$Lbb", block.as_u32())
 }
 
 /// The PTX register type of a class.

@@ -44,6 +44,33 @@ impl Name {
         }
     }
 
+    /// `prefix` followed by the decimal digits of `n` (a register, temporary or label name),
+    /// written directly: the most frequent names skip the formatting machinery.
+    pub(super) fn numbered(prefix: &str, n: u32) -> Name {
+        let mut digits = [0u8; 10];
+        let mut i = digits.len();
+        let mut m = n;
+        loop {
+            i -= 1;
+            digits[i] = b'0' + (m % 10) as u8;
+            m /= 10;
+            if m == 0 {
+                break;
+            }
+        }
+        let len = prefix.len() + digits.len() - i;
+        if len > INLINE {
+            return Name::Heap(format!("{prefix}{n}"));
+        }
+        let mut buf = [0; INLINE];
+        buf[..prefix.len()].copy_from_slice(prefix.as_bytes());
+        buf[prefix.len()..len].copy_from_slice(&digits[i..]);
+        Name::Inline {
+            len: len as u8,
+            buf,
+        }
+    }
+
     /// The text.
     pub(super) fn as_str(&self) -> &str {
         match self {
@@ -142,5 +169,13 @@ mod tests {
         assert!(matches!(exact, Name::Inline { .. }));
         assert_eq!(exact.len(), INLINE);
         assert_eq!(name!("plain"), "plain");
+        for n in [0, 7, 10, 99, 12345, u32::MAX] {
+            assert_eq!(Name::numbered("%rd", n).as_str(), format!("%rd{n}"));
+        }
+        let long_prefix = "p".repeat(INLINE - 2);
+        assert_eq!(
+            Name::numbered(&long_prefix, 123).as_str(),
+            format!("{long_prefix}123")
+        );
     }
 }
