@@ -6,6 +6,10 @@
 //! empty edge blocks (cleanup) ─▶ emit
 //! ```
 //!
+//! The kernel given is verified first (unless the caller has, see
+//! [`Context::with_input_verified`]); the verifications after that check the compiler's own
+//! work and run when the `verify` setting asks (by default in debug builds and tests).
+//!
 //! The optional passes are the `passes` setting, looked up in the [pass
 //! registry](crate::passes). The IR passes share the kernel's analyses through the
 //! context's [`AnalysisCache`]: each analysis is computed when a pass first asks for it and

@@ -606,7 +606,7 @@ impl<'f> Analysis<'f> {
             .collect();
         repeated.sort_unstable();
         repeated.dedup();
-        let deps = sync::sync_deps(&self.cfg, &self.loops, &self.order, block, &repeated);
+        let deps = sync::sync_deps(self.cfg, &self.loops, &self.order, block, &repeated);
 
         // A divergent cycle exit is reached by threads that left in different iterations,
         // perhaps by different edges: its parameters are divergent unless every edge

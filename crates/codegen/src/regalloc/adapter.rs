@@ -74,7 +74,7 @@ pub(super) struct Adapter {
 /// keep their numbering, and so their exact allocation. The MIR keeps its own register
 /// numbers: only regalloc2's view is renumbered.
 /// Registers whose definitions and uses span more blocks than this are numbered last.
-const WIDE_REACH: u32 = 64;
+const WIDE_REACH: u32 = 256;
 
 struct Numbering {
     /// regalloc2's index of each MIR virtual register.
