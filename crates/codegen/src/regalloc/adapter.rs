@@ -382,3 +382,75 @@ impl ra::Function for Adapter {
         1
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::{prepare, RegisterFile, ReservationRequest};
+    use super::*;
+    use crate::mir::MInstKind;
+    use warplift_ir::parser::parse_function;
+
+    /// A chain of `blocks` blocks, each adding the thread id to the running value.
+    fn chain(blocks: usize) -> (MirFunction, Vec<MBlock>, Reg) {
+        let mut text = String::from(
+            "kernel %k(out: i64) {\nblock0(v0: i64):\n    v1 = thread_id x\n    jump block1(v1)\n",
+        );
+        for b in 1..blocks {
+            let (p, q) = (2 * b, 2 * b + 1);
+            text.push_str(&format!(
+                "\nblock{b}(v{p}: i32):\n    v{q} = iadd v{p}, v1\n    jump block{}(v{q})\n",
+                b + 1
+            ));
+        }
+        let last = 2 * blocks;
+        text.push_str(&format!(
+            "\nblock{blocks}(v{last}: i32):\n    store global v{last}, v0\n    return\n}}\n"
+        ));
+        let func = parse_function(&text).unwrap();
+        let mut mir = crate::lower::lower(&func).unwrap();
+        prepare::check_input(&mut mir).unwrap();
+        prepare::prepare(&mut mir);
+        let order = prepare::reverse_postorder(&mir);
+        let entry = mir.blocks[order[0]].insts.iter();
+        let tid = entry
+            .filter_map(|i| match i.kind {
+                MInstKind::ReadSpecial { dst, .. } => Some(dst),
+                _ => None,
+            })
+            .next()
+            .unwrap();
+        (mir, order, tid)
+    }
+
+    #[test]
+    fn registers_read_across_the_kernel_are_numbered_last() {
+        let reservation = RegisterFile::MAX
+            .reserve(&ReservationRequest::none())
+            .unwrap();
+        // Long: the thread id and the output address reach across every block and go
+        // last; every other register keeps its order.
+        let (mut mir, order, tid) = chain(400);
+        let n = mir.vreg_classes.len();
+        let a = Adapter::build(&mut mir, order, &reservation).unwrap();
+        let to_ra = &a.numbering.to_ra;
+        assert!(to_ra[tid.index() as usize] as usize >= n - 2);
+        let kept: Vec<u32> = (0..n as u32)
+            .filter(|&v| to_ra[v as usize] < n as u32 - 2)
+            .collect();
+        assert!(kept
+            .windows(2)
+            .all(|w| to_ra[w[0] as usize] < to_ra[w[1] as usize]));
+        for (ra_index, &mir_index) in a.numbering.to_mir.iter().enumerate() {
+            assert_eq!(to_ra[mir_index as usize] as usize, ra_index);
+        }
+        // Short: numbered as in the MIR.
+        let (mut mir, order, _) = chain(20);
+        let a = Adapter::build(&mut mir, order, &reservation).unwrap();
+        assert!(a
+            .numbering
+            .to_ra
+            .iter()
+            .enumerate()
+            .all(|(i, &r)| r as usize == i));
+    }
+}
