@@ -6,6 +6,10 @@
 //! empty edge blocks (cleanup) ─▶ emit
 //! ```
 //!
+//! The kernel given is verified first (unless the caller has, see
+//! [`Context::with_input_verified`]); the verifications after that check the compiler's own
+//! work and run when the `verify` setting asks (by default in debug builds and tests).
+//!
 //! The optional passes are the `passes` setting, looked up in the [pass
 //! registry](crate::passes). The IR passes share the kernel's analyses through the
 //! context's [`AnalysisCache`]: each analysis is computed when a pass first asks for it and
@@ -23,7 +27,7 @@ use crate::machine_passes::cleanup::remove_empty_edge_blocks;
 use crate::mir::verify::{verify_mir, verify_mir_with_limits, MirVerifyError};
 use crate::mir::MirFunction;
 use crate::passes::{PassError, PassReport, Pipeline, PipelineError};
-use crate::regalloc::{allocate_with, Algorithm, AllocOptions, RegallocError, RegallocStats};
+use crate::regalloc::{allocate_owned, Algorithm, AllocOptions, RegallocError, RegallocStats};
 use crate::settings::OptLevel;
 use thiserror::Error;
 use warplift_ir::verifier::{verify_function, VerifierErrors};
@@ -185,12 +189,28 @@ fn code_kind(isa: &dyn TargetIsa) -> CodeKind {
 pub struct Context {
     /// The analyses of the kernel being compiled, shared by its IR passes.
     analyses: AnalysisCache,
+    /// The caller verifies every kernel before handing it over (see
+    /// [`Context::with_input_verified`]).
+    input_verified: bool,
 }
 
 impl Context {
     /// A new context.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A context for a caller that has verified every kernel it compiles with
+    /// [`verify_function`] beforehand, such as the command line, which verifies a whole file
+    /// first to report all its errors at once: the context then does not verify the kernels
+    /// again. Lowering still reports what it cannot lower as an error rather than
+    /// panicking, but a kernel that was not verified may be rejected with a less precise
+    /// message, or miscompiled by an optional pass.
+    pub fn with_input_verified() -> Self {
+        Context {
+            input_verified: true,
+            ..Self::default()
+        }
     }
 
     /// The analysis cache, as the last kernel's IR passes left it.
@@ -257,10 +277,12 @@ impl Context {
         isa: &dyn TargetIsa,
     ) -> Result<CompiledKernel, CodegenError> {
         let settings = isa.settings();
-        verify_function(func).map_err(|errors| CodegenError::Verifier {
-            kernel: func.name.clone(),
-            errors,
-        })?;
+        if !self.input_verified {
+            verify_function(func).map_err(|errors| CodegenError::Verifier {
+                kernel: func.name.clone(),
+                errors,
+            })?;
+        }
         let pipeline = Pipeline::for_settings(settings)?;
         let mut reports = Vec::new();
         self.analyses.reset();
@@ -298,7 +320,8 @@ impl Context {
             ..AllocOptions::default()
         };
         let reservation = pipeline.reservation(settings, &lowered);
-        let mut allocated = allocate_with(&lowered, &regs, &reservation, &options)?;
+        let lowered_insts = lowered.num_insts();
+        let mut allocated = allocate_owned(lowered, &regs, &reservation, &options)?;
         let limits = Some([regs.b32, regs.b64, regs.pred]);
         if settings.verify {
             verify_mir_with_limits(&allocated.func, limits)?;
@@ -317,7 +340,7 @@ impl Context {
         }
         let stats = CompileStats {
             ir_insts: func.num_placed_insts(),
-            lowered_insts: lowered.num_insts(),
+            lowered_insts,
             final_insts: allocated.func.num_insts(),
             final_blocks: allocated.func.order.len(),
             regalloc: allocated.stats,

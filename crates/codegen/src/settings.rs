@@ -340,8 +340,10 @@ declare_settings! {
     regs_pred: u32 = 64, check regs_in_range;
     /// PTX target architecture (`.target`), `sm_70` or later.
     ptx_target: String = "sm_70".to_string(), check ptx_target;
-    /// Run the IR and machine-IR verifiers between passes.
-    verify: bool = true, check anything;
+    /// Check the compiler's own work: verify the IR after every IR pass and the machine IR
+    /// after lowering and after allocation and the machine passes. On by default in debug
+    /// builds and tests, off in release builds (the kernel given is always verified).
+    verify: bool = cfg!(debug_assertions), check anything;
     /// The optional passes to run, comma-separated, in order (`warplift passes` lists them).
     passes: String = String::new(), check valid_pipeline;
     /// What `linearize` (after register allocation) and `linearize_ssa` (on the SSA IR,

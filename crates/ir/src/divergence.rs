@@ -256,7 +256,20 @@ impl Divergence {
 
     /// Analyses `func` for a machine whose threads reconverge as `model` says.
     pub fn compute_for(func: &Function, model: Reconvergence) -> Self {
-        Analysis::new(func, model).run()
+        let cfg = ControlFlowGraph::compute(func);
+        let domtree = DominatorTree::compute(&cfg);
+        Self::compute_with(func, model, &cfg, &domtree)
+    }
+
+    /// [`Divergence::compute_for`] for a caller that has computed the function's control
+    /// flow graph and dominator tree already (and so does not pay for them twice).
+    pub fn compute_with(
+        func: &Function,
+        model: Reconvergence,
+        cfg: &ControlFlowGraph<Block>,
+        domtree: &DominatorTree<Block>,
+    ) -> Self {
+        Analysis::new(func, model, cfg, domtree).run()
     }
 
     /// The reconvergence model the analysis assumed.
@@ -326,16 +339,19 @@ impl Divergence {
 struct Analysis<'f> {
     func: &'f Function,
     model: Reconvergence,
-    cfg: ControlFlowGraph<Block>,
-    domtree: DominatorTree<Block>,
+    cfg: &'f ControlFlowGraph<Block>,
+    domtree: &'f DominatorTree<Block>,
     /// Where the threads of a split warp wait for each other (see `mark_late_reconvergence`).
     postdom: PostDominatorTree<Block>,
     loops: LoopForest<Block>,
     order: CycleOrder,
     /// The block of every placed instruction.
     inst_block: SecondaryMap<Inst, Option<Block>>,
-    /// The placed instructions reading each value (an instruction once per read).
-    users: Vec<Vec<Inst>>,
+    /// The placed instructions reading each value, each once, in layout order:
+    /// `user_list[user_start[v]..user_start[v + 1]]` for value `v` (one list for all
+    /// values rather than one allocation per value).
+    user_start: Vec<u32>,
+    user_list: Vec<Inst>,
     reasons: Vec<Option<Reason>>,
     branches: SecondaryMap<Block, Option<Reason>>,
     /// Loops already known to have a divergent exit.
@@ -350,14 +366,21 @@ struct Analysis<'f> {
 }
 
 impl<'f> Analysis<'f> {
-    fn new(func: &'f Function, model: Reconvergence) -> Self {
-        let cfg = ControlFlowGraph::compute(func);
-        let domtree = DominatorTree::compute(&cfg);
-        let postdom = PostDominatorTree::compute(&cfg);
-        let loops = LoopForest::compute(&cfg);
-        let order = CycleOrder::compute(&cfg, &domtree, &loops);
+    fn new(
+        func: &'f Function,
+        model: Reconvergence,
+        cfg: &'f ControlFlowGraph<Block>,
+        domtree: &'f DominatorTree<Block>,
+    ) -> Self {
+        let postdom = PostDominatorTree::compute(cfg);
+        let loops = LoopForest::compute(cfg);
+        let order = CycleOrder::compute(cfg, domtree, &loops);
         let mut inst_block = SecondaryMap::new();
-        let mut users = vec![Vec::new(); func.dfg.num_values()];
+        let num_values = func.dfg.num_values();
+        // Per value, the last instruction counted as its reader, so that an instruction
+        // reading a value twice is listed once.
+        let mut last_reader: Vec<Option<Inst>> = vec![None; num_values];
+        let mut user_start = vec![0u32; num_values + 1];
         let mut written_global = false;
         let mut written_shared = false;
         for &b in func.layout.blocks() {
@@ -378,9 +401,33 @@ impl<'f> Analysis<'f> {
                     }
                 }
                 for v in data.all_values() {
-                    if let Some(list) = users.get_mut(v.index()) {
-                        if list.last() != Some(&inst) {
-                            list.push(inst);
+                    if let Some(last) = last_reader.get_mut(v.index()) {
+                        if *last != Some(inst) {
+                            *last = Some(inst);
+                            user_start[v.index() + 1] += 1;
+                        }
+                    }
+                }
+            }
+        }
+        for i in 0..num_values {
+            user_start[i + 1] += user_start[i];
+        }
+        // Second walk: place each reader at the next free slot of its value's range.
+        let mut next: Vec<u32> = user_start[..num_values].to_vec();
+        let mut user_list = vec![Inst::from_u32(0); user_start[num_values] as usize];
+        last_reader.fill(None);
+        for &b in func.layout.blocks() {
+            for &inst in func.layout.block_insts(b) {
+                if !func.dfg.insts.is_valid(inst) {
+                    continue;
+                }
+                for v in func.dfg.insts[inst].all_values() {
+                    if let Some(last) = last_reader.get_mut(v.index()) {
+                        if *last != Some(inst) {
+                            *last = Some(inst);
+                            user_list[next[v.index()] as usize] = inst;
+                            next[v.index()] += 1;
                         }
                     }
                 }
@@ -395,7 +442,8 @@ impl<'f> Analysis<'f> {
             loops,
             order,
             inst_block,
-            users,
+            user_start,
+            user_list,
             reasons: vec![None; func.dfg.num_values()],
             branches: SecondaryMap::new(),
             divergent_exit: SecondaryMap::new(),
@@ -403,6 +451,17 @@ impl<'f> Analysis<'f> {
             worklist: Vec::new(),
             written_global,
             written_shared,
+        }
+    }
+
+    /// Where the readers of `v` are in `user_list` (empty for a value not in the function).
+    fn users(&self, v: Value) -> core::ops::Range<usize> {
+        match (
+            self.user_start.get(v.index()),
+            self.user_start.get(v.index() + 1),
+        ) {
+            (Some(&s), Some(&e)) => s as usize..e as usize,
+            _ => 0..0,
         }
     }
 
@@ -425,11 +484,8 @@ impl<'f> Analysis<'f> {
         // Data dependence from the worklist; sync dependence and temporal divergence
         // whenever a branch turns divergent.
         while let Some(v) = self.worklist.pop() {
-            let Some(users) = self.users.get(v.index()) else {
-                continue;
-            };
-            for i in 0..users.len() {
-                let inst = self.users[v.index()][i];
+            for k in self.users(v) {
+                let inst = self.user_list[k];
                 self.visit_use(inst, v, Reason::Data(v));
             }
         }
@@ -550,7 +606,7 @@ impl<'f> Analysis<'f> {
             .collect();
         repeated.sort_unstable();
         repeated.dedup();
-        let deps = sync::sync_deps(&self.cfg, &self.loops, &self.order, block, &repeated);
+        let deps = sync::sync_deps(self.cfg, &self.loops, &self.order, block, &repeated);
 
         // A divergent cycle exit is reached by threads that left in different iterations,
         // perhaps by different edges: its parameters are divergent unless every edge
@@ -835,11 +891,8 @@ impl<'f> Analysis<'f> {
                     continue;
                 }
                 let reason = Reason::Temporal { value: v, header };
-                let Some(users) = self.users.get(v.index()) else {
-                    continue;
-                };
-                for k in 0..users.len() {
-                    let inst = self.users[v.index()][k];
+                for k in self.users(v) {
+                    let inst = self.user_list[k];
                     let Some(ub) = self.inst_block[inst] else {
                         continue;
                     };

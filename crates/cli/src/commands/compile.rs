@@ -47,7 +47,7 @@ pub struct CompileArgs {
 pub fn run(args: &CompileArgs) -> Result<ExitCode> {
     let funcs = source::load_verified(&args.file)?;
     let isa = args.codegen.target(&args.target)?;
-    let mut ctx = Context::new();
+    let mut ctx = Context::with_input_verified();
     if args.print_mir == Some(MirStage::Lowered) {
         for f in &funcs {
             crate::output::out!("{}", lower(f)?)?;

@@ -96,7 +96,9 @@ pub fn lower(func: &Function) -> Result<MirFunction, LowerError> {
 /// Lowers a verified function for a machine whose threads reconverge as `model` says:
 /// the divergence analysis under that model decides which branches are uniform.
 pub fn lower_for(func: &Function, model: Reconvergence) -> Result<MirFunction, LowerError> {
-    Lower::new(func, model)?.run()
+    let cfg = ControlFlowGraph::compute(func);
+    let domtree = DominatorTree::compute(&cfg);
+    Lower::new(func, model, &cfg, &domtree)?.run(&domtree)
 }
 
 /// The state of one lowering: the function being built and where the rules emit.
@@ -126,7 +128,12 @@ pub(crate) struct Lower<'f> {
 }
 
 impl<'f> Lower<'f> {
-    fn new(func: &'f Function, model: Reconvergence) -> Result<Self, LowerError> {
+    fn new(
+        func: &'f Function,
+        model: Reconvergence,
+        cfg: &ControlFlowGraph<Block>,
+        domtree: &DominatorTree<Block>,
+    ) -> Result<Self, LowerError> {
         let entry = func
             .entry_block()
             .ok_or_else(|| LowerError::NoEntry(func.name.clone()))?;
@@ -170,14 +177,12 @@ impl<'f> Lower<'f> {
             srcloc: SourceLoc::default(),
             extra_blocks: Vec::new(),
             error: None,
-            divergence: Divergence::compute_for(func, model),
+            divergence: Divergence::compute_with(func, model, cfg, domtree),
         })
     }
 
-    fn run(mut self) -> Result<MirFunction, LowerError> {
+    fn run(mut self, domtree: &DominatorTree<Block>) -> Result<MirFunction, LowerError> {
         let func = self.func;
-        let cfg = ControlFlowGraph::compute(func);
-        let domtree = DominatorTree::compute(&cfg);
         let entry = self.ir_block;
 
         // Machine blocks for the reachable blocks, parameters as registers.

@@ -420,13 +420,24 @@ pub fn allocate_with(
     request: &ReservationRequest,
     options: &AllocOptions,
 ) -> Result<AllocatedFunction, RegallocError> {
+    allocate_owned(func.clone(), regs, request, options)
+}
+
+/// [`allocate_with`] for a caller that no longer needs the lowered function: it is
+/// rewritten in place instead of copied.
+pub fn allocate_owned(
+    mut f: MirFunction,
+    regs: &RegisterFile,
+    request: &ReservationRequest,
+    options: &AllocOptions,
+) -> Result<AllocatedFunction, RegallocError> {
     let reservation = regs.reserve(request)?;
+    let name = f.name.clone();
     let malformed = |detail: String| RegallocError::Malformed {
-        kernel: func.name.clone(),
+        kernel: name.clone(),
         detail,
     };
 
-    let mut f = func.clone();
     prepare::check_input(&mut f).map_err(malformed)?;
     let split_edges = prepare::prepare(&mut f);
     let ra_order = prepare::reverse_postorder(&f);
@@ -443,7 +454,7 @@ pub fn allocate_with(
     };
     let output =
         ra::run(&adapter, &env, &ra_options).map_err(|error| RegallocError::Allocator {
-            kernel: func.name.clone(),
+            kernel: f.name.clone(),
             detail: adapter.describe_error(&f, &error),
             error,
         })?;
@@ -451,7 +462,7 @@ pub fn allocate_with(
         let mut checker = ra::checker::Checker::new(&adapter, &env);
         checker.prepare(&output);
         checker.run().map_err(|errors| RegallocError::Checker {
-            kernel: func.name.clone(),
+            kernel: f.name.clone(),
             detail: format!("{errors:?}"),
         })?;
     }

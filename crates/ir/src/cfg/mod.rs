@@ -113,40 +113,90 @@ impl Cfg for Function {
 /// Each list is free of duplicates (a `brif` whose two arms go to the same block makes a
 /// single edge here) and in the order edges were first seen: successors in terminator
 /// order, predecessors in layout order of their source.
+///
+/// The lists are kept in two flat arrays indexed by node (compressed rows): the graph of
+/// a large kernel costs a few allocations, not two per block.
 #[derive(Clone, Debug)]
 pub struct ControlFlowGraph<N: EntityRef> {
     entry: Option<N>,
     num_nodes: usize,
     nodes: Vec<N>,
-    succs: SecondaryMap<N, Vec<N>>,
-    preds: SecondaryMap<N, Vec<N>>,
+    /// The successors of node `n` are `succ_list[succ_start[n]..succ_start[n + 1]]`;
+    /// `succ_start` has `num_nodes + 1` entries.
+    succ_start: Vec<u32>,
+    succ_list: Vec<N>,
+    /// The same for predecessors.
+    pred_start: Vec<u32>,
+    pred_list: Vec<N>,
 }
 
 impl<N: EntityRef + Copy + Eq + Hash + Debug> ControlFlowGraph<N> {
     /// Snapshots the edges of `graph`.
     pub fn compute<G: Cfg<Node = N> + ?Sized>(graph: &G) -> Self {
-        let mut cfg = ControlFlowGraph {
-            entry: graph.entry(),
-            num_nodes: graph.num_nodes(),
-            nodes: graph.nodes().collect(),
-            succs: SecondaryMap::with_capacity(graph.num_nodes()),
-            preds: SecondaryMap::with_capacity(graph.num_nodes()),
-        };
+        let num_nodes = graph.num_nodes();
+        let nodes: Vec<N> = graph.nodes().collect();
+        // The distinct successors of each node, grouped by node in layout order.
+        let mut edges: Vec<(N, N)> = Vec::with_capacity(nodes.len() * 2);
         let mut out = Vec::new();
-        for i in 0..cfg.nodes.len() {
-            let n = cfg.nodes[i];
+        for &n in &nodes {
             out.clear();
             graph.successors(n, &mut out);
+            let first = edges.len();
             for &s in &out {
+                // Nodes are below `num_nodes` by the trait's contract; an edge that breaks
+                // it is left out rather than indexed out of bounds.
+                if n.index() >= num_nodes || s.index() >= num_nodes {
+                    continue;
+                }
                 // Out-degrees are tiny (a br_table has the most), so a linear scan beats
                 // a hash set here.
-                if !cfg.succs[n].contains(&s) {
-                    cfg.succs[n].push(s);
-                    cfg.preds[s].push(n);
+                if !edges[first..].iter().any(|&(_, t)| t == s) {
+                    edges.push((n, s));
                 }
             }
         }
-        cfg
+        let rows = |key: &dyn Fn(&(N, N)) -> N, val: &dyn Fn(&(N, N)) -> N| {
+            let mut start = vec![0u32; num_nodes + 1];
+            for e in &edges {
+                start[key(e).index() + 1] += 1;
+            }
+            for i in 0..num_nodes {
+                start[i + 1] += start[i];
+            }
+            let mut next = start[..num_nodes].to_vec();
+            let mut list = Vec::with_capacity(edges.len());
+            list.resize(edges.len(), val(&edges[0]));
+            // Edges in order: each row keeps the order its edges were seen in.
+            for e in &edges {
+                let slot = &mut next[key(e).index()];
+                list[*slot as usize] = val(e);
+                *slot += 1;
+            }
+            (start, list)
+        };
+        let ((succ_start, succ_list), (pred_start, pred_list)) = if edges.is_empty() {
+            let empty = || (vec![0u32; num_nodes + 1], Vec::new());
+            (empty(), empty())
+        } else {
+            (rows(&|e| e.0, &|e| e.1), rows(&|e| e.1, &|e| e.0))
+        };
+        ControlFlowGraph {
+            entry: graph.entry(),
+            num_nodes,
+            nodes,
+            succ_start,
+            succ_list,
+            pred_start,
+            pred_list,
+        }
+    }
+
+    /// `list[start[n]..start[n + 1]]`, empty for a node out of range.
+    fn row<'a>(start: &[u32], list: &'a [N], n: N) -> &'a [N] {
+        match (start.get(n.index()), start.get(n.index() + 1)) {
+            (Some(&a), Some(&b)) => &list[a as usize..b as usize],
+            _ => &[],
+        }
     }
 
     /// The entry node.
@@ -161,12 +211,12 @@ impl<N: EntityRef + Copy + Eq + Hash + Debug> ControlFlowGraph<N> {
 
     /// The distinct successors of `n`.
     pub fn succs(&self, n: N) -> &[N] {
-        &self.succs[n]
+        Self::row(&self.succ_start, &self.succ_list, n)
     }
 
     /// The distinct predecessors of `n`.
     pub fn preds(&self, n: N) -> &[N] {
-        &self.preds[n]
+        Self::row(&self.pred_start, &self.pred_list, n)
     }
 
     /// An upper bound of the node indices.
@@ -188,7 +238,7 @@ impl<N: EntityRef + Copy + Eq + Hash + Debug> ControlFlowGraph<N> {
         visited[entry] = true;
         while let Some(top) = stack.last_mut() {
             let (n, i) = *top;
-            if let Some(&s) = self.succs[n].get(i) {
+            if let Some(&s) = self.succs(n).get(i) {
                 top.1 += 1;
                 if !visited[s] {
                     visited[s] = true;

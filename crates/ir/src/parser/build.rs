@@ -40,8 +40,8 @@ use crate::function::Function;
 use crate::instructions::InstructionData;
 use crate::srcloc::SourceLoc;
 use crate::types::Type;
+use rustc_hash::FxHashMap;
 use std::collections::hash_map::Entry;
-use std::collections::HashMap;
 
 /// Marks "no type source" in the inference links.
 const NO_SOURCE: u32 = u32::MAX;
@@ -71,7 +71,8 @@ fn exact_entity_count(numbers: impl Iterator<Item = u32>, count: usize) -> Optio
 pub(crate) fn build(k: RawKernel<'_>) -> Result<Function, ParseError> {
     // Step 1: definitions. Blocks map their text number to their index in `k.blocks`,
     // values to their definition index (text order).
-    let mut blocks: HashMap<u32, usize> = HashMap::with_capacity(k.blocks.len());
+    let mut blocks: FxHashMap<u32, usize> =
+        FxHashMap::with_capacity_and_hasher(k.blocks.len(), Default::default());
     for (i, b) in k.blocks.iter().enumerate() {
         match blocks.entry(b.name) {
             Entry::Occupied(e) => {
@@ -89,7 +90,8 @@ pub(crate) fn build(k: RawKernel<'_>) -> Result<Function, ParseError> {
 
     // Text names of definitions in order, their positions and sites, and what is known
     // of their types: a type, or the definition index of the value the type comes from.
-    let mut values: HashMap<u32, u32> = HashMap::with_capacity(k.insts.len());
+    let mut values: FxHashMap<u32, u32> =
+        FxHashMap::with_capacity_and_hasher(k.insts.len(), Default::default());
     let mut def_names: Vec<u32> = Vec::with_capacity(k.insts.len());
     let mut def_locs: Vec<SourceLoc> = Vec::with_capacity(k.insts.len());
     let mut def_sites: Vec<DefSite> = Vec::with_capacity(k.insts.len());

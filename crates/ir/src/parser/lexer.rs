@@ -147,11 +147,23 @@ impl<'a> Lexer<'a> {
         }
     }
 
+    /// Consumes a run of bytes that `pred` accepts, all of them ASCII other than line
+    /// breaks: each is one column, so the run is skipped in one step.
+    fn bump_ascii_while(&mut self, pred: impl Fn(u8) -> bool) {
+        let rest = &self.src.as_bytes()[self.pos..];
+        let n = rest.iter().position(|&b| !pred(b)).unwrap_or(rest.len());
+        self.pos += n;
+        self.col = self
+            .col
+            .saturating_add(u32::try_from(n).unwrap_or(u32::MAX));
+    }
+
     /// Skips whitespace and comments.
     fn skip_trivia(&mut self) {
         loop {
             match self.peek_byte() {
-                Some(b' ' | b'\t' | b'\r' | b'\n') => self.bump(),
+                Some(b' ' | b'\t') => self.bump_ascii_while(|b| b == b' ' || b == b'\t'),
+                Some(b'\r' | b'\n') => self.bump(),
                 Some(b';') => self.bump_while(|b| b != b'\n' && b != b'\r'),
                 _ => return,
             }
@@ -196,7 +208,7 @@ impl<'a> Lexer<'a> {
                 return Ok(self.token(TokenKind::KernelName, start, loc));
             }
             b if is_word_start(b) => {
-                self.bump_while(is_word_char);
+                self.bump_ascii_while(is_word_char);
                 return Ok(self.token(TokenKind::Word, start, loc));
             }
             b if b.is_ascii_digit() => {

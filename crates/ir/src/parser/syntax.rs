@@ -26,6 +26,7 @@ use crate::srcloc::SourceLoc;
 use crate::types::Type;
 use core::ops::Range;
 use cranelift_entity::PrimaryMap;
+use rustc_hash::FxHashMap;
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
@@ -111,7 +112,7 @@ fn is_malformed_entity(word: &str) -> bool {
 
 /// Looks an opcode up by name in a table built once.
 fn opcode_by_name(name: &str) -> Option<Opcode> {
-    static TABLE: OnceLock<HashMap<&'static str, Opcode>> = OnceLock::new();
+    static TABLE: OnceLock<FxHashMap<&'static str, Opcode>> = OnceLock::new();
     TABLE
         .get_or_init(|| Opcode::ALL.iter().map(|&op| (op.name(), op)).collect())
         .get(name)

@@ -15,6 +15,7 @@ use core::fmt::Write;
 
 use warplift_ir::{AddrSpace, AtomicRmwOp, Dim, FloatCC, IntCC, Type};
 
+use super::name::{name, Name};
 use super::{is_ptx_identifier, PtxError, PtxOptions};
 use crate::mir::{
     Address, BinOp, Cond, CvtOp, Guard, MBlock, MInst, MInstKind, MType, MirFunction, Operand, Reg,
@@ -27,6 +28,9 @@ type Result<T> = core::result::Result<T, PtxError>;
 const CANON_NAN_F32: &str = "0f7FFFFFFF";
 /// The canonical `f64` NaN of the IR.
 const CANON_NAN_F64: &str = "0d7FFFFFFFFFFFFFFF";
+
+/// Register names of the allocated registers, by class (`%` and the class's prefix).
+const REG_PREFIX: [&str; 3] = ["%r", "%rd", "%p"];
 
 /// Register names of the emitter's temporaries, by class.
 const TEMP_PREFIX: [&str; 3] = ["%tr", "%trd", "%tp"];
@@ -212,20 +216,20 @@ impl<'a> Emitter<'a> {
         let _ = writeln!(self.body, "\t// zero-initialise the local window");
         if bytes <= 64 {
             for off in (0..bytes).step_by(4) {
-                self.ins("", &format!("st.local.u32 [__wl_local+{off}], 0"));
+                self.ins("", format_args!("st.local.u32 [__wl_local+{off}], 0"));
             }
             return;
         }
         let i = self.tmp(RegClass::B32);
         let a = self.tmp(RegClass::B32);
         let p = self.tmp(RegClass::Pred);
-        self.ins("", &format!("mov.u32 {i}, 0"));
+        self.ins("", format_args!("mov.u32 {i}, 0"));
         let _ = writeln!(self.body, "$Lwl_zl:");
-        self.ins("", &format!("add.u32 {a}, %wl_lbase, {i}"));
-        self.ins("", &format!("st.local.u32 [{a}], 0"));
-        self.ins("", &format!("add.u32 {i}, {i}, 4"));
-        self.ins("", &format!("setp.lt.u32 {p}, {i}, {bytes}"));
-        self.ins(&format!("@{p} "), "bra.uni $Lwl_zl");
+        self.ins("", format_args!("add.u32 {a}, %wl_lbase, {i}"));
+        self.ins("", format_args!("st.local.u32 [{a}], 0"));
+        self.ins("", format_args!("add.u32 {i}, {i}, 4"));
+        self.ins("", format_args!("setp.lt.u32 {p}, {i}, {bytes}"));
+        self.ins(&name!("@{p} "), "bra.uni $Lwl_zl");
         self.uses_local = true;
     }
 
@@ -238,27 +242,27 @@ impl<'a> Emitter<'a> {
         let t = self.tmp(RegClass::B32);
         let p = self.tmp(RegClass::Pred);
         // Linear thread index x + y*bdx + z*bdx*bdy, and the block's thread count.
-        self.ins("", &format!("mov.u32 {off}, %tid.z"));
-        self.ins("", &format!("mov.u32 {t}, %ntid.y"));
-        self.ins("", &format!("mul.lo.u32 {off}, {off}, {t}"));
-        self.ins("", &format!("mov.u32 {t}, %tid.y"));
-        self.ins("", &format!("add.u32 {off}, {off}, {t}"));
-        self.ins("", &format!("mov.u32 {step}, %ntid.x"));
-        self.ins("", &format!("mul.lo.u32 {off}, {off}, {step}"));
-        self.ins("", &format!("mov.u32 {t}, %tid.x"));
-        self.ins("", &format!("add.u32 {off}, {off}, {t}"));
-        self.ins("", &format!("mov.u32 {t}, %ntid.y"));
-        self.ins("", &format!("mul.lo.u32 {step}, {step}, {t}"));
-        self.ins("", &format!("mov.u32 {t}, %ntid.z"));
-        self.ins("", &format!("mul.lo.u32 {step}, {step}, {t}"));
-        self.ins("", &format!("shl.b32 {off}, {off}, 2"));
-        self.ins("", &format!("shl.b32 {step}, {step}, 2"));
+        self.ins("", format_args!("mov.u32 {off}, %tid.z"));
+        self.ins("", format_args!("mov.u32 {t}, %ntid.y"));
+        self.ins("", format_args!("mul.lo.u32 {off}, {off}, {t}"));
+        self.ins("", format_args!("mov.u32 {t}, %tid.y"));
+        self.ins("", format_args!("add.u32 {off}, {off}, {t}"));
+        self.ins("", format_args!("mov.u32 {step}, %ntid.x"));
+        self.ins("", format_args!("mul.lo.u32 {off}, {off}, {step}"));
+        self.ins("", format_args!("mov.u32 {t}, %tid.x"));
+        self.ins("", format_args!("add.u32 {off}, {off}, {t}"));
+        self.ins("", format_args!("mov.u32 {t}, %ntid.y"));
+        self.ins("", format_args!("mul.lo.u32 {step}, {step}, {t}"));
+        self.ins("", format_args!("mov.u32 {t}, %ntid.z"));
+        self.ins("", format_args!("mul.lo.u32 {step}, {step}, {t}"));
+        self.ins("", format_args!("shl.b32 {off}, {off}, 2"));
+        self.ins("", format_args!("shl.b32 {step}, {step}, 2"));
         let _ = writeln!(self.body, "$Lwl_zs:");
-        self.ins("", &format!("setp.ge.u32 {p}, {off}, {bytes}"));
-        self.ins(&format!("@{p} "), "bra $Lwl_zs_done");
-        self.ins("", &format!("add.u32 {t}, %wl_sbase, {off}"));
-        self.ins("", &format!("st.shared.u32 [{t}], 0"));
-        self.ins("", &format!("add.u32 {off}, {off}, {step}"));
+        self.ins("", format_args!("setp.ge.u32 {p}, {off}, {bytes}"));
+        self.ins(&name!("@{p} "), "bra $Lwl_zs_done");
+        self.ins("", format_args!("add.u32 {t}, %wl_sbase, {off}"));
+        self.ins("", format_args!("st.shared.u32 [{t}], 0"));
+        self.ins("", format_args!("add.u32 {off}, {off}, {step}"));
         self.ins("", "bra $Lwl_zs");
         let _ = writeln!(self.body, "$Lwl_zs_done:");
         self.ins("", "bar.sync 0");
@@ -267,7 +271,7 @@ impl<'a> Emitter<'a> {
     // ---------------------------------------------------------------------------------
     // Small helpers.
 
-    fn ins(&mut self, guard: &str, text: &str) {
+    fn ins(&mut self, guard: &str, text: impl core::fmt::Display) {
         let _ = writeln!(self.body, "\t{guard}{text};");
     }
 
@@ -302,16 +306,16 @@ impl<'a> Emitter<'a> {
     }
 
     /// A fresh temporary of `class`, private to the current instruction.
-    fn tmp(&mut self, class: RegClass) -> String {
+    fn tmp(&mut self, class: RegClass) -> Name {
         let c = class.index();
         let n = self.temps[c];
         self.temps[c] += 1;
         self.num_temps[c] = self.num_temps[c].max(n + 1);
-        format!("{}{n}", TEMP_PREFIX[c])
+        Name::numbered(TEMP_PREFIX[c], n)
     }
 
     /// The PTX name of physical register `reg`, which must be of class `class`.
-    fn reg(&mut self, reg: Reg, class: RegClass) -> Result<String> {
+    fn reg(&mut self, reg: Reg, class: RegClass) -> Result<Name> {
         if reg.is_virtual() {
             return Err(self.not_allocated(&format!("virtual register {reg}")));
         }
@@ -324,23 +328,23 @@ impl<'a> Emitter<'a> {
         }
         let c = class.index();
         self.num_regs[c] = self.num_regs[c].max(reg.index() + 1);
-        Ok(format!("%{}{}", class.prefix(), reg.index()))
+        Ok(Name::numbered(REG_PREFIX[c], reg.index()))
     }
 
     /// The guard prefix of `inst`: `""`, `"@%p1 "` or `"@!%p1 "`.
-    fn guard(&mut self, guard: Option<Guard>) -> Result<String> {
+    fn guard(&mut self, guard: Option<Guard>) -> Result<Name> {
         match guard {
-            None => Ok(String::new()),
+            None => Ok(Name::from("")),
             Some(g) => {
                 let p = self.reg(g.pred, RegClass::Pred)?;
-                Ok(format!("@{}{p} ", if g.negated { "!" } else { "" }))
+                Ok(name!("@{}{p} ", if g.negated { "!" } else { "" }))
             }
         }
     }
 
     /// An integer source of a 32- or 64-bit PTX instruction, widened as `ext` says when
     /// the type is sub-word.
-    fn int_src(&mut self, op: Operand, ty: MType, ext: Ext) -> Result<String> {
+    fn int_src(&mut self, op: Operand, ty: MType, ext: Ext) -> Result<Name> {
         match op {
             Operand::Imm(bits) => Ok(int_imm(bits, ty, ext)),
             Operand::Reg(r) => {
@@ -351,17 +355,20 @@ impl<'a> Emitter<'a> {
     }
 
     /// Widens a sub-word value held in register `name` into a temporary.
-    fn widen(&mut self, name: String, ty: MType, ext: Ext) -> String {
+    fn widen(&mut self, name: Name, ty: MType, ext: Ext) -> Name {
         match (ty, ext) {
             (MType::I8 | MType::I16, Ext::Sign) => {
                 let t = self.tmp(RegClass::B32);
                 let s = if ty == MType::I8 { "s8" } else { "s16" };
-                self.ins("", &format!("cvt.s32.{s} {t}, {name}"));
+                self.ins("", format_args!("cvt.s32.{s} {t}, {name}"));
                 t
             }
             (MType::I8 | MType::I16, Ext::Zero) => {
                 let t = self.tmp(RegClass::B32);
-                self.ins("", &format!("and.b32 {t}, {name}, {}", mask_hex(ty.bits())));
+                self.ins(
+                    "",
+                    format_args!("and.b32 {t}, {name}, {}", mask_hex(ty.bits())),
+                );
                 t
             }
             _ => name,
@@ -369,13 +376,13 @@ impl<'a> Emitter<'a> {
     }
 
     /// Any source operand printed for a bit-moving instruction of type `ty`.
-    fn bits_src(&mut self, op: Operand, ty: MType) -> Result<String> {
+    fn bits_src(&mut self, op: Operand, ty: MType) -> Result<Name> {
         match op {
             Operand::Reg(r) => self.reg(r, ty.class()),
             Operand::Imm(bits) => Ok(match ty {
-                MType::F32 => format!("0f{:08X}", bits as u32),
-                MType::F64 => format!("0d{bits:016X}"),
-                MType::Pred => format!("{}", bits & 1),
+                MType::F32 => name!("0f{:08X}", bits as u32),
+                MType::F64 => name!("0d{bits:016X}"),
+                MType::Pred => name!("{}", bits & 1),
                 _ => int_imm(bits, ty, Ext::Any),
             }),
         }
@@ -383,12 +390,12 @@ impl<'a> Emitter<'a> {
 
     /// A predicate source: the register, or an immediate put in a temporary (the
     /// predicate instructions take no immediates).
-    fn pred_src(&mut self, op: Operand) -> Result<String> {
+    fn pred_src(&mut self, op: Operand) -> Result<Name> {
         match op {
             Operand::Reg(r) => self.reg(r, RegClass::Pred),
             Operand::Imm(bits) => {
                 let t = self.tmp(RegClass::Pred);
-                self.ins("", &format!("mov.pred {t}, {}", bits & 1));
+                self.ins("", format_args!("mov.pred {t}, {}", bits & 1));
                 Ok(t)
             }
         }
@@ -403,8 +410,8 @@ impl<'a> Emitter<'a> {
         } else {
             ("f32", "b32", CANON_NAN_F32)
         };
-        self.ins("", &format!("testp.notanumber.{t} {p}, {value}"));
-        self.ins(guard, &format!("selp.{c} {dst}, {nan}, {value}, {p}"));
+        self.ins("", format_args!("testp.notanumber.{t} {p}, {value}"));
+        self.ins(guard, format_args!("selp.{c} {dst}, {nan}, {value}, {p}"));
     }
 
     // ---------------------------------------------------------------------------------
@@ -427,7 +434,7 @@ impl<'a> Emitter<'a> {
                 let a = self.reg(a, ty.class())?;
                 let b = self.int_src(b, ty, Ext::Any)?;
                 let c = self.int_src(c, ty, Ext::Any)?;
-                self.ins(g, &format!("mad.lo.s{w} {d}, {a}, {b}, {c}"));
+                self.ins(g, format_args!("mad.lo.s{w} {d}, {a}, {b}, {c}"));
                 Ok(())
             }
             &Tern {
@@ -450,7 +457,7 @@ impl<'a> Emitter<'a> {
                     TernOp::ShfL => "l",
                     TernOp::ShfR => "r",
                 };
-                self.ins(g, &format!("shf.{dir}.wrap.b32 {d}, {b}, {a}, {c}"));
+                self.ins(g, format_args!("shf.{dir}.wrap.b32 {d}, {b}, {a}, {c}"));
                 Ok(())
             }
             &Fma { ty, dst, a, b, c } => {
@@ -460,13 +467,7 @@ impl<'a> Emitter<'a> {
                 let a = self.reg(a, ty.class())?;
                 let b = self.reg(b, ty.class())?;
                 let c = self.reg(c, ty.class())?;
-                self.float_result(
-                    g,
-                    ty,
-                    &d,
-                    |_| format!("fma.rn.{t}"),
-                    &format!("{a}, {b}, {c}"),
-                );
+                self.float_result(g, ty, &d, |_| name!("fma.rn.{t}"), &name!("{a}, {b}, {c}"));
                 Ok(())
             }
             &Setp {
@@ -491,14 +492,14 @@ impl<'a> Emitter<'a> {
                     let d = self.reg(dst, RegClass::Pred)?;
                     let t1 = self.tmp(RegClass::Pred);
                     let t2 = self.tmp(RegClass::Pred);
-                    self.ins("", &format!("and.pred {t1}, {c}, {a}"));
-                    self.ins("", &format!("and.pred {t2}, !{c}, {b}"));
-                    self.ins(g, &format!("or.pred {d}, {t1}, {t2}"));
+                    self.ins("", format_args!("and.pred {t1}, {c}, {a}"));
+                    self.ins("", format_args!("and.pred {t2}, !{c}, {b}"));
+                    self.ins(g, format_args!("or.pred {d}, {t1}, {t2}"));
                 } else {
                     let a = self.bits_src(a, ty)?;
                     let b = self.bits_src(b, ty)?;
                     let d = self.reg(dst, ty.class())?;
-                    self.ins(g, &format!("selp.{} {d}, {a}, {b}, {c}", bits_name(ty)));
+                    self.ins(g, format_args!("selp.{} {d}, {a}, {b}, {c}", bits_name(ty)));
                 }
                 Ok(())
             }
@@ -512,22 +513,22 @@ impl<'a> Emitter<'a> {
             &Mov { ty, dst, src } => {
                 let s = self.bits_src(src, ty)?;
                 let d = self.reg(dst, ty.class())?;
-                self.ins(g, &format!("mov.{} {d}, {s}", bits_name(ty)));
+                self.ins(g, format_args!("mov.{} {d}, {s}", bits_name(ty)));
                 Ok(())
             }
             &ReadSpecial { dst, sreg } => {
                 let d = self.reg(dst, RegClass::B32)?;
                 let s = match sreg {
-                    SpecialReg::Tid(dim) => format!("%tid.{}", dim_name(dim)),
-                    SpecialReg::Ctaid(dim) => format!("%ctaid.{}", dim_name(dim)),
-                    SpecialReg::Ntid(dim) => format!("%ntid.{}", dim_name(dim)),
-                    SpecialReg::Nctaid(dim) => format!("%nctaid.{}", dim_name(dim)),
+                    SpecialReg::Tid(dim) => name!("%tid.{}", dim_name(dim)),
+                    SpecialReg::Ctaid(dim) => name!("%ctaid.{}", dim_name(dim)),
+                    SpecialReg::Ntid(dim) => name!("%ntid.{}", dim_name(dim)),
+                    SpecialReg::Nctaid(dim) => name!("%nctaid.{}", dim_name(dim)),
                     // The IR's lane is the linear thread index modulo the warp size; with
                     // PTX's 32-thread warps, formed from consecutive linear indices, that
                     // is %laneid.
-                    SpecialReg::LaneId => "%laneid".to_string(),
+                    SpecialReg::LaneId => Name::from("%laneid"),
                 };
-                self.ins(g, &format!("mov.u32 {d}, {s}"));
+                self.ins(g, format_args!("mov.u32 {d}, {s}"));
                 Ok(())
             }
             &LdParam { ty, dst, index } => {
@@ -543,12 +544,12 @@ impl<'a> Emitter<'a> {
                 let d = self.reg(dst, ty.class())?;
                 if ty == MType::Pred {
                     let t = self.tmp(RegClass::B32);
-                    self.ins("", &format!("ld.param.u8 {t}, [p{index}]"));
-                    self.ins(g, &format!("setp.ne.b32 {d}, {t}, 0"));
+                    self.ins("", format_args!("ld.param.u8 {t}, [p{index}]"));
+                    self.ins(g, format_args!("setp.ne.b32 {d}, {t}, 0"));
                 } else {
                     self.ins(
                         g,
-                        &format!("ld.param.{} {d}, [p{index}]", param_type(param.ty)),
+                        format_args!("ld.param.{} {d}, [p{index}]", param_type(param.ty)),
                     );
                 }
                 Ok(())
@@ -565,10 +566,10 @@ impl<'a> Emitter<'a> {
                 if ty == MType::Pred {
                     // One byte; true when non-zero.
                     let t = self.tmp(RegClass::B32);
-                    self.ins(g, &format!("ld.{sp}.u8 {t}, {a}"));
-                    self.ins(g, &format!("setp.ne.b32 {d}, {t}, 0"));
+                    self.ins(g, format_args!("ld.{sp}.u8 {t}, {a}"));
+                    self.ins(g, format_args!("setp.ne.b32 {d}, {t}, 0"));
                 } else {
-                    self.ins(g, &format!("ld.{sp}.{} {d}, {a}", mem_type(ty)));
+                    self.ins(g, format_args!("ld.{sp}.{} {d}, {a}", mem_type(ty)));
                 }
                 Ok(())
             }
@@ -583,15 +584,15 @@ impl<'a> Emitter<'a> {
                 if ty == MType::Pred {
                     // One byte, 0 or 1.
                     let v = match src {
-                        Operand::Imm(bits) => format!("{}", bits & 1),
+                        Operand::Imm(bits) => name!("{}", bits & 1),
                         Operand::Reg(r) => {
                             let p = self.reg(r, RegClass::Pred)?;
                             let t = self.tmp(RegClass::B32);
-                            self.ins("", &format!("selp.u32 {t}, 1, 0, {p}"));
+                            self.ins("", format_args!("selp.u32 {t}, 1, 0, {p}"));
                             t
                         }
                     };
-                    self.ins(g, &format!("st.{sp}.u8 {a}, {v}"));
+                    self.ins(g, format_args!("st.{sp}.u8 {a}, {v}"));
                 } else {
                     // Stores take no float literals: write a float immediate's bits.
                     let v = match (src, ty) {
@@ -599,7 +600,7 @@ impl<'a> Emitter<'a> {
                         (Operand::Imm(bits), MType::F64) => int_imm(bits, MType::I64, Ext::Any),
                         _ => self.bits_src(src, ty)?,
                     };
-                    self.ins(g, &format!("st.{sp}.{} {a}, {v}", mem_type(ty)));
+                    self.ins(g, format_args!("st.{sp}.{} {a}, {v}", mem_type(ty)));
                 }
                 Ok(())
             }
@@ -631,12 +632,16 @@ impl<'a> Emitter<'a> {
                 let class = src.class();
                 let s = self.reg(src, class)?;
                 match class {
-                    RegClass::B32 => self.ins(g, &format!("st.local.u32 [__wl_local+{off}], {s}")),
-                    RegClass::B64 => self.ins(g, &format!("st.local.u64 [__wl_local+{off}], {s}")),
+                    RegClass::B32 => {
+                        self.ins(g, format_args!("st.local.u32 [__wl_local+{off}], {s}"))
+                    }
+                    RegClass::B64 => {
+                        self.ins(g, format_args!("st.local.u64 [__wl_local+{off}], {s}"))
+                    }
                     RegClass::Pred => {
                         let t = self.tmp(RegClass::B32);
-                        self.ins("", &format!("selp.u32 {t}, 1, 0, {s}"));
-                        self.ins(g, &format!("st.local.u8 [__wl_local+{off}], {t}"));
+                        self.ins("", format_args!("selp.u32 {t}, 1, 0, {s}"));
+                        self.ins(g, format_args!("st.local.u8 [__wl_local+{off}], {t}"));
                     }
                 }
                 Ok(())
@@ -649,12 +654,16 @@ impl<'a> Emitter<'a> {
                 let class = dst.class();
                 let d = self.reg(dst, class)?;
                 match class {
-                    RegClass::B32 => self.ins(g, &format!("ld.local.u32 {d}, [__wl_local+{off}]")),
-                    RegClass::B64 => self.ins(g, &format!("ld.local.u64 {d}, [__wl_local+{off}]")),
+                    RegClass::B32 => {
+                        self.ins(g, format_args!("ld.local.u32 {d}, [__wl_local+{off}]"))
+                    }
+                    RegClass::B64 => {
+                        self.ins(g, format_args!("ld.local.u64 {d}, [__wl_local+{off}]"))
+                    }
                     RegClass::Pred => {
                         let t = self.tmp(RegClass::B32);
-                        self.ins(g, &format!("ld.local.u8 {t}, [__wl_local+{off}]"));
-                        self.ins(g, &format!("setp.ne.b32 {d}, {t}, 0"));
+                        self.ins(g, format_args!("ld.local.u8 {t}, [__wl_local+{off}]"));
+                        self.ins(g, format_args!("setp.ne.b32 {d}, {t}, 0"));
                     }
                 }
                 Ok(())
@@ -664,7 +673,7 @@ impl<'a> Emitter<'a> {
                     return Err(self.not_allocated("branch arguments"));
                 }
                 if Some(dest.block) != next {
-                    self.ins("", &format!("bra.uni {}", label(dest.block)));
+                    self.ins("", format_args!("bra.uni {}", label(dest.block)));
                 }
                 Ok(())
             }
@@ -689,10 +698,10 @@ impl<'a> Emitter<'a> {
                 }
                 let n = if neg { "!" } else { "" };
                 if first != second {
-                    self.ins(&format!("@{n}{p} "), &format!("{bra} {}", label(first)));
+                    self.ins(&name!("@{n}{p} "), format_args!("{bra} {}", label(first)));
                 }
                 if Some(second) != next {
-                    self.ins("", &format!("bra.uni {}", label(second)));
+                    self.ins("", format_args!("bra.uni {}", label(second)));
                 }
                 Ok(())
             }
@@ -728,17 +737,17 @@ impl<'a> Emitter<'a> {
         guard: &str,
         ty: MType,
         dst: &str,
-        opcode: impl Fn(MType) -> String,
+        opcode: impl Fn(MType) -> Name,
         operands: &str,
     ) {
         let opc = opcode(ty);
         let hardware_canonical =
             ty == MType::F32 && !opc.starts_with("div") && !opc.starts_with("sqrt");
         if hardware_canonical {
-            self.ins(guard, &format!("{opc} {dst}, {operands}"));
+            self.ins(guard, format_args!("{opc} {dst}, {operands}"));
         } else {
             let t = self.tmp(ty.class());
-            self.ins("", &format!("{opc} {t}, {operands}"));
+            self.ins("", format_args!("{opc} {t}, {operands}"));
             self.canonicalize(guard, ty, dst, &t);
         }
     }
@@ -758,17 +767,17 @@ impl<'a> Emitter<'a> {
                 match b {
                     Operand::Reg(b) => {
                         let b = self.reg(b, RegClass::Pred)?;
-                        self.ins(g, &format!("{name}.pred {d}, {a}, {b}"));
+                        self.ins(g, format_args!("{name}.pred {d}, {a}, {b}"));
                     }
                     Operand::Imm(bits) => {
                         let one = bits & 1 == 1;
                         let text = match (op, one) {
                             (And, true) | (Or, false) | (Xor, false) => {
-                                format!("mov.pred {d}, {a}")
+                                name!("mov.pred {d}, {a}")
                             }
-                            (And, false) => format!("mov.pred {d}, 0"),
-                            (Or, true) => format!("mov.pred {d}, 1"),
-                            _ => format!("not.pred {d}, {a}"),
+                            (And, false) => name!("mov.pred {d}, 0"),
+                            (Or, true) => name!("mov.pred {d}, 1"),
+                            _ => name!("not.pred {d}, {a}"),
                         };
                         self.ins(g, &text);
                     }
@@ -790,13 +799,7 @@ impl<'a> Emitter<'a> {
                             FMul => "mul",
                             _ => "div",
                         };
-                        self.float_result(
-                            g,
-                            ty,
-                            &d,
-                            |_| format!("{opc}.rn.{t}"),
-                            &format!("{a}, {b}"),
-                        );
+                        self.float_result(g, ty, &d, |_| name!("{opc}.rn.{t}"), &name!("{a}, {b}"));
                     }
                 }
                 return Ok(());
@@ -811,14 +814,14 @@ impl<'a> Emitter<'a> {
                 let b = self.int_src(b, ty, Ext::Any)?;
                 let d = self.reg(dst, class)?;
                 let opc = match op {
-                    Add => format!("add.s{w}"),
-                    Sub => format!("sub.s{w}"),
-                    Mul => format!("mul.lo.s{w}"),
-                    And => format!("and.b{w}"),
-                    Or => format!("or.b{w}"),
-                    _ => format!("xor.b{w}"),
+                    Add => name!("add.s{w}"),
+                    Sub => name!("sub.s{w}"),
+                    Mul => name!("mul.lo.s{w}"),
+                    And => name!("and.b{w}"),
+                    Or => name!("or.b{w}"),
+                    _ => name!("xor.b{w}"),
                 };
-                self.ins(g, &format!("{opc} {d}, {a_reg}, {b}"));
+                self.ins(g, format_args!("{opc} {d}, {a_reg}, {b}"));
             }
             MulHiS | MulHiU => {
                 let (ext, s) = if op == MulHiS {
@@ -832,10 +835,10 @@ impl<'a> Emitter<'a> {
                 if sub {
                     // The whole 2W-bit product fits 32 bits; its high half is a shift away.
                     let t = self.tmp(RegClass::B32);
-                    self.ins("", &format!("mul.lo.s32 {t}, {a}, {b}"));
-                    self.ins(g, &format!("shr.{s}32 {d}, {t}, {}", ty.bits()));
+                    self.ins("", format_args!("mul.lo.s32 {t}, {a}, {b}"));
+                    self.ins(g, format_args!("shr.{s}32 {d}, {t}, {}", ty.bits()));
                 } else {
-                    self.ins(g, &format!("mul.hi.{s}{w} {d}, {a}, {b}"));
+                    self.ins(g, format_args!("mul.hi.{s}{w} {d}, {a}, {b}"));
                 }
             }
             DivU | RemU => {
@@ -846,28 +849,28 @@ impl<'a> Emitter<'a> {
                     Operand::Imm(bits) if mask(bits, ty.bits()) == 0 => {
                         // udiv by 0 is all ones; urem by 0 is the dividend.
                         if op == DivU {
-                            self.ins(g, &format!("mov.b{w} {d}, -1"));
+                            self.ins(g, format_args!("mov.b{w} {d}, -1"));
                         } else {
-                            self.ins(g, &format!("mov.b{w} {d}, {a}"));
+                            self.ins(g, format_args!("mov.b{w} {d}, {a}"));
                         }
                     }
                     Operand::Imm(_) => {
                         let b = self.int_src(b, ty, Ext::Zero)?;
-                        self.ins(g, &format!("{opc}.u{w} {d}, {a}, {b}"));
+                        self.ins(g, format_args!("{opc}.u{w} {d}, {a}, {b}"));
                     }
                     Operand::Reg(_) => {
                         // PTX leaves division by zero unspecified: select the IR's result.
                         let b = self.int_src(b, ty, Ext::Zero)?;
                         let z = self.tmp(RegClass::Pred);
                         let q = self.tmp(class);
-                        self.ins("", &format!("setp.eq.u{w} {z}, {b}, 0"));
-                        self.ins("", &format!("{opc}.u{w} {q}, {a}, {b}"));
+                        self.ins("", format_args!("setp.eq.u{w} {z}, {b}, 0"));
+                        self.ins("", format_args!("{opc}.u{w} {q}, {a}, {b}"));
                         let on_zero = if op == DivU {
-                            "-1".to_string()
+                            Name::from("-1")
                         } else {
                             a.clone()
                         };
-                        self.ins(g, &format!("selp.b{w} {d}, {on_zero}, {q}, {z}"));
+                        self.ins(g, format_args!("selp.b{w} {d}, {on_zero}, {q}, {z}"));
                     }
                 }
             }
@@ -881,21 +884,21 @@ impl<'a> Emitter<'a> {
                         if m == 0 {
                             // sdiv by 0 is -1; srem by 0 is the dividend.
                             if is_div {
-                                self.ins(g, &format!("mov.b{w} {d}, -1"));
+                                self.ins(g, format_args!("mov.b{w} {d}, -1"));
                             } else {
-                                self.ins(g, &format!("mov.b{w} {d}, {a}"));
+                                self.ins(g, format_args!("mov.b{w} {d}, {a}"));
                             }
                         } else if m == mask(u64::MAX, ty.bits()) {
                             // x / -1 = -x, wrapping (MIN / -1 = MIN); x % -1 = 0.
                             if is_div {
-                                self.ins(g, &format!("neg.s{w} {d}, {a}"));
+                                self.ins(g, format_args!("neg.s{w} {d}, {a}"));
                             } else {
-                                self.ins(g, &format!("mov.b{w} {d}, 0"));
+                                self.ins(g, format_args!("mov.b{w} {d}, 0"));
                             }
                         } else {
                             let b = int_imm(bits, ty, Ext::Sign);
                             let opc = if is_div { "div" } else { "rem" };
-                            self.ins(g, &format!("{opc}.s{w} {d}, {a}, {b}"));
+                            self.ins(g, format_args!("{opc}.s{w} {d}, {a}, {b}"));
                         }
                     }
                     Operand::Reg(_) => {
@@ -907,20 +910,20 @@ impl<'a> Emitter<'a> {
                         let either = self.tmp(RegClass::Pred);
                         let safe = self.tmp(class);
                         let q = self.tmp(class);
-                        self.ins("", &format!("setp.eq.s{w} {z}, {b}, 0"));
-                        self.ins("", &format!("setp.eq.s{w} {m1}, {b}, -1"));
-                        self.ins("", &format!("or.pred {either}, {z}, {m1}"));
-                        self.ins("", &format!("selp.b{w} {safe}, 1, {b}, {either}"));
+                        self.ins("", format_args!("setp.eq.s{w} {z}, {b}, 0"));
+                        self.ins("", format_args!("setp.eq.s{w} {m1}, {b}, -1"));
+                        self.ins("", format_args!("or.pred {either}, {z}, {m1}"));
+                        self.ins("", format_args!("selp.b{w} {safe}, 1, {b}, {either}"));
                         if is_div {
                             let n = self.tmp(class);
-                            self.ins("", &format!("div.s{w} {q}, {a}, {safe}"));
-                            self.ins("", &format!("neg.s{w} {n}, {a}"));
-                            self.ins("", &format!("selp.b{w} {q}, {n}, {q}, {m1}"));
-                            self.ins(g, &format!("selp.b{w} {d}, -1, {q}, {z}"));
+                            self.ins("", format_args!("div.s{w} {q}, {a}, {safe}"));
+                            self.ins("", format_args!("neg.s{w} {n}, {a}"));
+                            self.ins("", format_args!("selp.b{w} {q}, {n}, {q}, {m1}"));
+                            self.ins(g, format_args!("selp.b{w} {d}, -1, {q}, {z}"));
                         } else {
                             // x % 1 = 0 covers the -1 divisor.
-                            self.ins("", &format!("rem.s{w} {q}, {a}, {safe}"));
-                            self.ins(g, &format!("selp.b{w} {d}, {a}, {q}, {z}"));
+                            self.ins("", format_args!("rem.s{w} {q}, {a}, {safe}"));
+                            self.ins(g, format_args!("selp.b{w} {d}, {a}, {q}, {z}"));
                         }
                     }
                 }
@@ -937,7 +940,7 @@ impl<'a> Emitter<'a> {
                     "max"
                 };
                 let s = if signed { "s" } else { "u" };
-                self.ins(g, &format!("{m}.{s}{w} {d}, {a}, {b}"));
+                self.ins(g, format_args!("{m}.{s}{w} {d}, {a}, {b}"));
             }
             Shl | ShrU | ShrS => {
                 // PTX clamps shift amounts above the width, as the IR does; the amount is
@@ -951,15 +954,15 @@ impl<'a> Emitter<'a> {
                 let a = self.widen(a_reg, ty, ext);
                 let amount = match b {
                     Operand::Imm(bits) => {
-                        format!("{}", mask(bits, ty.bits()).min(ty.bits() as u64))
+                        name!("{}", mask(bits, ty.bits()).min(ty.bits() as u64))
                     }
                     Operand::Reg(r) => {
                         let name = self.reg(r, class)?;
                         if ty == MType::I64 {
                             let c = self.tmp(RegClass::B64);
                             let t = self.tmp(RegClass::B32);
-                            self.ins("", &format!("min.u64 {c}, {name}, 64"));
-                            self.ins("", &format!("cvt.u32.u64 {t}, {c}"));
+                            self.ins("", format_args!("min.u64 {c}, {name}, 64"));
+                            self.ins("", format_args!("cvt.u32.u64 {t}, {c}"));
                             t
                         } else {
                             self.widen(name, ty, Ext::Zero)
@@ -968,11 +971,11 @@ impl<'a> Emitter<'a> {
                 };
                 let d = self.reg(dst, class)?;
                 let opc = match op {
-                    Shl => format!("shl.b{w}"),
-                    ShrU => format!("shr.u{w}"),
-                    _ => format!("shr.s{w}"),
+                    Shl => name!("shl.b{w}"),
+                    ShrU => name!("shr.u{w}"),
+                    _ => name!("shr.s{w}"),
                 };
-                self.ins(g, &format!("{opc} {d}, {a}, {amount}"));
+                self.ins(g, format_args!("{opc} {d}, {a}, {amount}"));
             }
             _ => unreachable!("float and predicate operations are handled above"),
         }
@@ -989,7 +992,7 @@ impl<'a> Emitter<'a> {
         let class = ty.class();
         let m = self.tmp(class);
         let opc = if is_min { "min" } else { "max" };
-        self.ins("", &format!("{opc}.{t} {m}, {a}, {b}"));
+        self.ins("", format_args!("{opc}.{t} {m}, {a}, {b}"));
         {
             let (nan, f) = if ty == MType::F64 {
                 (CANON_NAN_F64, "f64")
@@ -997,19 +1000,19 @@ impl<'a> Emitter<'a> {
                 (CANON_NAN_F32, "f32")
             };
             let p = self.tmp(RegClass::Pred);
-            self.ins("", &format!("testp.notanumber.{f} {p}, {m}"));
-            self.ins("", &format!("selp.{c} {m}, {nan}, {m}, {p}"));
+            self.ins("", format_args!("testp.notanumber.{f} {p}, {m}"));
+            self.ins("", format_args!("selp.{c} {m}, {nan}, {m}, {p}"));
         }
         let z = self.tmp(class);
         let bits_b = match b.strip_prefix("0f").or_else(|| b.strip_prefix("0d")) {
-            Some(hex) => format!("0x{hex}"),
-            None => b.to_string(),
+            Some(hex) => name!("0x{hex}"),
+            None => Name::from(b),
         };
         let logic = if is_min { "or" } else { "and" };
-        self.ins("", &format!("{logic}.{c} {z}, {a}, {bits_b}"));
+        self.ins("", format_args!("{logic}.{c} {z}, {a}, {bits_b}"));
         let eq = self.tmp(RegClass::Pred);
-        self.ins("", &format!("setp.eq.{t} {eq}, {a}, {b}"));
-        self.ins(g, &format!("selp.{c} {d}, {z}, {m}, {eq}"));
+        self.ins("", format_args!("setp.eq.{t} {eq}, {a}, {b}"));
+        self.ins(g, format_args!("selp.{c} {d}, {z}, {m}, {eq}"));
     }
 
     fn un(&mut self, g: &str, op: UnOp, ty: MType, dst: Reg, src: Reg) -> Result<()> {
@@ -1018,7 +1021,7 @@ impl<'a> Emitter<'a> {
         if op == Not && ty == MType::Pred {
             let s = self.reg(src, class)?;
             let d = self.reg(dst, class)?;
-            self.ins(g, &format!("not.pred {d}, {s}"));
+            self.ins(g, format_args!("not.pred {d}, {s}"));
             return Ok(());
         }
         match op {
@@ -1030,11 +1033,11 @@ impl<'a> Emitter<'a> {
         match op {
             Neg => {
                 let d = self.reg(dst, class)?;
-                self.ins(g, &format!("neg.s{w} {d}, {s}"));
+                self.ins(g, format_args!("neg.s{w} {d}, {s}"));
             }
             Not => {
                 let d = self.reg(dst, class)?;
-                self.ins(g, &format!("not.b{w} {d}, {s}"));
+                self.ins(g, format_args!("not.b{w} {d}, {s}"));
             }
             Popc | Clz => {
                 let name = if op == Popc { "popc" } else { "clz" };
@@ -1044,17 +1047,17 @@ impl<'a> Emitter<'a> {
                     MType::I64 => {
                         // The count is a u32 in PTX.
                         let t = self.tmp(RegClass::B32);
-                        self.ins("", &format!("{name}.b64 {t}, {v}"));
-                        self.ins(g, &format!("cvt.u64.u32 {d}, {t}"));
+                        self.ins("", format_args!("{name}.b64 {t}, {v}"));
+                        self.ins(g, format_args!("cvt.u64.u32 {d}, {t}"));
                     }
-                    MType::I32 => self.ins(g, &format!("{name}.b32 {d}, {v}")),
-                    _ if op == Popc => self.ins(g, &format!("popc.b32 {d}, {v}")),
+                    MType::I32 => self.ins(g, format_args!("{name}.b32 {d}, {v}")),
+                    _ if op == Popc => self.ins(g, format_args!("popc.b32 {d}, {v}")),
                     _ => {
                         // Leading zeros of the zero-extended value, less the 32 - W bits
                         // above the type (so clz 0 = W).
                         let t = self.tmp(RegClass::B32);
-                        self.ins("", &format!("clz.b32 {t}, {v}"));
-                        self.ins(g, &format!("sub.s32 {d}, {t}, {}", 32 - ty.bits()));
+                        self.ins("", format_args!("clz.b32 {t}, {v}"));
+                        self.ins(g, format_args!("sub.s32 {d}, {t}, {}", 32 - ty.bits()));
                     }
                 }
             }
@@ -1065,20 +1068,23 @@ impl<'a> Emitter<'a> {
                 if ty == MType::I64 {
                     let r = self.tmp(RegClass::B64);
                     let t = self.tmp(RegClass::B32);
-                    self.ins("", &format!("brev.b64 {r}, {s}"));
-                    self.ins("", &format!("clz.b64 {t}, {r}"));
-                    self.ins(g, &format!("cvt.u64.u32 {d}, {t}"));
+                    self.ins("", format_args!("brev.b64 {r}, {s}"));
+                    self.ins("", format_args!("clz.b64 {t}, {r}"));
+                    self.ins(g, format_args!("cvt.u64.u32 {d}, {t}"));
                 } else {
                     let r = self.tmp(RegClass::B32);
                     let v = if ty == MType::I32 {
                         s
                     } else {
                         let v = self.tmp(RegClass::B32);
-                        self.ins("", &format!("or.b32 {v}, {s}, {:#x}", 1u32 << ty.bits()));
+                        self.ins(
+                            "",
+                            format_args!("or.b32 {v}, {s}, {:#x}", 1u32 << ty.bits()),
+                        );
                         v
                     };
-                    self.ins("", &format!("brev.b32 {r}, {v}"));
-                    self.ins(g, &format!("clz.b32 {d}, {r}"));
+                    self.ins("", format_args!("brev.b32 {r}, {v}"));
+                    self.ins(g, format_args!("clz.b32 {d}, {r}"));
                 }
             }
             FNeg | FAbs => {
@@ -1090,12 +1096,12 @@ impl<'a> Emitter<'a> {
                     (_, MType::F32) => ("and", "0x7FFFFFFF"),
                     _ => ("and", "0x7FFFFFFFFFFFFFFF"),
                 };
-                self.ins(g, &format!("{opc}.b{w} {d}, {s}, {m}"));
+                self.ins(g, format_args!("{opc}.b{w} {d}, {s}, {m}"));
             }
             FSqrt => {
                 let d = self.reg(dst, class)?;
                 let t = float_name(ty);
-                self.float_result(g, ty, &d, |_| format!("sqrt.rn.{t}"), &s);
+                self.float_result(g, ty, &d, |_| name!("sqrt.rn.{t}"), &s);
             }
         }
         Ok(())
@@ -1110,11 +1116,11 @@ impl<'a> Emitter<'a> {
                     let b = self.pred_src(b)?;
                     let d = self.reg(dst, RegClass::Pred)?;
                     if cc == IntCC::NotEqual {
-                        self.ins(g, &format!("xor.pred {d}, {a}, {b}"));
+                        self.ins(g, format_args!("xor.pred {d}, {a}, {b}"));
                     } else {
                         let t = self.tmp(RegClass::Pred);
-                        self.ins("", &format!("xor.pred {t}, {a}, {b}"));
-                        self.ins(g, &format!("not.pred {d}, {t}"));
+                        self.ins("", format_args!("xor.pred {t}, {a}, {b}"));
+                        self.ins(g, format_args!("not.pred {d}, {t}"));
                     }
                     return Ok(());
                 }
@@ -1127,7 +1133,7 @@ impl<'a> Emitter<'a> {
                 let b = self.int_src(b, ty, ext)?;
                 let d = self.reg(dst, RegClass::Pred)?;
                 let s = if signed { "s" } else { "u" };
-                self.ins(g, &format!("setp.{name}.{s}{w} {d}, {a}, {b}"));
+                self.ins(g, format_args!("setp.{name}.{s}{w} {d}, {a}, {b}"));
             }
             Cond::Float(cc) => {
                 self.require_float(ty, "a float comparison")?;
@@ -1136,7 +1142,7 @@ impl<'a> Emitter<'a> {
                 let d = self.reg(dst, RegClass::Pred)?;
                 self.ins(
                     g,
-                    &format!("setp.{}.{} {d}, {a}, {b}", float_cc(cc), float_name(ty)),
+                    format_args!("setp.{}.{} {d}, {a}, {b}", float_cc(cc), float_name(ty)),
                 );
             }
         }
@@ -1176,7 +1182,7 @@ impl<'a> Emitter<'a> {
                 let w = width(to);
                 if from == Pred {
                     let (v, k) = if signed { ("-1", "s") } else { ("1", "u") };
-                    self.ins(g, &format!("selp.{k}{w} {d}, {v}, 0, {s}"));
+                    self.ins(g, format_args!("selp.{k}{w} {d}, {v}, 0, {s}"));
                     return Ok(());
                 }
                 // Zext and Sext produce the full register, not just the type's bits.
@@ -1186,14 +1192,17 @@ impl<'a> Emitter<'a> {
                     (I8 | I16, 32) => {
                         if signed {
                             let t = if from == I8 { "s8" } else { "s16" };
-                            self.ins(g, &format!("cvt.s32.{t} {d}, {s}"));
+                            self.ins(g, format_args!("cvt.s32.{t} {d}, {s}"));
                         } else {
-                            self.ins(g, &format!("and.b32 {d}, {s}, {}", mask_hex(from.bits())));
+                            self.ins(
+                                g,
+                                format_args!("and.b32 {d}, {s}, {}", mask_hex(from.bits())),
+                            );
                         }
                     }
                     _ => {
                         let v = self.widen(s, from, ext);
-                        self.ins(g, &format!("cvt.{k}64.{k}32 {d}, {v}"));
+                        self.ins(g, format_args!("cvt.{k}64.{k}32 {d}, {v}"));
                     }
                 }
             }
@@ -1201,13 +1210,13 @@ impl<'a> Emitter<'a> {
                 if to == Pred {
                     let w = width(from);
                     let t = self.tmp(from.class());
-                    self.ins("", &format!("and.b{w} {t}, {s}, 1"));
-                    self.ins(g, &format!("setp.ne.b{w} {d}, {t}, 0"));
+                    self.ins("", format_args!("and.b{w} {t}, {s}, 1"));
+                    self.ins(g, format_args!("setp.ne.b{w} {d}, {t}, 0"));
                 } else if from == I64 {
-                    self.ins(g, &format!("cvt.u32.u64 {d}, {s}"));
+                    self.ins(g, format_args!("cvt.u32.u64 {d}, {s}"));
                 } else {
                     // The low bits are already there; the upper ones are free.
-                    self.ins(g, &format!("mov.b32 {d}, {s}"));
+                    self.ins(g, format_args!("mov.b32 {d}, {s}"));
                 }
             }
             FToS | FToU => {
@@ -1219,20 +1228,20 @@ impl<'a> Emitter<'a> {
                 let f = float_name(from);
                 let nan = self.tmp(RegClass::Pred);
                 let t = self.tmp(to.class());
-                self.ins("", &format!("testp.notanumber.{f} {nan}, {s}"));
-                self.ins("", &format!("cvt.rzi.{k}{w}.{f} {t}, {s}"));
+                self.ins("", format_args!("testp.notanumber.{f} {nan}, {s}"));
+                self.ins("", format_args!("cvt.rzi.{k}{w}.{f} {t}, {s}"));
                 if matches!(to, I8 | I16) {
                     let bits = to.bits();
                     if signed {
                         let lo = -(1i64 << (bits - 1));
                         let hi = (1i64 << (bits - 1)) - 1;
-                        self.ins("", &format!("max.s32 {t}, {t}, {lo}"));
-                        self.ins("", &format!("min.s32 {t}, {t}, {hi}"));
+                        self.ins("", format_args!("max.s32 {t}, {t}, {lo}"));
+                        self.ins("", format_args!("min.s32 {t}, {t}, {hi}"));
                     } else {
-                        self.ins("", &format!("min.u32 {t}, {t}, {}", (1u32 << bits) - 1));
+                        self.ins("", format_args!("min.u32 {t}, {t}, {}", (1u32 << bits) - 1));
                     }
                 }
-                self.ins(g, &format!("selp.b{w} {d}, 0, {t}, {nan}"));
+                self.ins(g, format_args!("selp.b{w} {d}, 0, {t}, {nan}"));
             }
             SToF | UToF => {
                 let signed = op == SToF;
@@ -1241,21 +1250,21 @@ impl<'a> Emitter<'a> {
                 let v = self.widen(s, from, ext);
                 self.ins(
                     g,
-                    &format!("cvt.rn.{}.{k}{} {d}, {v}", float_name(to), width(from)),
+                    format_args!("cvt.rn.{}.{k}{} {d}, {v}", float_name(to), width(from)),
                 );
             }
             FExt => {
                 let t = self.tmp(RegClass::B64);
-                self.ins("", &format!("cvt.f64.f32 {t}, {s}"));
+                self.ins("", format_args!("cvt.f64.f32 {t}, {s}"));
                 self.canonicalize(g, F64, &d, &t);
             }
             FTrunc => {
                 let t = self.tmp(RegClass::B32);
-                self.ins("", &format!("cvt.rn.f32.f64 {t}, {s}"));
+                self.ins("", format_args!("cvt.rn.f32.f64 {t}, {s}"));
                 self.canonicalize(g, F32, &d, &t);
             }
             Bitcast => {
-                self.ins(g, &format!("mov.{} {d}, {s}", bits_name(to)));
+                self.ins(g, format_args!("mov.{} {d}, {s}", bits_name(to)));
             }
         }
         Ok(())
@@ -1306,19 +1315,21 @@ impl<'a> Emitter<'a> {
         if space == AddrSpace::Local {
             let old = self.tmp(class);
             let new = self.tmp(class);
-            self.ins(g, &format!("ld.local.u{w} {old}, {a}"));
+            self.ins(g, format_args!("ld.local.u{w} {old}, {a}"));
             match (op, &r) {
                 (None, Some(r)) => {
                     let p = self.tmp(RegClass::Pred);
-                    self.ins("", &format!("setp.eq.b{w} {p}, {old}, {x}"));
-                    self.ins("", &format!("selp.b{w} {new}, {r}, {old}, {p}"));
+                    self.ins("", format_args!("setp.eq.b{w} {p}, {old}, {x}"));
+                    self.ins("", format_args!("selp.b{w} {new}, {r}, {old}, {p}"));
                 }
-                (Some(AtomicRmwOp::Xchg), _) => self.ins("", &format!("mov.b{w} {new}, {x}")),
-                (Some(AtomicRmwOp::Add), _) => self.ins("", &format!("add.s{w} {new}, {old}, {x}")),
-                _ => self.ins("", &format!("{opname}.{k}{w} {new}, {old}, {x}")),
+                (Some(AtomicRmwOp::Xchg), _) => self.ins("", format_args!("mov.b{w} {new}, {x}")),
+                (Some(AtomicRmwOp::Add), _) => {
+                    self.ins("", format_args!("add.s{w} {new}, {old}, {x}"))
+                }
+                _ => self.ins("", format_args!("{opname}.{k}{w} {new}, {old}, {x}")),
             }
-            self.ins(g, &format!("st.local.u{w} {a}, {new}"));
-            self.ins(g, &format!("mov.b{w} {d}, {old}"));
+            self.ins(g, format_args!("st.local.u{w} {a}, {new}"));
+            self.ins(g, format_args!("mov.b{w} {d}, {old}"));
             return Ok(());
         }
         let scope = if space == AddrSpace::Global {
@@ -1327,26 +1338,26 @@ impl<'a> Emitter<'a> {
             "cta"
         };
         let sp = space_name(space);
-        self.ins(g, &format!("fence.sc.{scope}"));
+        self.ins(g, format_args!("fence.sc.{scope}"));
         let operands = match r {
-            Some(r) => format!("{x}, {r}"),
+            Some(r) => name!("{x}, {r}"),
             None => x,
         };
         self.ins(
             g,
-            &format!("atom.acq_rel.{scope}.{sp}.{opname}.{k}{w} {d}, {a}, {operands}"),
+            format_args!("atom.acq_rel.{scope}.{sp}.{opname}.{k}{w} {d}, {a}, {operands}"),
         );
         Ok(())
     }
 
     /// The PTX memory operand of an MIR address in `space`.
-    fn address(&mut self, space: AddrSpace, addr: Address) -> Result<String> {
+    fn address(&mut self, space: AddrSpace, addr: Address) -> Result<Name> {
         let off = addr.offset;
         let with_off = |base: &str| {
             if off == 0 {
-                format!("[{base}]")
+                name!("[{base}]")
             } else {
-                format!("[{base}+{off}]")
+                name!("[{base}+{off}]")
             }
         };
         Ok(match space {
@@ -1358,8 +1369,8 @@ impl<'a> Emitter<'a> {
                 None => {
                     // PTX takes no immediate global addresses.
                     let t = self.tmp(RegClass::B64);
-                    self.ins("", &format!("mov.b64 {t}, {}", off as i64));
-                    format!("[{t}]")
+                    self.ins("", format_args!("mov.b64 {t}, {}", off as i64));
+                    name!("[{t}]")
                 }
             },
             AddrSpace::Shared | AddrSpace::Local => {
@@ -1374,7 +1385,7 @@ impl<'a> Emitter<'a> {
                     Some(b) => {
                         let b = self.reg(b, RegClass::B32)?;
                         let t = self.tmp(RegClass::B32);
-                        self.ins("", &format!("add.u32 {t}, {base}, {b}"));
+                        self.ins("", format_args!("add.u32 {t}, {base}, {b}"));
                         with_off(&t)
                     }
                     None => with_off(var),
@@ -1385,8 +1396,8 @@ impl<'a> Emitter<'a> {
 }
 
 /// The label of `block`.
-fn label(block: MBlock) -> String {
-    format!("$Lbb{}", block.as_u32())
+fn label(block: MBlock) -> Name {
+    Name::numbered("$Lbb", block.as_u32())
 }
 
 /// The PTX register type of a class.
@@ -1468,13 +1479,13 @@ fn mask(v: u64, bits: u32) -> u64 {
     }
 }
 
-fn mask_hex(bits: u32) -> String {
-    format!("{:#X}", mask(u64::MAX, bits)).replace("0X", "0x")
+fn mask_hex(bits: u32) -> Name {
+    name!("0x{:X}", mask(u64::MAX, bits))
 }
 
 /// An integer immediate of type `ty` as a PTX literal of the instruction's width (32 bits
 /// for sub-word types, widened as `ext` says).
-fn int_imm(bits: u64, ty: MType, ext: Ext) -> String {
+fn int_imm(bits: u64, ty: MType, ext: Ext) -> Name {
     let b = ty.bits().max(1);
     let m = mask(bits, b);
     let v = match (ty, ext) {
@@ -1485,11 +1496,11 @@ fn int_imm(bits: u64, ty: MType, ext: Ext) -> String {
         _ => m,
     };
     if v < 10 {
-        format!("{v}")
+        name!("{v}")
     } else if width(ty) == 64 {
-        format!("0x{v:016X}")
+        name!("0x{v:016X}")
     } else {
-        format!("0x{v:08X}")
+        name!("0x{v:08X}")
     }
 }
 

@@ -77,6 +77,7 @@
 
 mod emit;
 mod isa;
+mod name;
 pub mod ptxas;
 
 pub use isa::PtxIsa;

@@ -1,0 +1,181 @@
+//! Short pieces of PTX text built without allocating: register, temporary and label names,
+//! immediates, guard prefixes and memory operands.
+//!
+//! The emitter names several operands for every machine instruction. Formatting each into a
+//! `String` of its own made allocation and freeing a large share of emission time, so
+//! operand names are kept inline in a [`Name`] (a fixed buffer on the stack) and each PTX
+//! line is written straight into the body with `format_args!`. A name longer than the
+//! buffer (only a memory operand with a large offset comes close) falls back to the heap,
+//! so the result is the same text in every case.
+
+use core::fmt::{self, Write};
+use core::ops::Deref;
+
+/// Bytes kept inline: the longest common names are 64-bit immediates such as
+/// `0x00000000FFFFFFFF` (18 bytes) and memory operands such as `[%rd12+1024]`.
+const INLINE: usize = 30;
+
+/// A short piece of PTX text, inline when it fits.
+#[derive(Clone)]
+pub(super) enum Name {
+    /// The text is `buf[..len]`.
+    Inline { len: u8, buf: [u8; INLINE] },
+    /// Text that did not fit.
+    Heap(String),
+}
+
+impl Name {
+    /// The text `args` formats to.
+    pub(super) fn format(args: fmt::Arguments<'_>) -> Name {
+        if let Some(s) = args.as_str() {
+            return Name::from(s);
+        }
+        let mut w = InlineWriter {
+            len: 0,
+            buf: [0; INLINE],
+        };
+        if w.write_fmt(args).is_ok() {
+            Name::Inline {
+                len: w.len as u8,
+                buf: w.buf,
+            }
+        } else {
+            Name::Heap(std::fmt::format(args))
+        }
+    }
+
+    /// `prefix` followed by the decimal digits of `n` (a register, temporary or label name),
+    /// written directly: the most frequent names skip the formatting machinery.
+    pub(super) fn numbered(prefix: &str, n: u32) -> Name {
+        let mut digits = [0u8; 10];
+        let mut i = digits.len();
+        let mut m = n;
+        loop {
+            i -= 1;
+            digits[i] = b'0' + (m % 10) as u8;
+            m /= 10;
+            if m == 0 {
+                break;
+            }
+        }
+        let len = prefix.len() + digits.len() - i;
+        if len > INLINE {
+            return Name::Heap(format!("{prefix}{n}"));
+        }
+        let mut buf = [0; INLINE];
+        buf[..prefix.len()].copy_from_slice(prefix.as_bytes());
+        buf[prefix.len()..len].copy_from_slice(&digits[i..]);
+        Name::Inline {
+            len: len as u8,
+            buf,
+        }
+    }
+
+    /// The text.
+    pub(super) fn as_str(&self) -> &str {
+        match self {
+            // Only whole `&str`s are copied in, so the bytes are valid UTF-8; the fallback
+            // keeps this total without `unsafe`.
+            Name::Inline { len, buf } => core::str::from_utf8(&buf[..*len as usize]).unwrap_or(""),
+            Name::Heap(s) => s,
+        }
+    }
+}
+
+impl From<&str> for Name {
+    fn from(s: &str) -> Name {
+        if s.len() <= INLINE {
+            let mut buf = [0; INLINE];
+            buf[..s.len()].copy_from_slice(s.as_bytes());
+            Name::Inline {
+                len: s.len() as u8,
+                buf,
+            }
+        } else {
+            Name::Heap(s.to_string())
+        }
+    }
+}
+
+/// Formats into a fixed buffer; fails when the text does not fit.
+struct InlineWriter {
+    len: usize,
+    buf: [u8; INLINE],
+}
+
+impl Write for InlineWriter {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        let end = self.len + s.len();
+        if end > INLINE {
+            return Err(fmt::Error);
+        }
+        self.buf[self.len..end].copy_from_slice(s.as_bytes());
+        self.len = end;
+        Ok(())
+    }
+}
+
+impl Deref for Name {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl fmt::Display for Name {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl fmt::Debug for Name {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
+impl PartialEq<&str> for Name {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+/// A [`Name`] formatted like `format!`.
+macro_rules! name {
+    ($($arg:tt)*) => {
+        $crate::isa::ptx::name::Name::format(format_args!($($arg)*))
+    };
+}
+pub(super) use name;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_names_stay_inline_and_long_ones_move_to_the_heap() {
+        let r = name!("%rd{}", 12);
+        assert!(matches!(r, Name::Inline { .. }));
+        assert_eq!(r.as_str(), "%rd12");
+        assert_eq!(format!("[{r}+8]"), "[%rd12+8]");
+        let long = name!("[{}+{}]", "%wl_lbase_very_long_name", i64::MIN);
+        assert!(matches!(long, Name::Heap(_)));
+        assert_eq!(
+            long.as_str(),
+            format!("[%wl_lbase_very_long_name+{}]", i64::MIN)
+        );
+        let exact = Name::from("x".repeat(INLINE).as_str());
+        assert!(matches!(exact, Name::Inline { .. }));
+        assert_eq!(exact.len(), INLINE);
+        assert_eq!(name!("plain"), "plain");
+        for n in [0, 7, 10, 99, 12345, u32::MAX] {
+            assert_eq!(Name::numbered("%rd", n).as_str(), format!("%rd{n}"));
+        }
+        let long_prefix = "p".repeat(INLINE - 2);
+        assert_eq!(
+            Name::numbered(&long_prefix, 123).as_str(),
+            format!("{long_prefix}123")
+        );
+    }
+}
