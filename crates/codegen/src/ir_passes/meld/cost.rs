@@ -26,10 +26,13 @@
 //! in a warp, and then the warp runs one side, not both. So the time compared is the
 //! expectation with the branch divergent half the time ([`DIVERGENT_SHARE`]) and uniform
 //! (either way, equally) otherwise: melding must beat the average of running both sides
-//! and running one. A branch whose condition is a function of the lane index alone is
-//! evaluated lane by lane ([`divergent_share`]): SB1's lane parity and SB4's lane modulo 3
-//! split every warp, so those branches diverge every time, and halving their gain would
-//! decline melds the emulator measures faster (the paper's -R variants).
+//! and running one. A branch whose condition is a function of the thread index and the
+//! block size is evaluated lane by lane ([`divergent_share`]) at the block sizes the
+//! pass considers: SB1's lane parity and SB4's lane modulo 3 split every warp, so those
+//! branches diverge every time (halving their gain would decline melds the emulator
+//! measures faster, the paper's -R variants); SRAD's tile edges split one warp of a
+//! block and leave the others all false, and its tile corners, on a uniform row test
+//! too, fewer still, so melding what they guard pays in fewer warps than half.
 
 use crate::converge::cost::{
     ALU_LATENCY, GLOBAL_LATENCY, MUL_LATENCY, SFU_LATENCY, SHARED_LATENCY,

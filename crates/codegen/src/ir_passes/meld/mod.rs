@@ -27,8 +27,9 @@
 //! 1. **Meldable divergent regions** ([`region`], Section IV-B, Definition 5): a block
 //!    ending in a divergent `brif` (by [`warplift_ir::divergence`]) whose successors do
 //!    not post-dominate each other; each side, up to the branch's immediate
-//!    post-dominator, is a closed acyclic subgraph. Simplification splits an edge into a
-//!    side that takes arguments.
+//!    post-dominator, is a closed subgraph, whose cycles each lie inside one SESE
+//!    subgraph of its chain (loops meld with isomorphic loops). Simplification splits an
+//!    edge into a side that takes arguments, or straight into a loop header.
 //! 2. **SESE subgraphs** ([`subgraph`], Definitions 3 and 6): each side is cut into a
 //!    chain of single blocks and simple regions ordered by post-dominance; two
 //!    subgraphs are meldable when both are single blocks or they are isomorphic, or when
@@ -65,9 +66,10 @@
 //! ([`cost::Timing`]) times a warp through the two sides as they are and through the
 //! melded code as [`codegen`] will make it (selects, address arithmetic, unpredication
 //! branches and exits included), as the emulator issues instructions, expecting the
-//! branch to diverge half the time — every time when its condition is a function of the
-//! lane index alone that splits every warp ([`cost::divergent_share`]): the pair is
-//! melded only when that is faster and
+//! branch to diverge half the time — or, when its condition is a function of the
+//! thread index and the block size, as often as it splits a warp at the block sizes
+//! the pass considers ([`cost::divergent_share`]): the pair is melded only when that is
+//! faster and
 //! takes no more issue slots, or the region is left unchanged. With `meld_threshold=0`
 //! every meldable pair that aligns at least one instruction (or two empty blocks) is
 //! melded, profitable or not, as the paper's sensitivity study does. Once every region is
