@@ -71,8 +71,8 @@
 //! the pass considers ([`cost::divergent_share`]): the pair is melded only when that is
 //! faster and
 //! takes no more issue slots, or the region is left unchanged. With `meld_threshold=0`
-//! every meldable pair that aligns at least one instruction (or two empty blocks) is
-//! melded, profitable or not, as the paper's sensitivity study does. Once every region is
+//! every meldable pair that aligns at least one instruction (or two empty blocks whose
+//! sides go on to the same blocks) is melded, profitable or not, as the paper's sensitivity study does. Once every region is
 //! melded, each melded region's chain of jumps is merged into straight-line blocks.
 //!
 //! The `meld_branch_fusion` setting restricts melding to diamonds whose arms are single
@@ -319,7 +319,8 @@ pub fn meld(func: &mut Function, opts: &Options) -> Stats {
 fn simplify(func: &mut Function) {
     let cfg = ControlFlowGraph::compute(&*func);
     let domtree = DominatorTree::compute(&cfg);
-    let divergence = Divergence::compute(func);
+    // Computed only if some branch goes straight into a loop header.
+    let mut divergence: Option<Divergence> = None;
     let blocks: Vec<Block> = func.layout.blocks().to_vec();
     for b in blocks {
         let Some(t) = func.terminator(b) else {
@@ -345,7 +346,9 @@ fn simplify(func: &mut Function) {
                     .preds(d)
                     .iter()
                     .all(|&p| p == b || domtree.dominates(d, p))
-                && divergence.is_divergent_branch(b);
+                && divergence
+                    .get_or_insert_with(|| Divergence::compute(func))
+                    .is_divergent_branch(b);
             if (cfg.preds(d) == [b] && !func.dfg.block_params(d).is_empty()) || header {
                 region::split_edge(func, b, k);
             }
@@ -411,9 +414,9 @@ fn meld_region(
         if opts.branch_fusion || ct[i].is_cyclic(cfg) || cf[j].is_cyclic(cfg) {
             return None;
         }
-        replicate::plan(func, &ct[i], &cf[j])
+        replicate::plan(func, &ct[i], &cf[j], &st.blocks)
             .map(|p| (0, p))
-            .or_else(|| replicate::plan(func, &cf[j], &ct[i]).map(|p| (1, p)))
+            .or_else(|| replicate::plan(func, &cf[j], &ct[i], &sf.blocks).map(|p| (1, p)))
     };
     let score = |func: &Function, i: usize, j: usize| {
         if too_big(func, &ct[i]) || too_big(func, &cf[j]) {

@@ -75,7 +75,15 @@ pub fn undo(func: &mut Function, rep: &Replica) {
 }
 
 /// Can `single` (a one-block subgraph) be melded into `region` by replication, and where?
-pub fn plan(func: &Function, single: &Subgraph, region: &Subgraph) -> Option<Plan> {
+/// `side` holds the blocks of `single`'s side: every block `A` dominates is among them
+/// (the region's join is reached by the other side too), so only they can read `A`'s
+/// results.
+pub fn plan(
+    func: &Function,
+    single: &Subgraph,
+    region: &Subgraph,
+    side: &HashSet<Block>,
+) -> Option<Plan> {
     if !single.is_block() || region.is_block() {
         return None;
     }
@@ -89,14 +97,15 @@ pub fn plan(func: &Function, single: &Subgraph, region: &Subgraph) -> Option<Pla
     if !jump_out(a, single.next) || !func.dfg.block_params(region.entry).is_empty() {
         return None;
     }
-    // `A`'s results are read only inside `A` (its jump's arguments included).
+    // `A`'s results are read only inside `A` (its jump's arguments included). Looking at
+    // the side only keeps the pass linear in the kernel's size.
     let results: HashSet<Value> = func
         .layout
         .block_insts(a)
         .iter()
         .filter_map(|&i| func.dfg.inst_result(i))
         .collect();
-    let escapes = func.layout.blocks().iter().any(|&b| {
+    let escapes = side.iter().any(|&b| {
         b != a
             && func
                 .layout
