@@ -20,7 +20,7 @@
 //!   the paper's longer version). Barriers never align.
 
 use super::cost::{latency, BRANCH_LATENCY, SELECT_LATENCY};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use warplift_ir::{Block, Function, Inst, InstructionData, Opcode, Value, ValueDef};
 
 /// One step of an instruction alignment.
@@ -138,9 +138,18 @@ pub fn offsets_differ(func: &Function, a: Inst, b: Inst) -> bool {
 }
 
 /// The number of operands of `a` and `b` that will need a `select`: those that differ,
-/// except results of instructions of the two blocks with the same opcode (likely melded
-/// themselves, as the paper's Fig. 3b case c).
-fn selects_needed(func: &Function, a: Inst, b: Inst, local: &HashSet<Inst>) -> u32 {
+/// except values melding makes one (`same`: parameters of corresponding blocks, results
+/// of instructions aligned in the blocks before, as a melded loop's header parameters
+/// in its body) and results of instructions of the two blocks with the same opcode
+/// (likely melded themselves, as the paper's Fig. 3b case c).
+fn selects_needed(
+    func: &Function,
+    a: Inst,
+    b: Inst,
+    local: &HashSet<Inst>,
+    same: &HashMap<Value, Value>,
+    cond: Value,
+) -> u32 {
     let local_kind = |v: Value| match func.dfg.value_def(v) {
         ValueDef::Result(i) if local.contains(&i) => Some(func.inst(i).opcode()),
         _ => None,
@@ -149,16 +158,39 @@ fn selects_needed(func: &Function, a: Inst, b: Inst, local: &HashSet<Inst>) -> u
         .args()
         .iter()
         .zip(func.inst(b).args())
-        .filter(|&(&x, &y)| x != y && (local_kind(x).is_none() || local_kind(x) != local_kind(y)))
+        .filter(|&(&x, &y)| {
+            x != y
+                && same.get(&x) != Some(&y)
+                && !(at_entry(func, cond) && at_entry(func, x) && at_entry(func, y))
+                && (local_kind(x).is_none() || local_kind(x) != local_kind(y))
+        })
         .count() as u32
 }
 
 /// The score of aligning `a` with `b` (`None`: incompatible).
-fn pair_score(func: &Function, a: Inst, b: Inst, local: &HashSet<Inst>) -> Option<i32> {
+fn pair_score(
+    func: &Function,
+    a: Inst,
+    b: Inst,
+    local: &HashSet<Inst>,
+    same: &HashMap<Value, Value>,
+    cond: Value,
+) -> Option<i32> {
     compatible(func, a, b).then(|| {
-        let extra = selects_needed(func, a, b, local) + 2 * u32::from(offsets_differ(func, a, b));
+        let extra = selects_needed(func, a, b, local, same, cond)
+            + 2 * u32::from(offsets_differ(func, a, b));
         latency(func.inst(a)) as i32 - (extra * SELECT_LATENCY) as i32
     })
+}
+
+/// Is `v` defined in the kernel's entry block (a select or address of such values alone
+/// is placed there by melding, run once)?
+pub fn at_entry(func: &Function, v: Value) -> bool {
+    let entry = func.layout.entry_block();
+    match func.dfg.value_def(v) {
+        ValueDef::Result(i) => func.layout.inst_block(i) == entry,
+        ValueDef::Param(b, _) => Some(b) == entry,
+    }
 }
 
 /// The instructions of `block` without its terminator.
@@ -172,8 +204,18 @@ pub fn body(func: &Function, block: Block) -> Vec<Inst> {
 
 /// The Smith–Waterman (Gotoh) alignment of the bodies `a` and `b`, as steps covering
 /// every instruction of both in order: the instructions before and after the best local
-/// alignment are gaps.
-pub fn align_insts(func: &Function, a: &[Inst], b: &[Inst]) -> Vec<Step> {
+/// alignment are gaps. `same` maps values of `a`'s side to the values of `b`'s side that
+/// melding makes one with them (they need no select); `cond` is the region's condition
+/// (a select of it on values of the kernel's entry block is placed there, run once, so
+/// it costs nothing in the melded block: LUD's loop bounds `BLOCK_SIZE / 2` and
+/// `BLOCK_SIZE`).
+pub fn align_insts(
+    func: &Function,
+    a: &[Inst],
+    b: &[Inst],
+    same: &HashMap<Value, Value>,
+    cond: Value,
+) -> Vec<Step> {
     let open = 2 * BRANCH_LATENCY as i32;
     let (n, m) = (a.len(), b.len());
     let w = m + 1;
@@ -189,7 +231,7 @@ pub fn align_insts(func: &Function, a: &[Inst], b: &[Inst]) -> Vec<Step> {
             let k = i * w + j;
             e[k] = (h[k - w] - open).max(e[k - w]);
             f[k] = (h[k - 1] - open).max(f[k - 1]);
-            let s = pair_score(func, a[i - 1], b[j - 1], &local);
+            let s = pair_score(func, a[i - 1], b[j - 1], &local, same, cond);
             sc[k] = s;
             let diag = s.map_or(NEG, |s| h[k - w - 1] + s);
             h[k] = 0.max(diag).max(e[k]).max(f[k]);

@@ -22,7 +22,14 @@
 //!
 //! Pre-processing: a value defined on one side before the subgraph (no longer dominating
 //! its uses once both sides flow into `m`) becomes a parameter of the melded entry, with a
-//! zero from the other side (the paper's Fig. 5).
+//! zero from the other side (the paper's Fig. 5); when the subgraphs are loops, their
+//! back edges to the melded entry pass those parameters on unchanged.
+//!
+//! Melded loops need nothing more: a lane runs the melded loop exactly as its own
+//! side's loop, every condition and operand selected from its side, so it leaves the
+//! loop at its own side's exit, on its own turn (the lanes of the two sides may iterate
+//! different numbers of times; a lane that has left is inactive until the exit's
+//! reconvergence). Unaligned instructions stay under a branch on `c`, as anywhere.
 
 use super::align::{address, body, offset_mut, Step};
 use super::cost::{latency, BRANCH_LATENCY};
@@ -476,9 +483,13 @@ pub fn meld(
         }
     }
     let mut extra_args: [Vec<Value>; 2] = [Vec::new(), Vec::new()];
+    // The melded entry's parameters for carried values, which a back edge to the entry
+    // (the subgraphs are loops) passes on unchanged.
+    let mut carried_params: Vec<Value> = Vec::new();
     for &(side, v) in &carried {
         let ty = m.func.dfg.value_type(v);
         let p = m.func.dfg.append_block_param(entry, ty);
+        carried_params.push(p);
         let z = m.zero(ty);
         for (k, args) in extra_args.iter_mut().enumerate() {
             args.push(if k == side { v } else { z });
@@ -527,6 +538,9 @@ pub fn meld(
             data.map_values(|v| m.map.get(&v).copied().unwrap_or(v));
             for call in data.branch_destinations_mut() {
                 if let Some(&target) = melded.get(&call.block) {
+                    if call.block == st.entry || call.block == sf.entry {
+                        call.args.extend_from_slice(&carried_params);
+                    }
                     call.block = target;
                 } else {
                     // Out of the subgraph: past blocks that only jump on.
@@ -587,7 +601,7 @@ pub fn meld(
             let (rt, rf) = (resolve(m.func, ct), resolve(m.func, cf));
             if in_sub[0].contains(&ct.block) {
                 // Into a block only one side's lanes run: that side's arguments.
-                let args: Vec<Value> = if sides.absent.contains(&ct.block) {
+                let mut args: Vec<Value> = if sides.absent.contains(&ct.block) {
                     af
                 } else if sides.absent.contains(&cf.block) {
                     at
@@ -597,6 +611,10 @@ pub fn meld(
                         .map(|(&x, &y)| m.select(cur, x, y))
                         .collect()
                 };
+                if ct.block == st.entry {
+                    // A back edge of melded loops: the carried values go round.
+                    args.extend_from_slice(&carried_params);
+                }
                 new_dests.push(BlockCall::new(melded[&ct.block], args));
             } else if rt.block == rf.block {
                 // Both sides continue at the same block (the region's join, perhaps

@@ -26,16 +26,20 @@
 //! in a warp, and then the warp runs one side, not both. So the time compared is the
 //! expectation with the branch divergent half the time ([`DIVERGENT_SHARE`]) and uniform
 //! (either way, equally) otherwise: melding must beat the average of running both sides
-//! and running one. A branch whose condition is a function of the lane index alone is
-//! evaluated lane by lane ([`divergent_share`]): SB1's lane parity and SB4's lane modulo 3
-//! split every warp, so those branches diverge every time, and halving their gain would
-//! decline melds the emulator measures faster (the paper's -R variants).
+//! and running one. A branch whose condition is a function of the thread index and the
+//! block size is evaluated lane by lane ([`divergent_share`]) at the block sizes the
+//! pass considers: SB1's lane parity and SB4's lane modulo 3 split every warp, so those
+//! branches diverge every time (halving their gain would decline melds the emulator
+//! measures faster, the paper's -R variants); SRAD's tile edges split one warp of a
+//! block and leave the others all false, and its tile corners, on a uniform row test
+//! too, fewer still, so melding what they guard pays in fewer warps than half.
 
 use crate::converge::cost::{
     ALU_LATENCY, GLOBAL_LATENCY, MUL_LATENCY, SFU_LATENCY, SHARED_LATENCY,
 };
 use std::collections::HashMap;
-use warplift_ir::cfg::DominatorTree;
+use warplift_ir::cfg::{ControlFlowGraph, DominatorTree};
+use warplift_ir::divergence::Divergence;
 use warplift_ir::{
     AddrSpace, Block, Dim, Function, Inst, InstructionData, Opcode, Value, ValueDef,
 };
@@ -204,59 +208,174 @@ impl Timing {
     }
 }
 
-/// The expected time of a region's code given the share of its executions in which the
-/// branch diverges, and its time when the branch diverges and when all lanes go the
-/// first or the second way.
-pub fn expected(share: f64, divergent: u64, first: u64, second: u64) -> f64 {
-    share * divergent as f64 + (1.0 - share) * (first + second) as f64 / 2.0
+/// How a warp that runs a region's branch finds it: divergent, or all its lanes going
+/// the first way, or all the second way (shares of the region's executions, summing to 1).
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct Shares {
+    /// The share of executions in which the branch diverges within the warp.
+    pub divergent: f64,
+    /// The share in which every lane takes the first (true) side.
+    pub first: f64,
+    /// The share in which every lane takes the second (false) side.
+    pub second: f64,
 }
 
-/// The threads whose branch conditions [`divergent_share`] evaluates: eight warps of 32.
-const LANES: u64 = 256;
+impl Shares {
+    /// What the divergence analysis alone says (the branch *may* diverge): divergent
+    /// [`DIVERGENT_SHARE`] of the time, uniform either way equally otherwise.
+    pub const UNKNOWN: Shares = Shares {
+        divergent: DIVERGENT_SHARE,
+        first: (1.0 - DIVERGENT_SHARE) / 2.0,
+        second: (1.0 - DIVERGENT_SHARE) / 2.0,
+    };
+
+    /// The expected time of a region's code given its time when the branch diverges and
+    /// when all lanes go the first or the second way.
+    pub fn expected(&self, divergent: u64, first: u64, second: u64) -> f64 {
+        self.divergent * divergent as f64 + self.first * first as f64 + self.second * second as f64
+    }
+}
+
+/// The block sizes at which [`divergent_share`] evaluates a condition on the thread
+/// index: the pass does not know the launch's block size, and the tile sizes of the
+/// paper's benchmarks (and of SRAD and LUD in the corpus) range over these.
+const BLOCKS: [u64; 5] = [16, 32, 64, 128, 256];
 
 /// The warp width at which [`divergent_share`] looks for uniform warps (a warp of 64
 /// holds two of them, so it diverges whenever one of them does).
 const WARP: u64 = 32;
 
-/// The share of a region's executions in which its branch on `cond` diverges within a
-/// warp: 1 when `cond` is a function of the thread's x index and constants alone (SB1's
-/// lane parity, SB4's lane modulo 3) that takes both values, among the lanes that reach
-/// the branch, within every warp of the first eight that any lane reaches: those branches
-/// are divergent on every pass whatever the data. Otherwise [`DIVERGENT_SHARE`], the
-/// divergence analysis telling only that the branch *may* diverge. `guards` are the
-/// branches the region's entry is control dependent on, as [`guards`] finds them: a lane
-/// reaches the region only where each guard that is also a function of the thread index
-/// has the value given (the others cannot be evaluated and filter no lane).
-pub fn divergent_share(func: &Function, cond: Value, guards: &[(Value, bool)]) -> f64 {
-    let mut reached = false;
-    let every_warp = (0..LANES / WARP).all(|w| {
-        let mut seen = [false; 2];
-        for tid in w * WARP..(w + 1) * WARP {
-            let runs = guards
-                .iter()
-                .all(|&(g, want)| lane_value(func, g, tid, 0).is_none_or(|x| (x & 1 == 1) == want));
-            if !runs {
-                continue;
+/// How often the branch on `cond` diverges in a warp ([`Shares`]). When `cond` is a
+/// function of the thread's x index, the block's x size and constants alone (SB1's lane
+/// parity, SB4's lane modulo 3, SRAD's tile edges `tid == 0` and
+/// `tid == block_dim - 1`, LUD's `tid < block_dim / 2`), it is evaluated lane by lane at
+/// each block size of [`BLOCKS`], among the lanes that reach the branch, in every warp
+/// of [`WARP`] lanes: the shares are those of the warps that split, that are all true and
+/// that are all false, averaged over the block sizes. SB1's parity splits every warp
+/// (divergent every time); SRAD's `tid == 0` splits one warp of a block and leaves the
+/// others all false, so melding its sides pays in that warp only and costs in the others.
+/// A condition `u & p` or `u | p` whose operand `u` is uniform (by `divergence`; SRAD's
+/// corner tests, `y == 0 & tid == 0`, on the row a loop walks) and `p` such a function
+/// is `p` when `u` lets it decide, half of the time, and uniform otherwise. Any other
+/// condition has [`Shares::UNKNOWN`]. `guards` are the branches the region's entry is
+/// control dependent on, as [`guards`] finds them: a lane reaches the region only where
+/// each guard that is also such a function has the value given (the others cannot be
+/// evaluated and filter no lane).
+pub fn divergent_share(
+    func: &Function,
+    divergence: &Divergence,
+    cond: Value,
+    guards: &[(Value, bool)],
+) -> Shares {
+    let probe = Lane {
+        tid: 0,
+        bdim: BLOCKS[0],
+    };
+    // The lane part of the condition, and the uniform operand with which it is combined
+    // (`true` for `&`, `false` for `|`).
+    let (lane_part, uniform) = if lane_value(func, cond, probe, 0).is_some() {
+        (cond, None)
+    } else {
+        let ValueDef::Result(inst) = func.dfg.value_def(cond) else {
+            return Shares::UNKNOWN;
+        };
+        let InstructionData::Binary { opcode, args } = *func.inst(inst) else {
+            return Shares::UNKNOWN;
+        };
+        let and = match opcode {
+            Opcode::Band => true,
+            Opcode::Bor => false,
+            _ => return Shares::UNKNOWN,
+        };
+        if func.dfg.value_type(cond).bits() != 1 {
+            return Shares::UNKNOWN;
+        }
+        let lane = |v: Value| lane_value(func, v, probe, 0).is_some();
+        let part = match (lane(args[0]), lane(args[1])) {
+            (true, false) if divergence.is_uniform(args[1]) => args[0],
+            (false, true) if divergence.is_uniform(args[0]) => args[1],
+            _ => return Shares::UNKNOWN,
+        };
+        (part, Some(and))
+    };
+    let (mut sum, mut sizes) = ([0.0f64; 3], 0u32);
+    for bdim in BLOCKS {
+        // Warps that split, that are all true, all false.
+        let mut count = [0u64; 3];
+        for w in 0..bdim.div_ceil(WARP) {
+            let mut seen = [false; 2];
+            for tid in w * WARP..((w + 1) * WARP).min(bdim) {
+                let lane = Lane { tid, bdim };
+                let runs = guards.iter().all(|&(g, want)| {
+                    lane_value(func, g, lane, 0).is_none_or(|x| (x & 1 == 1) == want)
+                });
+                if !runs {
+                    continue;
+                }
+                match lane_value(func, lane_part, lane, 0) {
+                    Some(x) => seen[usize::from(x & 1 == 1)] = true,
+                    None => return Shares::UNKNOWN,
+                }
             }
-            match lane_value(func, cond, tid, 0) {
-                Some(x) => seen[usize::from(x & 1 == 1)] = true,
-                None => return false,
+            match seen {
+                [true, true] => count[0] += 1,
+                [false, true] => count[1] += 1,
+                [true, false] => count[2] += 1,
+                [false, false] => {}
             }
         }
-        reached |= seen != [false, false];
-        seen == [true, true] || seen == [false, false]
-    });
-    if every_warp && reached {
-        1.0
-    } else {
-        DIVERGENT_SHARE
+        let reached: u64 = count.iter().sum();
+        if reached > 0 {
+            sizes += 1;
+            for (s, c) in sum.iter_mut().zip(count) {
+                *s += c as f64 / reached as f64;
+            }
+        }
+    }
+    if sizes == 0 {
+        return Shares::UNKNOWN;
+    }
+    let [d, t, f] = sum.map(|s| s / f64::from(sizes));
+    match uniform {
+        None => Shares {
+            divergent: d,
+            first: t,
+            second: f,
+        },
+        // `u & p`: all false when `u` is; `p` otherwise.
+        Some(true) => Shares {
+            divergent: 0.5 * d,
+            first: 0.5 * t,
+            second: 0.5 + 0.5 * f,
+        },
+        // `u | p`: all true when `u` is; `p` otherwise.
+        Some(false) => Shares {
+            divergent: 0.5 * d,
+            first: 0.5 + 0.5 * t,
+            second: 0.5 * f,
+        },
     }
 }
 
+/// A thread, for [`lane_value`]: its x index and its block's x size.
+#[derive(Copy, Clone, Debug)]
+struct Lane {
+    tid: u64,
+    bdim: u64,
+}
+
 /// The branches that decide whether `block` runs: for each block `D` that dominates it
-/// and ends in a two-way branch one of whose successors dominates `block` and the other
-/// not, that branch's condition and the value it must have.
-pub fn guards(func: &Function, domtree: &DominatorTree<Block>, block: Block) -> Vec<(Value, bool)> {
+/// and ends in a two-way branch, when one successor `S` dominates `block` and has `D` as
+/// its only predecessor (every path to `block` takes the edge `D → S`), that branch's
+/// condition and the value it must have. A successor that dominates `block` but is also
+/// reached from the other edge (the join of an if-then, SRAD's block after its
+/// `tid < 8` loads) decides nothing: lanes of both edges reach `block`.
+pub fn guards(
+    func: &Function,
+    cfg: &ControlFlowGraph<Block>,
+    domtree: &DominatorTree<Block>,
+    block: Block,
+) -> Vec<(Value, bool)> {
     let mut out = Vec::new();
     let mut d = block;
     while let Some(up) = domtree.idom(d) {
@@ -265,7 +384,9 @@ pub fn guards(func: &Function, domtree: &DominatorTree<Block>, block: Block) -> 
             continue;
         };
         if let InstructionData::Brif { arg, dests, .. } = func.inst(t) {
-            let on = |k: usize| domtree.dominates(dests[k].block, block);
+            let on = |k: usize| {
+                domtree.dominates(dests[k].block, block) && cfg.preds(dests[k].block) == [up]
+            };
             match (on(0), on(1)) {
                 (true, false) => out.push((*arg, true)),
                 (false, true) => out.push((*arg, false)),
@@ -276,9 +397,9 @@ pub fn guards(func: &Function, domtree: &DominatorTree<Block>, block: Block) -> 
     out
 }
 
-/// The value of `v` on the thread whose x index is `tid`, when `v` depends on that index
-/// and constants alone; `None` otherwise (or beyond a small depth).
-fn lane_value(func: &Function, v: Value, tid: u64, depth: u32) -> Option<u64> {
+/// The value of `v` on the thread `lane`, when `v` depends on the thread's x index, the
+/// block's x size and constants alone; `None` otherwise (or beyond a small depth).
+fn lane_value(func: &Function, v: Value, lane: Lane, depth: u32) -> Option<u64> {
     use warplift_ir::interp::ops;
     if depth > 16 {
         return None;
@@ -287,7 +408,7 @@ fn lane_value(func: &Function, v: Value, tid: u64, depth: u32) -> Option<u64> {
         return None;
     };
     let ty = func.dfg.value_type(v);
-    let arg = |a: Value| lane_value(func, a, tid, depth + 1);
+    let arg = |a: Value| lane_value(func, a, lane, depth + 1);
     match *func.inst(inst) {
         InstructionData::UnaryImm {
             opcode: Opcode::Iconst,
@@ -296,7 +417,11 @@ fn lane_value(func: &Function, v: Value, tid: u64, depth: u32) -> Option<u64> {
         InstructionData::Geometry {
             opcode: Opcode::ThreadId,
             dim: Dim::X,
-        } => Some(tid & ty.mask()),
+        } => Some(lane.tid & ty.mask()),
+        InstructionData::Geometry {
+            opcode: Opcode::BlockDim,
+            dim: Dim::X,
+        } => Some(lane.bdim & ty.mask()),
         InstructionData::Binary { opcode, args } => {
             ops::binary(opcode, ty, arg(args[0])?, arg(args[1])?)
         }

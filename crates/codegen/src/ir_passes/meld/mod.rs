@@ -27,8 +27,9 @@
 //! 1. **Meldable divergent regions** ([`region`], Section IV-B, Definition 5): a block
 //!    ending in a divergent `brif` (by [`warplift_ir::divergence`]) whose successors do
 //!    not post-dominate each other; each side, up to the branch's immediate
-//!    post-dominator, is a closed acyclic subgraph. Simplification splits an edge into a
-//!    side that takes arguments.
+//!    post-dominator, is a closed subgraph, whose cycles each lie inside one SESE
+//!    subgraph of its chain (loops meld with isomorphic loops). Simplification splits an
+//!    edge into a side that takes arguments, or straight into a loop header.
 //! 2. **SESE subgraphs** ([`subgraph`], Definitions 3 and 6): each side is cut into a
 //!    chain of single blocks and simple regions ordered by post-dominance; two
 //!    subgraphs are meldable when both are single blocks or they are isomorphic, or when
@@ -65,12 +66,13 @@
 //! ([`cost::Timing`]) times a warp through the two sides as they are and through the
 //! melded code as [`codegen`] will make it (selects, address arithmetic, unpredication
 //! branches and exits included), as the emulator issues instructions, expecting the
-//! branch to diverge half the time — every time when its condition is a function of the
-//! lane index alone that splits every warp ([`cost::divergent_share`]): the pair is
-//! melded only when that is faster and
+//! branch to diverge half the time — or, when its condition is a function of the
+//! thread index and the block size, as often as it splits a warp at the block sizes
+//! the pass considers ([`cost::divergent_share`]): the pair is melded only when that is
+//! faster and
 //! takes no more issue slots, or the region is left unchanged. With `meld_threshold=0`
-//! every meldable pair that aligns at least one instruction (or two empty blocks) is
-//! melded, profitable or not, as the paper's sensitivity study does. Once every region is
+//! every meldable pair that aligns at least one instruction (or two empty blocks whose
+//! sides go on to the same blocks) is melded, profitable or not, as the paper's sensitivity study does. Once every region is
 //! melded, each melded region's chain of jumps is merged into straight-line blocks.
 //!
 //! The `meld_branch_fusion` setting restricts melding to diamonds whose arms are single
@@ -240,8 +242,14 @@ pub fn meld(func: &mut Function, opts: &Options) -> Stats {
             if touched.contains(&entry) || !divergence.is_divergent_branch(entry) {
                 continue;
             }
-            let Some(done) = meld_region(func, &cfg, (&postdom, &domtree), entry, opts, &touched)
-            else {
+            let Some(done) = meld_region(
+                func,
+                &cfg,
+                (&postdom, &domtree, &divergence),
+                entry,
+                opts,
+                &touched,
+            ) else {
                 continue;
             };
             stats.regions += 1;
@@ -303,9 +311,16 @@ pub fn meld(func: &mut Function, opts: &Options) -> Stats {
 
 /// Region simplification: a divergent-looking two-way branch whose successor takes
 /// arguments and has the branch's block as its only predecessor gets a block of its own
-/// on that edge, so that each side starts with a block without parameters.
+/// on that edge, so that each side starts with a block without parameters. So does a
+/// divergent branch straight into a loop header whose other predecessors are its back
+/// edges (a side that starts with a loop, as once a melded block before two loops sends
+/// each lane back to its own side's loop): the side then starts with a block of its own
+/// and the loop is a subgraph of its chain.
 fn simplify(func: &mut Function) {
     let cfg = ControlFlowGraph::compute(&*func);
+    let domtree = DominatorTree::compute(&cfg);
+    // Computed only if some branch goes straight into a loop header.
+    let mut divergence: Option<Divergence> = None;
     let blocks: Vec<Block> = func.layout.blocks().to_vec();
     for b in blocks {
         let Some(t) = func.terminator(b) else {
@@ -324,7 +339,17 @@ fn simplify(func: &mut Function) {
             continue;
         }
         for (k, &d) in dests.iter().enumerate() {
-            if cfg.preds(d) == [b] && !func.dfg.block_params(d).is_empty() {
+            let header = d != b
+                && cfg.preds(d).iter().filter(|&&p| p == b).count() == 1
+                && cfg.preds(d).len() > 1
+                && cfg
+                    .preds(d)
+                    .iter()
+                    .all(|&p| p == b || domtree.dominates(d, p))
+                && divergence
+                    .get_or_insert_with(|| Divergence::compute(func))
+                    .is_divergent_branch(b);
+            if (cfg.preds(d) == [b] && !func.dfg.block_params(d).is_empty()) || header {
                 region::split_edge(func, b, k);
             }
         }
@@ -340,13 +365,18 @@ type RegionOutcome = Option<Option<(Vec<Block>, codegen::Melded, bool)>>;
 fn meld_region(
     func: &mut Function,
     cfg: &ControlFlowGraph<Block>,
-    (postdom, domtree): (&PostDominatorTree<Block>, &DominatorTree<Block>),
+    (postdom, domtree, divergence): (
+        &PostDominatorTree<Block>,
+        &DominatorTree<Block>,
+        &Divergence,
+    ),
     entry: Block,
     opts: &Options,
     touched: &HashSet<Block>,
 ) -> RegionOutcome {
     let (cond, join, [t, f]) = region::candidate(func, postdom, entry)?;
-    let guards = cost::guards(func, domtree, entry);
+    let guards = cost::guards(func, cfg, domtree, entry);
+    let shares = cost::divergent_share(func, divergence, cond, &guards);
     if touched.contains(&join) {
         return None;
     }
@@ -363,31 +393,38 @@ fn meld_region(
     let ct = subgraph::chain(func, cfg, postdom, &st.blocks, t, join)?;
     let cf = subgraph::chain(func, cfg, postdom, &sf.blocks, f, join)?;
     if opts.branch_fusion
-        && !(ct.len() == 1 && cf.len() == 1 && ct[0].is_block() && cf[0].is_block())
+        && !(ct.len() == 1
+            && cf.len() == 1
+            && ct[0].is_block()
+            && cf[0].is_block()
+            && !ct[0].is_cyclic(cfg)
+            && !cf[0].is_cyclic(cfg))
     {
         return Some(None);
     }
-    let too_big = |s: &Subgraph| {
+    // The helpers take the kernel as an argument: replication changes it in place.
+    let too_big = |func: &Function, s: &Subgraph| {
         s.blocks
             .iter()
             .any(|&b| func.layout.block_insts(b).len() > opts.align_limit)
     };
     // A single block against a larger region of the other side: region replication.
-    let replication = |i: usize, j: usize| -> Option<(usize, replicate::Plan)> {
-        if opts.branch_fusion {
+    let replication = |func: &Function, i: usize, j: usize| -> Option<(usize, replicate::Plan)> {
+        // A replica's concretized branches are made for acyclic regions only.
+        if opts.branch_fusion || ct[i].is_cyclic(cfg) || cf[j].is_cyclic(cfg) {
             return None;
         }
-        replicate::plan(func, &ct[i], &cf[j])
+        replicate::plan(func, &ct[i], &cf[j], &st.blocks)
             .map(|p| (0, p))
-            .or_else(|| replicate::plan(func, &cf[j], &ct[i]).map(|p| (1, p)))
+            .or_else(|| replicate::plan(func, &cf[j], &ct[i], &sf.blocks).map(|p| (1, p)))
     };
-    let score = |i: usize, j: usize| {
-        if too_big(&ct[i]) || too_big(&cf[j]) {
+    let score = |func: &Function, i: usize, j: usize| {
+        if too_big(func, &ct[i]) || too_big(func, &cf[j]) {
             return None;
         }
         let mp = match subgraph::correspondence(func, &ct[i], &cf[j]) {
             Some(pairs) => cost::mp_subgraph(func, &pairs),
-            None => replication(i, j)?.1.mp,
+            None => replication(func, i, j)?.1.mp,
         };
         (mp >= opts.threshold).then_some(mp)
     };
@@ -399,56 +436,77 @@ fn meld_region(
             if declined.contains(&(i, j)) {
                 None
             } else {
-                score(i, j)
+                score(func, i, j)
             }
         });
         if alignment.is_empty() {
             return Some(None);
         }
         for (i, j) in alignment {
-            // With replication, the melding happens on a copy of the kernel holding the
-            // replica, kept only if the cost model accepts it.
-            let mut trial: Option<(Function, replicate::Replica, usize)> = None;
+            // With replication, the replica is made in place and taken back unless the
+            // cost model accepts the melding.
+            let mut trial: Option<(replicate::Replica, usize)> = None;
             let pairs = match subgraph::correspondence(func, &ct[i], &cf[j]) {
                 Some(pairs) => pairs,
                 None => {
-                    let Some((side, plan)) = replication(i, j) else {
+                    let Some((side, plan)) = replication(func, i, j) else {
                         declined.insert((i, j));
                         continue;
                     };
-                    let mut copy = func.clone();
                     let (single, region) = if side == 0 {
                         (&ct[i], &cf[j])
                     } else {
                         (&cf[j], &ct[i])
                     };
-                    let rep = replicate::replicate(&mut copy, cfg, single, region, &plan);
+                    let rep = replicate::replicate(func, cfg, single, region, &plan);
                     let subs = if side == 0 {
                         [&rep.subgraph, &cf[j]]
                     } else {
                         [&ct[i], &rep.subgraph]
                     };
-                    let Some(pairs) = subgraph::correspondence(&copy, subs[0], subs[1]) else {
+                    let Some(pairs) = subgraph::correspondence(func, subs[0], subs[1]) else {
+                        replicate::undo(func, &rep);
                         declined.insert((i, j));
                         continue;
                     };
-                    trial = Some((copy, rep, side));
+                    trial = Some((rep, side));
                     pairs
                 }
             };
-            let target: &Function = trial.as_ref().map_or(&*func, |t| &t.0);
+            let target: &Function = func;
             let melded_subs: [&Subgraph; 2] = match &trial {
-                Some((_, rep, 0)) => [&rep.subgraph, &cf[j]],
-                Some((_, rep, _)) => [&ct[i], &rep.subgraph],
+                Some((rep, 0)) => [&rep.subgraph, &cf[j]],
+                Some((rep, _)) => [&ct[i], &rep.subgraph],
                 None => [&ct[i], &cf[j]],
             };
             let absent = trial
                 .as_ref()
-                .map(|t| t.1.absent.clone())
+                .map(|t| t.0.absent.clone())
                 .unwrap_or_default();
+            // Values melding makes one need no select: the parameters of corresponding
+            // blocks, and the results aligned in the blocks before (pairs come
+            // dominators first).
+            let mut same: HashMap<Value, Value> = HashMap::new();
+            for &(a, b) in &pairs {
+                let (pa, pb) = (target.dfg.block_params(a), target.dfg.block_params(b));
+                same.extend(pa.iter().copied().zip(pb.iter().copied()));
+            }
             let steps: Vec<Vec<Step>> = pairs
                 .iter()
-                .map(|&(a, b)| align_insts(target, &body(target, a), &body(target, b)))
+                .map(|&(a, b)| {
+                    let (ia, ib) = (body(target, a), body(target, b));
+                    let steps = align_insts(target, &ia, &ib, &same, cond);
+                    for step in &steps {
+                        if let Step::Match(i, j) = *step {
+                            if let (Some(x), Some(y)) =
+                                (target.dfg.inst_result(ia[i]), target.dfg.inst_result(ib[j]))
+                            {
+                                same.insert(x, y);
+                            }
+                        }
+                    }
+                    steps
+                })
                 .collect();
             let verdict = Verdict {
                 pairs: &pairs,
@@ -456,9 +514,12 @@ fn meld_region(
                 subgraphs: melded_subs,
                 original: [&ct[i], &cf[j]],
                 absent: &absent,
-                guards: &guards,
+                shares,
             };
             if !worth_it(target, &verdict, cond, opts) {
+                if let Some((rep, _)) = &trial {
+                    replicate::undo(func, rep);
+                }
                 declined.insert((i, j));
                 continue;
             }
@@ -487,9 +548,6 @@ fn meld_region(
             region_blocks.extend(sf.blocks.iter().copied());
             let replicated = trial.is_some();
             let subgraphs: [Subgraph; 2] = [melded_subs[0].clone(), melded_subs[1].clone()];
-            if let Some((copy, _, _)) = trial {
-                *func = copy;
-            }
             let sides = codegen::Sides {
                 cond,
                 entry,
@@ -525,8 +583,8 @@ struct Verdict<'a> {
     original: [&'a Subgraph; 2],
     /// The blocks of a replica that their side's lanes never run.
     absent: &'a HashSet<Block>,
-    /// The branches deciding whether the region runs ([`cost::guards`]).
-    guards: &'a [(Value, bool)],
+    /// How often the region's branch diverges or goes one way ([`cost::divergent_share`]).
+    shares: cost::Shares,
 }
 
 fn worth_it(func: &Function, v: &Verdict, cond: Value, opts: &Options) -> bool {
@@ -536,7 +594,24 @@ fn worth_it(func: &Function, v: &Verdict, cond: Value, opts: &Options) -> bool {
         let empty = pairs
             .iter()
             .all(|&(a, b)| body(func, a).is_empty() && body(func, b).is_empty());
-        return matches || empty;
+        // Empty blocks meld only where the sides go on to the same blocks: melding two
+        // empty blocks that send each lane back to its own side would leave an exit
+        // branch where the region's branch was, a region of the same shape again.
+        let inside: HashSet<Block> = subgraphs[0].blocks.iter().copied().collect();
+        let converge = pairs.iter().all(|&(a, b)| {
+            let (Some(ta), Some(tb)) = (func.terminator(a), func.terminator(b)) else {
+                return false;
+            };
+            func.inst(ta)
+                .branch_destinations()
+                .iter()
+                .zip(func.inst(tb).branch_destinations())
+                .all(|(x, y)| {
+                    inside.contains(&x.block)
+                        || codegen::resolve(func, x).block == codegen::resolve(func, y).block
+                })
+        });
+        return matches || (empty && converge);
     }
     // As they are: each side alone; a divergent warp runs both and reconverges.
     let alone = |s: &Subgraph| {
@@ -545,15 +620,14 @@ fn worth_it(func: &Function, v: &Verdict, cond: Value, opts: &Options) -> bool {
         t
     };
     let (t, f) = (alone(v.original[0]), alone(v.original[1]));
-    let share = cost::divergent_share(func, cond, v.guards);
+    let share = v.shares;
     let before = (
-        cost::expected(
-            share,
+        share.expected(
             t.now() + f.now() + u64::from(BRANCH_LATENCY),
             t.now(),
             f.now(),
         ),
-        cost::expected(share, t.issued() + f.issued(), t.issued(), f.issued()),
+        share.expected(t.issued() + f.issued(), t.issued(), f.issued()),
     );
     let inside: HashSet<Block> = subgraphs[0].blocks.iter().copied().collect();
     // Values defined in the kernel's entry block: a select or address of those alone is
@@ -775,8 +849,8 @@ fn worth_it(func: &Function, v: &Verdict, cond: Value, opts: &Options) -> bool {
         }
     }
     let after = (
-        cost::expected(share, sims[0].now(), sims[1].now(), sims[2].now()),
-        cost::expected(share, sims[0].issued(), sims[1].issued(), sims[2].issued()),
+        share.expected(sims[0].now(), sims[1].now(), sims[2].now()),
+        share.expected(sims[0].issued(), sims[1].issued(), sims[2].issued()),
     );
     // Faster alone, and no more of the SM's issue slots: with other warps to hide its
     // stalls, a warp's time is its issues; alone, it is its latencies.

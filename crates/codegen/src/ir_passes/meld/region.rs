@@ -4,8 +4,12 @@
 //! heads a region `(E, X)`. It is meldable when neither side is empty (`T ≠ X`, `F ≠ X`,
 //! so neither successor post-dominates the other) and each side — the blocks reachable
 //! from its successor before `X` — is closed (entered only through its first block),
-//! acyclic, disjoint from the other side, and ends only in jumps and two-way branches.
-//! Then every lane that runs `E` runs exactly one side, once, and reconverges at `X`.
+//! disjoint from the other side, and ends only in jumps and two-way branches. Then every
+//! lane that runs `E` runs exactly one side and reconverges at `X`. A side may hold
+//! loops: [`super::subgraph::chain`] accepts a side only when each of its cycles lies
+//! inside one SESE subgraph of its chain (a loop is a simple region entered at its
+//! header, left at the header's post-dominator), so that cycles meld only with
+//! isomorphic cycles.
 //!
 //! Simplification (Section IV-A) gives each side a first block with `E` as its only
 //! predecessor and no parameters: an edge `E → T` where `T` has other predecessors or
@@ -57,7 +61,8 @@ pub fn candidate(
 }
 
 /// Collects the side starting at `first` (after simplification), checking that it is
-/// closed, acyclic and ends only in jumps and two-way branches.
+/// closed and ends only in jumps and two-way branches (its cycles are checked by
+/// [`super::subgraph::chain`]).
 pub fn side(
     func: &Function,
     cfg: &ControlFlowGraph<Block>,
@@ -94,12 +99,12 @@ pub fn side(
             return None;
         }
     }
-    acyclic(cfg, first, &blocks).then_some(Side { first, blocks })
+    Some(Side { first, blocks })
 }
 
 /// Is the subgraph of `blocks` entered at `first` free of cycles? (Iterative DFS with
 /// colours.)
-fn acyclic(cfg: &ControlFlowGraph<Block>, first: Block, blocks: &HashSet<Block>) -> bool {
+pub fn acyclic(cfg: &ControlFlowGraph<Block>, first: Block, blocks: &HashSet<Block>) -> bool {
     let mut state: std::collections::HashMap<Block, u8> = std::collections::HashMap::new();
     let mut stack: Vec<(Block, usize)> = vec![(first, 0)];
     state.insert(first, 1);

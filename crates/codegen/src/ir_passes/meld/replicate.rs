@@ -25,14 +25,15 @@
 //! Melding a copy off the path with its block of `M` is no melding at all: only lanes of
 //! `M`'s side reach it, so the melded block is that block as it was (no select, no
 //! unpredication: the paper applies unpredication "only to the melded basic blocks").
-//! The caller replicates into a copy of the kernel and keeps it only when the cost model
-//! accepts the melding.
+//! The caller replicates in place and, when the cost model declines the melding, undoes
+//! the replica ([`undo`]): copying the kernel for every candidate would make the pass
+//! quadratic in the kernel's size on kernels with many candidates.
 
 use super::cost::{block_latency, mp_block, shared_cycles};
 use super::subgraph::Subgraph;
 use std::collections::{HashMap, HashSet};
 use warplift_ir::cfg::ControlFlowGraph;
-use warplift_ir::{Block, BlockCall, Function, InstructionData, Opcode, Type, Value};
+use warplift_ir::{Block, BlockCall, Function, Inst, InstructionData, Opcode, Type, Value};
 
 /// Where a single block would be placed in the other side's region.
 #[derive(Copy, Clone, Debug, PartialEq)]
@@ -48,14 +49,41 @@ pub struct Plan {
 /// The replica made by [`replicate`].
 #[derive(Clone, Debug)]
 pub struct Replica {
+    /// The single block `A`.
+    a: Block,
     /// The replicated subgraph `L'` (its blocks: the copies, and `A` at `Y`'s place).
     pub subgraph: Subgraph,
     /// The copies that the lanes of `A`'s side never run (off the path to `A`).
     pub absent: HashSet<Block>,
+    /// The blocks made (the copies), the constants placed in the entry block, and the
+    /// branches redirected from `A` to the replica's entry (instruction, destination):
+    /// what [`undo`] takes back.
+    made: (Vec<Block>, Vec<Inst>, Vec<(Inst, usize)>),
+}
+
+/// Takes back a replica that is not melded: the kernel's layout and branches are as
+/// before [`replicate`] (the entities it made stay unused in the data-flow graph).
+pub fn undo(func: &mut Function, rep: &Replica) {
+    let (blocks, constants, redirected) = &rep.made;
+    for &(inst, k) in redirected {
+        func.dfg.insts[inst].branch_destinations_mut()[k].block = rep.a;
+    }
+    for &c in constants {
+        func.layout.remove_inst(c);
+    }
+    func.layout.remove_blocks(blocks);
 }
 
 /// Can `single` (a one-block subgraph) be melded into `region` by replication, and where?
-pub fn plan(func: &Function, single: &Subgraph, region: &Subgraph) -> Option<Plan> {
+/// `side` holds the blocks of `single`'s side: every block `A` dominates is among them
+/// (the region's join is reached by the other side too), so only they can read `A`'s
+/// results.
+pub fn plan(
+    func: &Function,
+    single: &Subgraph,
+    region: &Subgraph,
+    side: &HashSet<Block>,
+) -> Option<Plan> {
     if !single.is_block() || region.is_block() {
         return None;
     }
@@ -69,14 +97,15 @@ pub fn plan(func: &Function, single: &Subgraph, region: &Subgraph) -> Option<Pla
     if !jump_out(a, single.next) || !func.dfg.block_params(region.entry).is_empty() {
         return None;
     }
-    // `A`'s results are read only inside `A` (its jump's arguments included).
+    // `A`'s results are read only inside `A` (its jump's arguments included). Looking at
+    // the side only keeps the pass linear in the kernel's size.
     let results: HashSet<Value> = func
         .layout
         .block_insts(a)
         .iter()
         .filter_map(|&i| func.dfg.inst_result(i))
         .collect();
-    let escapes = func.layout.blocks().iter().any(|&b| {
+    let escapes = side.iter().any(|&b| {
         b != a
             && func
                 .layout
@@ -154,11 +183,13 @@ pub fn replicate(
     let a = plan.block;
     let toward = path(cfg, region, plan.at);
     let mut copy: HashMap<Block, Block> = HashMap::from([(plan.at, a)]);
+    let mut made_blocks = Vec::new();
     for &x in &region.blocks {
         if x == plan.at {
             continue;
         }
         let r = func.dfg.make_block();
+        made_blocks.push(r);
         func.layout.insert_block_after(r, a);
         for &p in &func.dfg.block_params(x).to_vec() {
             let ty = func.dfg.value_type(p);
@@ -167,6 +198,7 @@ pub fn replicate(
         copy.insert(x, r);
     }
     let mut constants: HashMap<(Type, u64), Value> = HashMap::new();
+    let mut made_consts: Vec<Inst> = Vec::new();
     let mut constant = |func: &mut Function, ty: Type, imm: u64| -> Value {
         if let Some(&v) = constants.get(&(ty, imm)) {
             return v;
@@ -183,6 +215,7 @@ pub fn replicate(
         let block = func.layout.entry_block().expect("a kernel has an entry");
         let at = func.layout.block_insts(block).len().saturating_sub(1);
         func.layout.insert_inst(inst, block, at);
+        made_consts.push(inst);
         let v = func.dfg.inst_result(inst).expect("a constant has a result");
         constants.insert((ty, imm), v);
         v
@@ -228,27 +261,35 @@ pub fn replicate(
         let inst = func.dfg.make_inst(data, None);
         func.layout.append_inst(inst, r);
     }
-    // The edges into `A` enter the replica's entry.
+    // The edges into `A` enter the replica's entry (`A`'s predecessors are outside the
+    // region and the replica: `A` is a subgraph of its own).
     let entry = copy[&region.entry];
-    for b in func.layout.blocks().to_vec() {
-        if copy.values().any(|&c| c == b) {
-            continue;
-        }
+    let mut redirected = Vec::new();
+    let mut preds: Vec<Block> = cfg.preds(a).to_vec();
+    preds.dedup();
+    for b in preds {
         if let Some(t) = func.terminator(b) {
-            for call in func.dfg.insts[t].branch_destinations_mut() {
+            for (k, call) in func.dfg.insts[t]
+                .branch_destinations_mut()
+                .iter_mut()
+                .enumerate()
+            {
                 if call.block == a {
                     call.block = entry;
+                    redirected.push((t, k));
                 }
             }
         }
     }
     let blocks = region.blocks.iter().map(|x| copy[x]).collect();
     Replica {
+        a,
         subgraph: Subgraph {
             entry,
             next: single.next,
             blocks,
         },
         absent,
+        made: (made_blocks, made_consts, redirected),
     }
 }

@@ -8,6 +8,13 @@
 //! immediate post-dominator; the chain goes on at the subgraph's continuation, until
 //! the region's join. The chain is ordered as the paper orders subgraphs: each one's
 //! first block post-dominates the previous one's blocks.
+//!
+//! A loop is such a simple region: its header ends in a branch, its blocks are those
+//! reachable from the header before the header's post-dominator, and its back edges
+//! stay inside it. A chain is accepted only when its subgraphs are disjoint and every
+//! edge of a subgraph stays inside it or goes to its continuation, so each cycle of a
+//! side lies inside one subgraph and two loops meld only when they are isomorphic
+//! (Definition 6, case 1).
 
 use std::collections::{HashMap, HashSet};
 use warplift_ir::cfg::{ControlFlowGraph, PostDominatorTree};
@@ -29,6 +36,12 @@ impl Subgraph {
     /// Is it a single basic block?
     pub fn is_block(&self) -> bool {
         self.blocks.len() == 1
+    }
+
+    /// Does it hold a cycle (a loop, or a block branching to itself)?
+    pub fn is_cyclic(&self, cfg: &ControlFlowGraph<Block>) -> bool {
+        let blocks: HashSet<Block> = self.blocks.iter().copied().collect();
+        !super::region::acyclic(cfg, self.entry, &blocks)
     }
 }
 
@@ -63,6 +76,24 @@ pub fn chain(
             blocks: preorder(cfg, b, next),
         });
         b = next;
+    }
+    // Disjoint subgraphs whose edges stay inside or go on to the continuation: a cycle
+    // through two subgraphs (a loop whose header ends in a jump, say) has no chain.
+    let mut seen: HashSet<Block> = HashSet::new();
+    for sub in &out {
+        let inside: HashSet<Block> = sub.blocks.iter().copied().collect();
+        for &x in &sub.blocks {
+            if !seen.insert(x) {
+                return None;
+            }
+            if cfg
+                .succs(x)
+                .iter()
+                .any(|s| !inside.contains(s) && *s != sub.next)
+            {
+                return None;
+            }
+        }
     }
     Some(out)
 }
