@@ -742,7 +742,8 @@ fn prepare(
                 continue;
             }
             let e = func.dfg.make_block();
-            func.layout.insert_block_after(e, u);
+            func.layout.append_block(e);
+            shared.place_after(e, u);
             // The arguments are used in the new block now.
             shared.used_elsewhere.extend(call.args.iter().copied());
             jump_to(func, e, call.clone());
