@@ -4,8 +4,12 @@
 //!
 //! `cargo run --release -p warplift-fuzzgen --example family_overhead -- [SETTING=VALUE ...]`
 //! (default: `passes=linearize linearize_regions=kernel linearize_opt=3`). `FAMILY_EACH=1`
-//! prints each graph's difference, `FAMILY_DUMP=NAME` one graph's code both ways.
+//! prints each graph's difference, `FAMILY_DUMP=NAME` one graph's code both ways, and
+//! `FAMILY_BREAKDOWN=1` where the difference lies: per graph on average, the
+//! warp-instructions the pipeline's kernel runs minus the plain kernel's, by opcode in the
+//! graph's own blocks and by the shape (the opcodes) of the blocks the pipeline made.
 
+use std::collections::BTreeMap;
 use warplift_codegen::isa::simt::encode;
 use warplift_codegen::Settings;
 use warplift_emu::{run_with, MachineConfig, Program, RunOptions};
@@ -34,6 +38,57 @@ fn measure(cfg: &SmallCfg, p: &Pipeline) -> (u64, u64) {
         .map(|(_, n)| n)
         .sum();
     (redundant, stats.warp_instructions)
+}
+
+/// Warp-instructions by kind: each block's opcodes (`@` marks a guarded one) times the
+/// block's executions, keyed `graph OPCODE` for the graph's own blocks (IR blocks
+/// `block0` to `block{n-1}`) and `made SHAPE` for the rest.
+fn breakdown(cfg: &SmallCfg, p: &Pipeline, sign: i64, into: &mut BTreeMap<String, i64>) {
+    let case = cfg.kernel(KernelStyle { trace: false });
+    let mir = p
+        .compile(&case.func, Settings::default())
+        .unwrap_or_else(|e| panic!("{}: {e}", cfg.name()));
+    let program = Program::from_code(&encode(&mir).unwrap()).expect("loads");
+    let machine = MachineConfig::builder().warp_width(32).build().unwrap();
+    let mut launch = case.launch.prepare(&case.func).expect("a valid launch");
+    let stats = run_with(&program, &mut launch, &machine, RunOptions::default())
+        .unwrap_or_else(|e| panic!("{}: {e}", cfg.name()));
+    // The printed machine IR: `mblockN:  ; IR-BLOCK` heads each block.
+    let text = mir.to_string();
+    let mut blocks: Vec<(String, Vec<String>)> = Vec::new();
+    for line in text.lines() {
+        let t = line.trim();
+        if line.starts_with("mblock") {
+            let ir = line.split("; ").nth(1).unwrap_or("").trim().to_string();
+            blocks.push((ir, Vec::new()));
+        } else if let Some((_, ops)) = blocks.last_mut() {
+            if t.is_empty() || t == "}" {
+                continue;
+            }
+            let mut words = t.split_whitespace();
+            let first = words.next().unwrap_or("");
+            ops.push(if first.starts_with('@') {
+                format!("@{}", words.next().unwrap_or(""))
+            } else {
+                first.to_string()
+            });
+        }
+    }
+    for (ir, ops) in blocks {
+        let runs = *stats.block_executions.get(&ir).unwrap_or(&0) as i64;
+        let own = ir
+            .strip_prefix("block")
+            .and_then(|k| k.parse::<usize>().ok())
+            .is_some_and(|k| k < cfg.len());
+        if own {
+            for op in &ops {
+                *into.entry(format!("graph {op}")).or_insert(0) += sign * runs;
+            }
+        } else {
+            *into.entry(format!("made {}", ops.join(","))).or_insert(0) +=
+                sign * runs * ops.len() as i64;
+        }
+    }
 }
 
 fn main() {
@@ -80,6 +135,16 @@ fn main() {
                     Err(e) => println!("{}: {e}", pipeline.name),
                 }
             }
+        }
+    }
+    if std::env::var_os("FAMILY_BREAKDOWN").is_some() {
+        let mut by_kind: BTreeMap<String, i64> = BTreeMap::new();
+        for cfg in &cfgs {
+            breakdown(cfg, &plain, -1, &mut by_kind);
+            breakdown(cfg, &p, 1, &mut by_kind);
+        }
+        for (kind, n) in by_kind.iter().filter(|(_, &n)| n != 0) {
+            println!("{kind:40} {:+.3}", *n as f64 / cfgs.len() as f64);
         }
     }
     for cfg in &cfgs {

@@ -44,6 +44,45 @@ impl Layout {
         self.blocks.insert(pos + 1, block);
     }
 
+    /// Moves blocks, each right after its anchor, in one pass over the block order: the
+    /// same order as removing each `(block, after)` of `moves` in turn and inserting it
+    /// right after `after` (so of several blocks moved after one anchor, the last comes
+    /// first, and a block may be the anchor of one moved later). Every block and anchor
+    /// must be in the layout, and no block moved twice; the entry block stays first.
+    /// [`Layout::insert_block_after`], one block at a time, searches and shifts the
+    /// order per block: a pass that places a block after each of many others would be
+    /// quadratic in the function.
+    pub fn move_blocks_after(&mut self, moves: &[(Block, Block)]) {
+        if moves.is_empty() {
+            return;
+        }
+        let mut moved: SecondaryMap<Block, bool> = SecondaryMap::new();
+        let mut followers: SecondaryMap<Block, Vec<Block>> = SecondaryMap::new();
+        for &(block, after) in moves {
+            assert!(
+                self.inserted[block] && self.inserted[after],
+                "{block} or {after} is not in the layout"
+            );
+            moved[block] = true;
+            followers[after].push(block);
+        }
+        let mut order = Vec::with_capacity(self.blocks.len());
+        let mut stack: Vec<Block> = Vec::new();
+        for &b in &self.blocks {
+            if moved[b] {
+                continue;
+            }
+            stack.push(b);
+            while let Some(x) = stack.pop() {
+                order.push(x);
+                // The last moved after `x` comes right after it: pushed last, popped first.
+                stack.extend(followers[x].iter().copied());
+            }
+        }
+        debug_assert_eq!(order.len(), self.blocks.len());
+        self.blocks = order;
+    }
+
     /// Removes `block` and its instructions from the layout.
     pub fn remove_block(&mut self, block: Block) {
         if let Some(pos) = self.block_position(block) {

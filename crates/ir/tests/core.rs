@@ -223,3 +223,37 @@ fn layout_moves_and_removes_blocks_and_instructions() {
     f.layout.insert_inst(st, b1, 0);
     assert_eq!(f.layout.block_insts(b1)[0], st);
 }
+
+/// Moving many blocks after their anchors in one pass gives the order that inserting them
+/// one at a time gives: the last moved after an anchor first, chains of moved blocks
+/// kept, blocks that were not moved in their order.
+#[test]
+fn moving_blocks_after_anchors_in_one_pass_matches_inserting_them_one_at_a_time() {
+    let base = tiny_kernel(1);
+    let mut one_pass = base.clone();
+    let mut one_by_one = base.clone();
+    let anchors: Vec<_> = base.layout.blocks().to_vec();
+    let made: Vec<_> = (0..5).map(|_| one_pass.dfg.make_block()).collect();
+    for _ in 0..5 {
+        one_by_one.dfg.make_block();
+    }
+    // Two after the entry, one after the last block, one after a moved block, one more
+    // after the entry.
+    let moves = [
+        (made[0], anchors[0]),
+        (made[1], anchors[0]),
+        (made[2], anchors[anchors.len() - 1]),
+        (made[3], made[1]),
+        (made[4], anchors[0]),
+    ];
+    for &(b, after) in &moves {
+        one_pass.layout.append_block(b);
+        one_by_one.layout.insert_block_after(b, after);
+    }
+    one_pass.layout.move_blocks_after(&moves);
+    assert_eq!(one_pass.layout.blocks(), one_by_one.layout.blocks());
+    assert_eq!(
+        one_pass.layout.blocks()[..5],
+        [anchors[0], made[4], made[1], made[3], made[0]]
+    );
+}

@@ -195,8 +195,18 @@ struct Builder<'f> {
     params: HashMap<(Var, Block), Value>,
     /// Parameters made, per block in order of creation.
     new_params: HashMap<Block, Vec<(Var, Value)>>,
-    /// End-of-block definitions with their values (`None`: zero, placed when first read).
-    resolved: HashMap<Block, Vec<(Var, Option<Value>)>>,
+    /// The last end-of-block definition of a variable in a block, with its value
+    /// (`None`: zero, placed when first read). Keyed by both, so that a block defining
+    /// many variables (a region's entry holds every variable's zero) is not searched
+    /// once per variable, which made a whole-kernel repair quadratic.
+    resolved: HashMap<(Block, Var), Option<Value>>,
+    /// The blocks with an end-of-block definition of each variable, for the same reason.
+    defined: HashSet<(Var, Block)>,
+    /// Per variable, a block that dominates every definition and parameter of it (`None`:
+    /// not known): no block above it defines the variable, so a search for its value on
+    /// entry to a block stops there instead of walking the dominator tree to the top,
+    /// once per variable (quadratic in a kernel restructured as one region).
+    top: Vec<Option<Block>>,
     /// The value of a variable on entry to a block.
     entry_cache: HashMap<(Var, Block), Value>,
     /// The zero of each variable, once placed.
@@ -216,6 +226,8 @@ impl<'f> Builder<'f> {
             params: HashMap::new(),
             new_params: HashMap::new(),
             resolved: HashMap::new(),
+            defined: HashSet::new(),
+            top: Vec::new(),
             entry_cache: HashMap::new(),
             zeros: HashMap::new(),
             stats: RepairStats::default(),
@@ -223,8 +235,13 @@ impl<'f> Builder<'f> {
     }
 
     fn run(mut self) -> Result<RepairStats, String> {
+        for (&block, defs) in &self.r.end_defs {
+            self.defined
+                .extend(defs.iter().map(|&(var, _)| (var, block)));
+        }
         let uses = self.collect_uses();
         self.place_params(&uses);
+        self.find_tops();
         self.resolve_end_defs();
         // Uses first (they read the function as the restructuring left it), then the
         // new parameters' arguments.
@@ -299,10 +316,7 @@ impl<'f> Builder<'f> {
                 return true;
             }
         }
-        self.r
-            .end_defs
-            .get(&block)
-            .is_some_and(|d| d.iter().any(|&(v, _)| v == var))
+        self.defined.contains(&(var, block))
     }
 
     /// Places a parameter for each variable at the blocks of the iterated dominance
@@ -416,6 +430,77 @@ impl<'f> Builder<'f> {
         df
     }
 
+    /// Sets [`Builder::top`]: a variable defined at the end of its region's entry (value
+    /// and parameter variables) has that block, which dominates the region and above which
+    /// it is not live, so no parameter is placed there; any other variable has the
+    /// nearest common dominator of its definitions and parameters, which lie close
+    /// together (a predicate's assignments and joins).
+    fn find_tops(&mut self) {
+        let nvars = self.r.num_vars();
+        let mut depth: HashMap<Block, u32> = HashMap::new();
+        for &b in self.domtree.rpo() {
+            let d = self
+                .domtree
+                .idom(b)
+                .map_or(0, |i| depth.get(&i).map_or(0, |&d| d + 1));
+            depth.insert(b, d);
+        }
+        let mut places: Vec<Vec<Block>> = vec![Vec::new(); nvars];
+        for &(var, block) in &self.defined {
+            places[var].push(block);
+        }
+        for &(var, block) in self.params.keys() {
+            places[var].push(block);
+        }
+        let mut top: Vec<Option<Block>> = Vec::with_capacity(nvars);
+        for (var, mut blocks) in places.into_iter().enumerate() {
+            let data = &self.r.vars[var];
+            if self.defined.contains(&(var, data.zero_block))
+                && self.domtree.is_reachable(data.zero_block)
+            {
+                top.push(Some(data.zero_block));
+                continue;
+            }
+            if let VarKind::Value { def_block, .. } = data.kind {
+                blocks.push(def_block);
+            }
+            // The nearest common dominator, climbing from the deeper block.
+            let mut lca: Option<Block> = None;
+            let mut known = true;
+            for b in blocks {
+                let Some(&db) = depth.get(&b) else {
+                    known = false; // an unreachable block: no bound
+                    break;
+                };
+                let Some(mut a) = lca else {
+                    lca = Some(b);
+                    continue;
+                };
+                let (mut b, mut da, mut db) = (b, depth[&a], db);
+                while a != b {
+                    if da >= db {
+                        match self.domtree.idom(a) {
+                            Some(i) => (a, da) = (i, da.saturating_sub(1)),
+                            None => break,
+                        }
+                    } else {
+                        match self.domtree.idom(b) {
+                            Some(i) => (b, db) = (i, db.saturating_sub(1)),
+                            None => break,
+                        }
+                    }
+                }
+                if a != b {
+                    known = false;
+                    break;
+                }
+                lca = Some(a);
+            }
+            top.push(if known { lca } else { None });
+        }
+        self.top = top;
+    }
+
     /// Gives every end-of-block definition its value, dominators first, so that a
     /// definition reading another variable finds that variable's definitions above it
     /// resolved.
@@ -425,16 +510,15 @@ impl<'f> Builder<'f> {
             let Some(defs) = self.r.end_defs.get(&block).cloned() else {
                 continue;
             };
-            let mut out = Vec::with_capacity(defs.len());
+            // In order: a later definition of a variable replaces an earlier one.
             for (var, src) in defs {
                 let value = match src {
                     Src::Zero => None,
                     Src::Fresh(v) => Some(v),
                     Src::Old(v) => Some(self.before_end_defs(v, block)),
                 };
-                out.push((var, value));
+                self.resolved.insert((block, var), value);
             }
-            self.resolved.insert(block, out);
         }
     }
 
@@ -452,11 +536,7 @@ impl<'f> Builder<'f> {
     /// The value of `var` at the end of `block`'s own definitions, if it has any. A zero
     /// is placed only when read, so that a variable every path defines costs none.
     fn last_def(&mut self, var: Var, block: Block) -> Option<Value> {
-        if let Some(&(_, v)) = self
-            .resolved
-            .get(&block)
-            .and_then(|d| d.iter().rev().find(|&&(x, _)| x == var))
-        {
+        if let Some(&v) = self.resolved.get(&(block, var)) {
             return Some(v.unwrap_or_else(|| self.zero(var)));
         }
         match self.r.vars[var].kind {
@@ -479,6 +559,10 @@ impl<'f> Builder<'f> {
                 break p;
             }
             path.push(cur);
+            // Nothing above the variable's top defines it.
+            if self.top.get(var).copied().flatten() == Some(cur) {
+                break self.zero(var);
+            }
             match self.domtree.idom(cur) {
                 None => break self.zero(var),
                 Some(d) => {

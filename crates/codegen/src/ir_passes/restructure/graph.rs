@@ -96,6 +96,8 @@ pub struct GraphStats {
     pub assignments_sunk: u64,
     /// Assignment nodes moved into the branch they followed.
     pub hoisted: u64,
+    /// Assignments of the value their predicate already held on every path, removed.
+    pub known_dropped: u64,
 }
 
 /// The abstract graph of one region.

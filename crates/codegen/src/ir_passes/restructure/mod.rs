@@ -334,6 +334,7 @@ impl Outcome {
                 ("branches folded into assignments", g.folded),
                 ("assignments sunk into joins", g.assignments_sunk),
                 ("assignments hoisted into branches", g.hoisted),
+                ("assignments of known values dropped", g.known_dropped),
                 ("split edges", self.split_edges),
                 ("exit blocks", self.exit_blocks),
                 ("blocks added", self.blocks_added),
@@ -363,6 +364,7 @@ impl Outcome {
         s.folded += g.folded;
         s.assignments_sunk += g.assignments_sunk;
         s.hoisted += g.hoisted;
+        s.known_dropped += g.known_dropped;
     }
 }
 
@@ -742,7 +744,8 @@ fn prepare(
                 continue;
             }
             let e = func.dfg.make_block();
-            func.layout.insert_block_after(e, u);
+            func.layout.append_block(e);
+            shared.place_after(e, u);
             // The arguments are used in the new block now.
             shared.used_elsewhere.extend(call.args.iter().copied());
             jump_to(func, e, call.clone());
@@ -982,7 +985,13 @@ fn materialize(
     let mut pred_var: SecondaryMap<PredVar, Option<(Var, Type)>> = SecondaryMap::new();
     for (p, &values) in g.preds_values.iter() {
         let ty = if values <= 2 { Type::I1 } else { Type::I32 };
-        pred_var[p] = Some((repair.add_var(ty, VarKind::Slot), ty));
+        let var = repair.add_var(ty, VarKind::Slot);
+        // Zero where the region is entered, before any assignment there: a path on which
+        // the graph reads a predicate it did not assign (the lanes never take it) then
+        // reads that zero, and the predicate is not live above the region, whose blocks
+        // the repair would otherwise search, per predicate, back to the kernel's entry.
+        repair.def_at_end(block(g.entry), var, Src::Zero);
+        pred_var[p] = Some((var, ty));
     }
     let pv = |p: PredVar| pred_var[p].expect("every predicate has a variable");
     let mut ph: HashMap<Type, Value> = HashMap::new();

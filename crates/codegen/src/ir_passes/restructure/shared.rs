@@ -50,6 +50,9 @@ pub(super) struct Shared {
     /// The SSA repair of the current batch.
     pub repair: Repair,
     batch: HashMap<Block, u8>,
+    /// Blocks made to split an edge, appended at the end of the layout for now, each with
+    /// the block it belongs after (see [`Shared::place`]).
+    pending: Vec<(Block, Block)>,
 }
 
 impl Shared {
@@ -62,6 +65,7 @@ impl Shared {
             used_elsewhere: HashSet::new(),
             repair: Repair::new(),
             batch: HashMap::new(),
+            pending: Vec::new(),
         };
         for &b in func.layout.blocks() {
             shared.update(func, b);
@@ -75,11 +79,17 @@ impl Shared {
                 }
             }
         }
-        shared.renumber(func);
+        shared.number(func);
         shared
     }
 
-    fn renumber(&mut self, func: &Function) {
+    /// Places the pending blocks and numbers the layout.
+    fn renumber(&mut self, func: &mut Function) {
+        self.place(func);
+        self.number(func);
+    }
+
+    fn number(&mut self, func: &Function) {
         for (i, &b) in func.layout.blocks().iter().enumerate() {
             self.position[b] = i as u32;
         }
@@ -105,8 +115,24 @@ impl Shared {
         self.succs[block] = succs;
     }
 
+    /// Records that `block`, just appended to the layout, belongs right after `after`.
+    /// Inserting each such block in place would search and shift the block order once
+    /// per block, quadratic in the kernel; the pending ones are placed in one pass
+    /// whenever the order is read next (new positions, the SSA repair, the end of the run).
+    pub fn place_after(&mut self, block: Block, after: Block) {
+        self.pending.push((block, after));
+    }
+
+    /// Moves the pending blocks to their places, in one pass over the block order.
+    pub fn place(&mut self, func: &mut Function) {
+        if !self.pending.is_empty() {
+            func.layout.move_blocks_after(&self.pending);
+            self.pending.clear();
+        }
+    }
+
     /// The blocks with an edge into one of `targets`, in layout order.
-    pub fn sources(&mut self, func: &Function, targets: &[Block]) -> Vec<Block> {
+    pub fn sources(&mut self, func: &mut Function, targets: &[Block]) -> Vec<Block> {
         let mut out: Vec<Block> = targets
             .iter()
             .flat_map(|&t| self.preds[t].iter().copied())
@@ -155,6 +181,7 @@ impl Shared {
 
     /// Runs the batch's SSA repair, if it has a region.
     pub fn flush(&mut self, func: &mut Function) -> Result<(), String> {
+        self.place(func);
         if self.batch.is_empty() {
             return Ok(());
         }

@@ -26,6 +26,11 @@
 //!   taking the other arm assign the same predicates again before anything reads them,
 //!   moves into the branch's block ahead of the branch: every lane assigns it, and the
 //!   arm's lanes go straight on.
+//! - **Dropping known assignments**: on an acyclic graph, an assignment of the value a
+//!   predicate already holds on every path to it goes (a forward analysis of known
+//!   constants), and an assignment node left empty on one edge's way goes with it, the
+//!   edge going on by itself: nested constructs and hoisting often assign again what an
+//!   enclosing construct already assigned.
 //!
 //! None of these makes a block run more often: they only remove nodes, or merge a split
 //! warp earlier. The empty join nodes themselves stay: without them branch subgraphs
@@ -34,7 +39,7 @@
 //! all the same).
 
 use super::graph::{Graph, Kind, Node, PredVar};
-use cranelift_entity::EntityRef;
+use cranelift_entity::{EntityRef, SecondaryMap};
 use warplift_ir::Block;
 
 impl Graph {
@@ -106,11 +111,149 @@ impl Graph {
             for &n in nodes.iter().filter(|_| hoist) {
                 again |= self.hoist(n, brif);
             }
+            // Only once the rest is done: a branch whose arms assign a predicate folds
+            // into a copy of its condition, which beats dropping one arm's assignment.
+            if !again {
+                again = self.drop_known_assignments();
+            }
             if !again {
                 break;
             }
         }
         self.relabel();
+    }
+
+    /// Removes the assignments that give a predicate the value it already holds on every
+    /// path to them (a forward analysis of known constant values over the graph, which
+    /// must be acyclic with its hidden edges), and then the assignment nodes left empty
+    /// that are one edge's way on (that edge goes straight on). Returns whether anything
+    /// changed.
+    ///
+    /// The construction assigns a predicate on every edge into a continuation, and
+    /// hoisting puts constants ahead of branches; nested constructs then often assign a
+    /// value an enclosing one already gave (`p := 0` in a branch node and again in the
+    /// node its arm leads to). The value seen by every read stays the same: each removed
+    /// assignment follows one of the same value on every path, with no other in between.
+    fn drop_known_assignments(&mut self) -> bool {
+        let Some(order) = self.topological_order() else {
+            return false;
+        };
+        // Per node, the predicates known on entry: (predicate, value), sorted.
+        type Known = Vec<(PredVar, u32)>;
+        let mut known_in: SecondaryMap<Node, Option<Known>> = SecondaryMap::new();
+        known_in[self.entry] = Some(Vec::new());
+        let mut changed = false;
+        for &n in &order {
+            let Some(mut known) = known_in[n].take() else {
+                continue;
+            };
+            let holds = |known: &Known, p: PredVar, v: u32| known.binary_search(&(p, v)).is_ok();
+            let set = |known: &mut Known, p: PredVar, v: Option<u32>| {
+                known.retain(|&(q, _)| q != p);
+                if let Some(v) = v {
+                    let at = known.partition_point(|&x| x < (p, v));
+                    known.insert(at, (p, v));
+                }
+            };
+            // Hoisted assignments come first, then the folded ones (the node's branch
+            // condition), then an assignment node's list.
+            let before = self.hoisted[n].len();
+            let hoisted = std::mem::take(&mut self.hoisted[n]);
+            for &(p, v) in &hoisted {
+                if !holds(&known, p, v) {
+                    self.hoisted[n].push((p, v));
+                    set(&mut known, p, Some(v));
+                }
+            }
+            self.stats.known_dropped += (before - self.hoisted[n].len()) as u64;
+            changed |= self.hoisted[n].len() != before;
+            let folded = std::mem::take(&mut self.folded[n]);
+            let before = folded.len();
+            for (p, yes, no) in folded {
+                if yes == no && holds(&known, p, yes) {
+                    continue;
+                }
+                self.folded[n].push((p, yes, no));
+                set(&mut known, p, (yes == no).then_some(yes));
+            }
+            self.stats.known_dropped += (before - self.folded[n].len()) as u64;
+            changed |= self.folded[n].len() != before;
+            if let Kind::Assign(list) = &mut self.kinds[n] {
+                let before = list.len();
+                let mut kept = Vec::with_capacity(before);
+                for &(p, v) in list.iter() {
+                    if !holds(&known, p, v) {
+                        kept.push((p, v));
+                        set(&mut known, p, Some(v));
+                    }
+                }
+                self.stats.known_dropped += (before - kept.len()) as u64;
+                changed |= kept.len() != before;
+                *list = kept;
+            }
+            // Meet into the successors: what every path agrees on.
+            for &t in &self.succs[n] {
+                known_in[t] = Some(match known_in[t].take() {
+                    None => known.clone(),
+                    Some(k) => k.into_iter().filter(|x| known.contains(x)).collect(),
+                });
+            }
+        }
+        // Assignment nodes left empty on one edge's way: the edge goes on by itself,
+        // unless its source already has an edge where the node led.
+        let nodes: Vec<Node> = self.nodes().collect();
+        for n in nodes {
+            let empty = matches!(&self.kinds[n], Kind::Assign(list) if list.is_empty());
+            if !empty || n == self.entry || !self.hidden[n].is_empty() || self.succs[n].len() != 1 {
+                continue;
+            }
+            let [(p, slot)] = self.preds[n][..] else {
+                continue;
+            };
+            let to = self.succs[n][0];
+            if self.succs[p].contains(&to) || to == n {
+                continue;
+            }
+            self.remove(n);
+            self.set_slot(p, slot, to);
+            changed = true;
+        }
+        changed
+    }
+
+    /// The nodes reachable from the entry over every edge (hidden ones included), each
+    /// after all its predecessors; `None` when those edges make a cycle.
+    fn topological_order(&self) -> Option<Vec<Node>> {
+        let mut reached: SecondaryMap<Node, bool> = SecondaryMap::new();
+        let mut stack = vec![self.entry];
+        reached[self.entry] = true;
+        let mut indeg: SecondaryMap<Node, u32> = SecondaryMap::new();
+        let mut count = 0usize;
+        while let Some(n) = stack.pop() {
+            count += 1;
+            for &t in &self.succs[n] {
+                indeg[t] += 1;
+                if !reached[t] {
+                    reached[t] = true;
+                    stack.push(t);
+                }
+            }
+        }
+        let mut order = Vec::with_capacity(count);
+        let mut ready = vec![self.entry];
+        if indeg[self.entry] != 0 {
+            return None;
+        }
+        while let Some(n) = ready.pop() {
+            order.push(n);
+            for &t in &self.succs[n] {
+                indeg[t] -= 1;
+                if indeg[t] == 0 {
+                    ready.push(t);
+                }
+            }
+        }
+        (order.len() == count).then_some(order)
     }
 
     /// Flips the values of a two-valued predicate (and the order of its dispatch's
