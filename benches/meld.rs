@@ -59,6 +59,12 @@ fn kernel(diamonds: usize, len: usize) -> String {
         let _ = writeln!(s, "    jump block{join}(v{r})");
     }
     let last = 1 + 3 * diamonds;
+    finish(s, last, v)
+}
+
+/// Closes a generated kernel: its last block `last` takes the final value `v` and stores
+/// it at the thread's slot of `out`.
+fn finish(mut s: String, last: usize, v: usize) -> String {
     let _ = write!(
         s,
         "block{last}(v{v}: i32):\n    v{w} = uextend.i64 v1\n    v{x} = iadd v0, v{w}\n    store global v{v}, v{x}\n    return\n}}\n",
@@ -96,13 +102,7 @@ fn kernel_replicated(diamonds: usize, len: usize) -> String {
         let _ = writeln!(s, "    jump block{join}(v{r})");
     }
     let last = 1 + 4 * diamonds;
-    let _ = write!(
-        s,
-        "block{last}(v{v}: i32):\n    v{w} = uextend.i64 v1\n    v{x} = iadd v0, v{w}\n    store global v{v}, v{x}\n    return\n}}\n",
-        w = v + 1,
-        x = v + 2
-    );
-    s
+    finish(s, last, v)
 }
 
 fn bench_meld(c: &mut Criterion) {

@@ -11,12 +11,14 @@
 
 use std::collections::BTreeMap;
 use warplift_codegen::isa::simt::encode;
+use warplift_codegen::mir::MirFunction;
 use warplift_codegen::Settings;
-use warplift_emu::{run_with, MachineConfig, Program, RunOptions};
+use warplift_emu::{run_with, MachineConfig, Program, RunOptions, Stats};
 use warplift_fuzzgen::cfg_family::{minimal_unstructured, KernelStyle, SmallCfg};
 use warplift_fuzzgen::Pipeline;
 
-fn measure(cfg: &SmallCfg, p: &Pipeline) -> (u64, u64) {
+/// Compiles `cfg`'s kernel with `p` and runs it on one warp of 32 lanes.
+fn compile_and_run(cfg: &SmallCfg, p: &Pipeline, options: RunOptions) -> (MirFunction, Stats) {
     let case = cfg.kernel(KernelStyle { trace: false });
     let mir = p
         .compile(&case.func, Settings::default())
@@ -24,12 +26,17 @@ fn measure(cfg: &SmallCfg, p: &Pipeline) -> (u64, u64) {
     let program = Program::from_code(&encode(&mir).unwrap()).expect("loads");
     let machine = MachineConfig::builder().warp_width(32).build().unwrap();
     let mut launch = case.launch.prepare(&case.func).expect("a valid launch");
+    let stats = run_with(&program, &mut launch, &machine, options)
+        .unwrap_or_else(|e| panic!("{}: {e}", cfg.name()));
+    (mir, stats)
+}
+
+fn measure(cfg: &SmallCfg, p: &Pipeline) -> (u64, u64) {
     let options = RunOptions {
         redundancy: true,
         ..RunOptions::default()
     };
-    let stats = run_with(&program, &mut launch, &machine, options)
-        .unwrap_or_else(|e| panic!("{}: {e}", cfg.name()));
+    let (_, stats) = compile_and_run(cfg, p, options);
     let redundant = stats
         .redundant_block_executions
         .expect("asked for")
@@ -44,15 +51,7 @@ fn measure(cfg: &SmallCfg, p: &Pipeline) -> (u64, u64) {
 /// block's executions, keyed `graph OPCODE` for the graph's own blocks (IR blocks
 /// `block0` to `block{n-1}`) and `made SHAPE` for the rest.
 fn breakdown(cfg: &SmallCfg, p: &Pipeline, sign: i64, into: &mut BTreeMap<String, i64>) {
-    let case = cfg.kernel(KernelStyle { trace: false });
-    let mir = p
-        .compile(&case.func, Settings::default())
-        .unwrap_or_else(|e| panic!("{}: {e}", cfg.name()));
-    let program = Program::from_code(&encode(&mir).unwrap()).expect("loads");
-    let machine = MachineConfig::builder().warp_width(32).build().unwrap();
-    let mut launch = case.launch.prepare(&case.func).expect("a valid launch");
-    let stats = run_with(&program, &mut launch, &machine, RunOptions::default())
-        .unwrap_or_else(|e| panic!("{}: {e}", cfg.name()));
+    let (mir, stats) = compile_and_run(cfg, p, RunOptions::default());
     // The printed machine IR: `mblockN:  ; IR-BLOCK` heads each block.
     let text = mir.to_string();
     let mut blocks: Vec<(String, Vec<String>)> = Vec::new();
