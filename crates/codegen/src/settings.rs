@@ -4,7 +4,7 @@
 //! parsing and checking each value once, and the [`Settings`] struct exposes them typed.
 //!
 //! A setting's type is a `bool`, a `u32` (its range checked where it is declared), a
-//! `String` checked where it is declared (`ptx_target`, and `passes` against the pass
+//! [`MinGain`], a `String` checked where it is declared (`ptx_target`, and `passes` against the pass
 //! registry), or an enumeration declared with `setting_enum!` (the option's values and
 //! their names in one list: [`OptLevel`], [`RegionMode`], [`LinearizeStage`],
 //! [`MergeLoops`], [`LoopMode`], [`Cascade`]). Passes read the typed fields; none parses a string again.
@@ -200,6 +200,39 @@ impl SettingValue for u32 {
     }
 }
 
+/// The least estimated gain a region must reach to be linearized
+/// (`linearize_min_gain`): `none` (no minimum) or an integer, in instructions per pass
+/// of a warp.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum MinGain {
+    /// Every region the other rules select is linearized.
+    None,
+    /// Regions whose estimate is below this are left alone.
+    At(i32),
+}
+
+impl MinGain {
+    /// Whether a region with estimated gain `gain` falls short.
+    pub fn declines(self, gain: i64) -> bool {
+        match self {
+            MinGain::None => false,
+            MinGain::At(min) => gain < i64::from(min),
+        }
+    }
+}
+
+impl SettingValue for MinGain {
+    fn parse(s: &str) -> Result<Self, String> {
+        match s {
+            "none" => Ok(MinGain::None),
+            _ => s
+                .parse()
+                .map(MinGain::At)
+                .map_err(|_| "expected none or an integer".into()),
+        }
+    }
+}
+
 impl SettingValue for String {
     fn parse(s: &str) -> Result<Self, String> {
         Ok(s.to_string())
@@ -378,6 +411,16 @@ declare_settings! {
     /// branch and the block's jump go, and consecutive predicated blocks become one
     /// straight-line block. 0 never predicates.
     linearize_predicate: u32 = 4, check in_range::<0, 64>;
+    /// `linearize`'s cost model (`divergent` and `all` regions): `none` (the default) or
+    /// the least estimated gain per pass of a warp, in instructions, for which a region is
+    /// linearized — the instructions of the blocks an IPDOM stack can run more than once,
+    /// times the times they can be re-run, minus what Algorithm 1 adds before the guard
+    /// optimisations (per guarded part a test, its branch and an assignment to the guard
+    /// variable; two per back-edge guard; one at the entry). The default declines nothing,
+    /// so that no block of an acyclic kernel runs redundantly after the default pass: on
+    /// the corpus and the synthetic CFG family every estimate is between -36 and +1, and
+    /// 0 would decline Figure 1's region (docs/linearization.md).
+    linearize_min_gain: MinGain = MinGain::None, check anything;
     /// `converge`'s threshold: the profit, in the emulator's latency cycles (an ALU
     /// operation 4, a global load 400), that a common expression of two divergent arms must
     /// exceed — its matched instructions' latencies minus 4 for every renamed operand —

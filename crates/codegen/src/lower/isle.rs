@@ -523,12 +523,16 @@ impl Lower<'_> {
             Operand::Imm(n),
         );
         let root = self.tree_node(table, &mut pending, 0, n);
+        let one_way = bound.is_some_and(|b| b < n);
+        if one_way {
+            self.mir.one_way_branches.insert(self.block);
+        }
         self.emit(MInstKind::Branch {
             pred: in_range,
             negated: false,
             taken: root,
             not_taken: default.clone(),
-            divergent: divergent && bound.is_none_or(|b| b >= n),
+            divergent: divergent && !one_way,
         });
         while let Some((mb, lo, hi)) = pending.pop() {
             self.block = mb;

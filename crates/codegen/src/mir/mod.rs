@@ -87,6 +87,13 @@ pub struct MirFunction {
     pub local_size: u32,
     /// Number of spill slots, once allocated.
     pub spill_slots: u32,
+    /// The blocks whose two-way branch every lane takes to its `taken` side, whatever
+    /// its values: a branch table's range check where the index provably stays below the
+    /// table's length. Such a branch is uniform, and more than that: it never splits a
+    /// warp even where the divergence analysis is not consulted (linearization's `all`
+    /// mode), so its `not_taken` edge is no second way into a block. Set by the lowering;
+    /// read by region selection, before any pass rewrites the branch.
+    pub one_way_branches: std::collections::HashSet<MBlock>,
 }
 
 impl MirFunction {

@@ -517,7 +517,32 @@ impl<N: EntityRef + Copy + Eq + Hash + Debug> Region<N> {
         postdom: &PostDominatorTree<N>,
         is_divergent_branch: impl Fn(N) -> bool,
     ) -> bool {
-        let mut reached_by: SecondaryMap<N, u32> = SecondaryMap::with_default(u32::MAX);
+        !self.reruns(cfg, postdom, is_divergent_branch).is_empty()
+    }
+
+    /// How many more times than once per pass of a warp an IPDOM stack can run each block
+    /// of the region, at most (the blocks it can run only once left out), by the two
+    /// cases of [`Self::can_run_a_block_twice`]: for every divergent branch of the region
+    /// or its entry, a block reached from `k` of its successors before its
+    /// post-dominator can run `k - 1` more times (one per further group of lanes), and a
+    /// block one group runs a pass ahead of the others once more; the branches' counts
+    /// add up (Figure 1: `B3` once more, `B5` twice more, `B4` once more — a bound: with
+    /// the figure's lanes `B4` runs once). In reverse post-order of the region. The
+    /// weights of linearization's cost model, against the guards it adds.
+    ///
+    /// Linear in the region per divergent branch and successor.
+    pub fn reruns(
+        &self,
+        cfg: &ControlFlowGraph<N>,
+        postdom: &PostDominatorTree<N>,
+        is_divergent_branch: impl Fn(N) -> bool,
+    ) -> Vec<(N, u32)> {
+        // Per block: the walk that last visited it (one stamp per branch and successor)
+        // and how many walks of the current branch reached it.
+        let mut stamp: SecondaryMap<N, u32> = SecondaryMap::with_default(0);
+        let mut groups: SecondaryMap<N, u32> = SecondaryMap::with_default(0);
+        let mut extra: SecondaryMap<N, u32> = SecondaryMap::with_default(0);
+        let mut next_stamp = 0u32;
         let mut stack = Vec::new();
         let branches = self.entry.iter().chain(self.blocks.iter());
         for &d in branches.filter(|&&d| is_divergent_branch(d)) {
@@ -531,21 +556,19 @@ impl<N: EntityRef + Copy + Eq + Hash + Debug> Region<N> {
             // The groups that run on alone: those bound for the region's blocks before
             // the post-dominator.
             succs.retain(|&s| self.contains(s) && Some(s) != ipdom);
-            // Each block records the first successor that reached it in this branch's
-            // walks; a second one is a second group.
             for &b in &self.blocks {
-                reached_by[b] = u32::MAX;
+                groups[b] = 0;
             }
-            for (k, &s) in succs.iter().enumerate() {
-                let k = k as u32;
+            for &s in &succs {
+                next_stamp += 1;
                 stack.clear();
                 stack.push(s);
                 while let Some(b) = stack.pop() {
-                    match reached_by[b] {
-                        r if r == k => continue,
-                        u32::MAX => reached_by[b] = k,
-                        _ => return true,
+                    if stamp[b] == next_stamp {
+                        continue;
                     }
+                    stamp[b] = next_stamp;
+                    groups[b] += 1;
                     stack.extend(
                         cfg.succs(b)
                             .iter()
@@ -553,6 +576,9 @@ impl<N: EntityRef + Copy + Eq + Hash + Debug> Region<N> {
                             .filter(|&t| self.contains(t) && Some(t) != ipdom),
                     );
                 }
+            }
+            for &b in &self.blocks {
+                extra[b] += groups[b].saturating_sub(1);
             }
             // A block one group ran before the post-dominator that the lanes can run
             // again after it, around a cycle of the region that does not come back to
@@ -563,7 +589,8 @@ impl<N: EntityRef + Copy + Eq + Hash + Debug> Region<N> {
             let Some(p) = ipdom.filter(|&p| self.contains(p)) else {
                 continue;
             };
-            let (mut ahead, mut back_at_d) = (false, false);
+            let mut back_at_d = false;
+            let mut ahead: Vec<N> = Vec::new();
             let mut seen: HashSet<N> = HashSet::new();
             stack.clear();
             stack.push(p);
@@ -572,16 +599,24 @@ impl<N: EntityRef + Copy + Eq + Hash + Debug> Region<N> {
                     if !self.contains(t) || !seen.insert(t) {
                         continue;
                     }
-                    ahead |= reached_by[t] != u32::MAX;
+                    if groups[t] > 0 {
+                        ahead.push(t);
+                    }
                     back_at_d |= t == d;
                     stack.push(t);
                 }
             }
-            if ahead && !back_at_d {
-                return true;
+            if !back_at_d {
+                for t in ahead {
+                    extra[t] += 1;
+                }
             }
         }
-        false
+        self.blocks
+            .iter()
+            .filter(|&&b| extra[b] > 0)
+            .map(|&b| (b, extra[b]))
+            .collect()
     }
 
     /// The maximal structured sub-regions of the region (Definition 5, Algorithm 3),

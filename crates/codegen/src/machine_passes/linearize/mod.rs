@@ -202,11 +202,7 @@ impl MachinePass for Linearize {
     fn reservation(&self, settings: &Settings, func: &MirFunction) -> ReservationRequest {
         let shaped = crate::regalloc::allocation_cfg(func);
         match shaped {
-            Some(f)
-                if selected_regions(&f, settings.linearize_regions)
-                    .0
-                    .is_empty() =>
-            {
+            Some(f) if selected_regions(&f, settings).regions.is_empty() => {
                 ReservationRequest::none()
             }
             _ => self.reservation_bound(settings),
@@ -266,10 +262,14 @@ fn linearize_kernel(
     settings: &Settings,
     scope: OptScope,
 ) -> Result<PassReport, String> {
-    let mode = settings.linearize_regions;
-    let (regions, skipped) = selected_regions(func, mode);
+    let Selection {
+        regions,
+        skipped_for_barrier,
+        declined_by_cost,
+    } = selected_regions(func, settings);
     let mut stats = Stats {
-        skipped_barrier_regions: skipped,
+        skipped_barrier_regions: skipped_for_barrier,
+        declined_by_cost,
         ..Stats::default()
     };
     if regions.is_empty() {
@@ -319,10 +319,28 @@ fn linearize_kernel(
 /// the lanes whose guard selects it, so where a divergent branch can give lanes different
 /// guards, a barrier in the region could be reached by part of the block's threads only.
 /// (The paper's kernels synchronise outside their unstructured regions.)
-fn selected_regions(func: &MirFunction, mode: RegionMode) -> (Vec<Region>, u64) {
-    let found = match mode {
-        RegionMode::Kernel => regions::kernel_region(func).into_iter().collect(),
-        RegionMode::All | RegionMode::Divergent => regions::unstructured_regions(func, mode),
+fn selected_regions(func: &MirFunction, settings: &Settings) -> Selection {
+    let mode = settings.linearize_regions;
+    let mut declined_by_cost = 0;
+    let found: Vec<Region> = match mode {
+        // The whole kernel, unless linearizing it can neither remove a redundant
+        // execution nor make the reconvergence stack shallower.
+        RegionMode::Kernel => match regions::kernel_region(func) {
+            Some(r) if regions::kernel_gains(func, settings.linearize_merge_loops) => vec![r],
+            Some(_) => {
+                declined_by_cost = 1;
+                Vec::new()
+            }
+            None => Vec::new(),
+        },
+        RegionMode::All | RegionMode::Divergent => regions::estimated_regions(func, mode)
+            .into_iter()
+            .filter_map(|(r, gain)| {
+                let pays = !settings.linearize_min_gain.declines(gain);
+                declined_by_cost += u64::from(!pays);
+                pays.then_some(r)
+            })
+            .collect(),
     };
     let mut skipped = 0;
     let kept = found
@@ -362,7 +380,22 @@ fn selected_regions(func: &MirFunction, mode: RegionMode) -> (Vec<Region>, u64) 
             !(has_barrier && divergent)
         })
         .collect();
-    (kept, skipped)
+    Selection {
+        regions: kept,
+        skipped_for_barrier: skipped,
+        declined_by_cost,
+    }
+}
+
+/// The regions the pass linearizes, and the ones it leaves alone.
+struct Selection {
+    regions: Vec<Region>,
+    /// Regions holding a barrier and a divergent branch.
+    skipped_for_barrier: u64,
+    /// Regions whose estimated gain is below `linearize_min_gain`; in kernel mode, 1 when
+    /// the kernel is left alone because linearizing it could remove nothing
+    /// ([`regions::kernel_gains`]).
+    declined_by_cost: u64,
 }
 
 /// Whether a cycle of `region`'s graph encloses another.
@@ -447,6 +480,10 @@ pub struct Stats {
     pub regions: u64,
     /// Regions left as they are because they hold a barrier and a divergent branch.
     pub skipped_barrier_regions: u64,
+    /// Regions left as they are by the cost model (`linearize_min_gain`), or the kernel
+    /// in kernel mode where linearizing it can neither remove a redundant execution nor
+    /// lower the reconvergence stack.
+    pub declined_by_cost: u64,
     /// Blocks in the regions.
     pub region_blocks: u64,
     /// Structured sub-regions, each guarded at its entry only.
@@ -518,6 +555,7 @@ impl Stats {
                     "regions skipped for a barrier",
                     self.skipped_barrier_regions,
                 ),
+                ("regions declined by cost", self.declined_by_cost),
                 ("region blocks", self.region_blocks),
                 ("structured sub-regions", self.subregions),
                 ("sub-region blocks", self.subregion_blocks),
@@ -854,14 +892,7 @@ fn merging_pays(
     inner: Loop,
     outer: Loop,
 ) -> bool {
-    /// A pass over some parts: the kernel's own blocks, instructions, guards.
-    #[derive(Default)]
-    struct Pass {
-        blocks: usize,
-        insts: usize,
-        guards: usize,
-    }
-    let (mut inside, mut rest) = (Pass::default(), Pass::default());
+    let (mut inside, mut rest) = (NestPass::default(), NestPass::default());
     for p in parts {
         let head = original(p.head);
         if !loops.contains(outer, head) {
@@ -878,8 +909,25 @@ fn merging_pays(
             side.blocks += usize::from(func.blocks[b].kind == BlockKind::Code);
         }
     }
-    // A guard is a test and a branch.
-    inside.blocks > rest.blocks && inside.insts > rest.insts + 2 * rest.guards
+    inside.outweighs(&rest)
+}
+
+/// A pass over some parts of a loop nest, for [`merging_pays`]: the kernel's own blocks,
+/// their instructions, and the guards the parts get.
+#[derive(Default)]
+pub(crate) struct NestPass {
+    pub(crate) blocks: usize,
+    pub(crate) insts: usize,
+    pub(crate) guards: usize,
+}
+
+impl NestPass {
+    /// Whether a pass of the inner loop (`self`) runs more of the kernel's blocks than a
+    /// pass of the rest of the outer one, and more instructions than the rest with its
+    /// guards (a guard is a test and a branch): merging is then expected to pay.
+    pub(crate) fn outweighs(&self, rest: &NestPass) -> bool {
+        self.blocks > rest.blocks && self.insts > rest.insts + 2 * rest.guards
+    }
 }
 
 /// Linearizes `region` of `func` (Algorithm 1), writing only `regs`. Each structured

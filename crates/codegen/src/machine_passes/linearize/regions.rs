@@ -11,12 +11,12 @@
 //!   lie in each region or sub-region; of those, only the regions in which an IPDOM
 //!   stack can run a block twice per pass of a warp (the others have nothing to gain).
 
-use super::{Region, RegionMode, SubRegion};
+use super::{MergeLoops, NestPass, Region, RegionMode, SubRegion};
 use crate::mir::{BlockKind, MBlock, MInstKind, MirFunction};
 use std::collections::HashSet;
 use warplift_ir::cfg::{
-    find_unstructured_regions, select_regions, Cfg, ControlFlowGraph, DominatorTree, LoopForest,
-    PostDominatorTree, RegionSelection, UnstructuredEdges,
+    find_unstructured_regions, select_regions, Cfg, ControlFlowGraph, DominatorTree, Loop,
+    LoopForest, PostDominatorTree, RegionSelection, UnstructuredEdges,
 };
 
 /// The blocks reachable from the entry, in depth-first preorder (iteratively).
@@ -152,6 +152,20 @@ impl Cfg for Contracted<'_> {
     }
 }
 
+/// Whether the branch ending `b` counts, in `mode`, as one that can split a warp: in
+/// `divergent` mode a divergent branch; otherwise any two-way branch but one every lane
+/// provably takes the same way ([`MirFunction::one_way_branches`]), whatever the
+/// divergence analysis says.
+pub(super) fn can_split(func: &MirFunction, mode: RegionMode, b: MBlock) -> bool {
+    match func.terminator(b).map(|t| &t.kind) {
+        Some(MInstKind::Branch { divergent, .. }) => match mode {
+            RegionMode::Divergent => *divergent,
+            _ => !func.one_way_branches.contains(&b),
+        },
+        _ => false,
+    }
+}
+
 /// The unstructured regions of `func` selected by `mode` (`all` or `divergent`), found on
 /// its control-flow graph as it stands (the allocated machine IR, after every change that
 /// could alter its shape), with their structured sub-regions.
@@ -160,10 +174,19 @@ impl Cfg for Contracted<'_> {
 /// that block as its entry, as [`kernel_region`] does; a region whose exit is the virtual
 /// exit (it holds returns) keeps `exit: None`, and linearization makes it a return block.
 pub fn unstructured_regions(func: &MirFunction, mode: RegionMode) -> Vec<Region> {
+    estimated_regions(func, mode)
+        .into_iter()
+        .map(|(r, _)| r)
+        .collect()
+}
+
+/// [`unstructured_regions`], each with the cost model's estimate of what linearizing it
+/// gains per pass of a warp, in instructions ([`estimated_gain`]).
+pub fn estimated_regions(func: &MirFunction, mode: RegionMode) -> Vec<(Region, i64)> {
     let selection = match mode {
         RegionMode::All => RegionSelection::AllUnstructured,
         RegionMode::Divergent => RegionSelection::DivergentUnstructured,
-        RegionMode::Kernel => return kernel_region(func).into_iter().collect(),
+        RegionMode::Kernel => return kernel_region(func).into_iter().map(|r| (r, 0)).collect(),
     };
     let Some(kernel_entry) = func.entry() else {
         return Vec::new();
@@ -190,21 +213,16 @@ pub fn unstructured_regions(func: &MirFunction, mode: RegionMode) -> Vec<Region>
     let selected = select_regions(&domtree, &edges, &found, selection, divergent);
     // A region in which no block can run twice per pass of a warp is left as it is:
     // its guards would cost and remove nothing. In `divergent` mode the branches that can
-    // split a warp are the divergent ones (a `br_table`'s range check that every lane
-    // passes is uniform); `all` asks for every unstructured region whatever the
-    // divergence analysis says, so there any branch counts.
-    let can_split = |b: MBlock| match mode {
-        RegionMode::Divergent => divergent(b),
-        _ => matches!(
-            func.terminator(b).map(|t| &t.kind),
-            Some(MInstKind::Branch { .. })
-        ),
-    };
+    // split a warp are the divergent ones; `all` asks for every unstructured region
+    // whatever the divergence analysis says, so there any branch counts that can go both
+    // ways — not a branch every lane provably takes one way (a `br_table`'s range check
+    // whose index stays below the table's length), which splits nothing in any mode.
+    let can_split = |b: MBlock| can_split(func, mode, b);
     let mut out = Vec::with_capacity(selected.len());
-    for r in selected
-        .iter()
-        .filter(|r| r.can_run_a_block_twice(&cfg, &postdom, can_split))
-    {
+    for (r, reruns) in selected.iter().filter_map(|r| {
+        let reruns = r.reruns(&cfg, &postdom, can_split);
+        (!reruns.is_empty()).then_some((r, reruns))
+    }) {
         let entry = match r.entry() {
             Some(d) => d,
             // The virtual entry: the kernel's entry block stands outside the region
@@ -260,12 +278,165 @@ pub fn unstructured_regions(func: &MirFunction, mode: RegionMode) -> Vec<Region>
                 }
             })
             .collect();
-        out.push(Region {
+        let region = Region {
             entry,
             blocks,
             exit: r.exit(),
             subregions,
-        });
+        };
+        let gain = estimated_gain(func, &cfg, &domtree, &region, &reruns);
+        out.push((region, gain));
     }
     out
+}
+
+/// The cost model's estimate of what linearizing `region` gains per pass of a warp, in
+/// instructions: what the blocks an IPDOM stack can run more than once cost in their
+/// extra runs (`reruns`, from `Region::reruns`), minus what Algorithm 1 adds to every
+/// pass before the guard optimisations — per guarded part (a block, or a structured
+/// sub-region) its guard's test and branch and its assignment to `g`, two per back-edge
+/// guard (one after each block with a retreating edge), and the entry's assignment.
+/// Each guard runs once per pass whichever lanes want its block, so that is a pass's
+/// cost; a block's own branch becomes its assignment, and costs nothing extra. The
+/// optimisations of O1-O3 remove much of the guards' cost (on the synthetic CFG family
+/// O3 runs fewer instructions than the plain kernel), which the estimate does not count:
+/// it is the gain of Algorithm 1 as the paper states it.
+fn estimated_gain(
+    func: &MirFunction,
+    cfg: &ControlFlowGraph<MBlock>,
+    domtree: &DominatorTree<MBlock>,
+    region: &Region,
+    reruns: &[(MBlock, u32)],
+) -> i64 {
+    let saved: i64 = reruns
+        .iter()
+        .map(|&(b, n)| i64::from(n) * func.blocks[b].insts.len() as i64)
+        .sum();
+    let in_sub: HashSet<MBlock> = region
+        .subregions
+        .iter()
+        .flat_map(|s| s.blocks.iter().copied())
+        .collect();
+    let parts =
+        region.blocks.iter().filter(|b| !in_sub.contains(b)).count() + region.subregions.len();
+    let members: HashSet<MBlock> = region.blocks.iter().copied().collect();
+    let retreating = region
+        .blocks
+        .iter()
+        .filter(|&&b| {
+            domtree.rpo_number(b).is_some_and(|nb| {
+                cfg.succs(b).iter().any(|s| {
+                    members.contains(s) && domtree.rpo_number(*s).is_some_and(|ns| ns <= nb)
+                })
+            })
+        })
+        .count();
+    saved - (3 * parts as i64 + 2 * retreating as i64 + 1)
+}
+
+/// Kernel mode's test: whether linearizing the whole kernel can change what the IPDOM
+/// machine does. It can where some unstructured region can run a block twice per pass of
+/// a warp (by its divergent branches: a uniform one never splits a warp, which the
+/// emulator checks on every run), and where
+/// the reconvergence stack can get shallower: the whole kernel linearized runs its guards
+/// as a chain of if-thens, one stack entry above the warp's, plus one per loop around
+/// them (its back-edge guard), and a divergent branch before linearization adds an entry
+/// per way that does not start at its post-dominator for the blocks it encloses (those
+/// its lanes reach before that post-dominator). So can loop merging (Section 5.2), where
+/// `merge_loops` would merge a nest: `always` any, `cost` one whose inner loop outweighs
+/// the rest of the outer one ([`super::NestPass::outweighs`], on the nest's blocks).
+/// Where none of these holds (a kernel whose only divergence is an if-then, or a loop's
+/// exit, say), the kernel is left as it is: its guards would cost instructions and a
+/// deeper stack, and remove nothing.
+///
+/// The enclosure walks stop as soon as one block is enclosed deeper than the linearized
+/// kernel would be, so the test is linear in the kernel times that depth.
+pub fn kernel_gains(func: &MirFunction, merge_loops: MergeLoops) -> bool {
+    if !unstructured_regions(func, RegionMode::Divergent).is_empty() {
+        return true;
+    }
+    let view = Contracted::new(func);
+    let cfg = ControlFlowGraph::compute(&view);
+    let domtree = DominatorTree::compute(&cfg);
+    let postdom = PostDominatorTree::compute(&cfg);
+    let loops = LoopForest::compute(&cfg);
+    let would_merge = |inner: Loop, outer: Loop| {
+        let (mut inside, mut rest) = (NestPass::default(), NestPass::default());
+        for &b in loops.blocks(outer) {
+            let side = if loops.contains(inner, b) {
+                &mut inside
+            } else {
+                &mut rest
+            };
+            side.guards += 1;
+            side.insts += func.blocks[b].insts.len();
+            side.blocks += usize::from(func.blocks[b].kind == BlockKind::Code);
+        }
+        inside.outweighs(&rest)
+    };
+    let merges = loops.loops().any(|l| {
+        loops.parent(l).is_some_and(|outer| {
+            !loops.is_irreducible(l)
+                && !loops.is_irreducible(outer)
+                && match merge_loops {
+                    MergeLoops::Always => true,
+                    MergeLoops::Never => false,
+                    MergeLoops::Cost => would_merge(l, outer),
+                }
+        })
+    });
+    if merges {
+        return true;
+    }
+    let divergent = |b: MBlock| {
+        matches!(
+            func.terminator(b).map(|t| &t.kind),
+            Some(MInstKind::Branch {
+                divergent: true,
+                ..
+            })
+        )
+    };
+    let blocks: Vec<MBlock> = domtree.rpo().to_vec();
+    if !blocks.iter().any(|&b| divergent(b)) {
+        // Uniform guards: the stack stays one entry deep either way.
+        return false;
+    }
+    let after = 2 + blocks
+        .iter()
+        .map(|&b| loops.loop_depth(b))
+        .max()
+        .unwrap_or(0);
+    let mut depth: cranelift_entity::SecondaryMap<MBlock, u32> =
+        cranelift_entity::SecondaryMap::with_default(1);
+    let mut seen: cranelift_entity::SecondaryMap<MBlock, u32> =
+        cranelift_entity::SecondaryMap::with_default(0);
+    let mut walk = 0u32;
+    let mut stack = Vec::new();
+    for &d in blocks.iter().filter(|&&b| divergent(b)) {
+        let ipdom = postdom.ipdom(d);
+        let mut ways: Vec<MBlock> = cfg.succs(d).to_vec();
+        ways.sort();
+        ways.dedup();
+        if ways.len() < 2 {
+            continue;
+        }
+        ways.retain(|&s| Some(s) != ipdom);
+        let entries = ways.len() as u32;
+        walk += 1;
+        stack.clear();
+        stack.extend(ways);
+        while let Some(b) = stack.pop() {
+            if seen[b] == walk {
+                continue;
+            }
+            seen[b] = walk;
+            depth[b] += entries;
+            if depth[b] > after {
+                return true;
+            }
+            stack.extend(cfg.succs(b).iter().copied().filter(|&t| Some(t) != ipdom));
+        }
+    }
+    false
 }
