@@ -382,7 +382,9 @@ declare_settings! {
     /// What `linearize` (after register allocation) and `linearize_ssa` (on the SSA IR,
     /// before it) linearize: `divergent` (unstructured regions in which a divergent branch
     /// can make a block run twice per pass of a warp), `all` (every unstructured region in
-    /// which any branch could) or `kernel` (the whole kernel).
+    /// which any branch that can go both ways could, whatever the divergence analysis
+    /// says) or `kernel` (the whole kernel, where that can remove a redundant execution,
+    /// merge a loop nest or lower the reconvergence stack; otherwise nothing).
     linearize_regions: RegionMode = RegionMode::Divergent, check anything;
     /// Where `--passes linearize` linearizes: `machine` (on allocated machine IR, with one
     /// reserved `b32` and one predicate register) or `ssa` (on the SSA IR before register

@@ -22,7 +22,7 @@ fn random_kernels_linearize_within_the_claims() {
         &["linearize_regions=kernel", "linearize_interleave=true"],
     ];
     let (mut linearized, mut region_blocks, mut retreating) = (0, 0, 0);
-    for seed in 0..120 {
+    for seed in 0..240 {
         let case = GeneratedCase::from_seed(seed);
         let mir = lower(&case.func).expect("generated kernels lower");
         for config in configs {
@@ -50,7 +50,8 @@ fn random_kernels_linearize_within_the_claims() {
         }
     }
     // The generator makes unstructured and irreducible control flow often enough that
-    // a good share of the runs linearize something, loops included.
+    // a good share of the runs linearize something, loops included (kernel mode leaves a
+    // kernel alone where linearizing it can gain nothing, so more seeds than runs).
     assert!(linearized >= 200, "{linearized}");
     eprintln!("{linearized} runs linearized: {region_blocks} region blocks, {retreating} retreating edges");
     assert!(

@@ -91,7 +91,10 @@
 //! The `linearize_regions` setting chooses what is linearized:
 //! - `kernel`: the whole kernel, as the paper's Section 3 assumes: every block but the
 //!   entry (the region's CIDOM) and the single return block (its CIPDOM; one is made
-//!   when the kernel returns from several blocks, or never does);
+//!   when the kernel returns from several blocks, or never does) — where that can change
+//!   what the IPDOM machine does: a region can run a block twice, a loop nest would be
+//!   merged, or the reconvergence stack can get shallower (`regions::kernel_gains`;
+//!   beyond the paper). Elsewhere the kernel is left as it is;
 //! - `all`: every unstructured region (Definition 4, Algorithm 2) of the allocated
 //!   kernel's control-flow graph, and `divergent` (the default): those holding a
 //!   divergent branch; see [`regions`]. Each region is linearized on its own, its
@@ -103,7 +106,13 @@
 //!   reach one block before its post-dominator, nor one that runs a block a pass ahead
 //!   of the others around a cycle: `Region::can_run_a_block_twice`) is left as it is —
 //!   beyond the paper, whose Definition 1 also marks, say, a loop left from two blocks
-//!   to the block after it, or a branch table's range check joining its last entry.
+//!   to the block after it, or a branch table's range check joining its last entry. In
+//!   `all` mode every branch that can go both ways counts, whatever the divergence
+//!   analysis says, but not a range check every lane passes
+//!   ([`MirFunction::one_way_branches`]). A cost model (`linearize_min_gain`, off by
+//!   default) can leave alone a region whose estimated gain per pass of a warp — the
+//!   instructions of the blocks that can run more than once, times their extra runs,
+//!   minus the guards Algorithm 1 adds — falls short (`regions::estimated_regions`).
 //!
 //! Every region reuses the same two registers. The regions are disjoint and none holds
 //! another's entry, so a lane's `g` is live only from its region's entry (which assigns

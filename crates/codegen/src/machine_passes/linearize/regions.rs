@@ -2,14 +2,15 @@
 //! the pass linearizes (the `linearize_regions` setting).
 //!
 //! - `kernel`: the whole kernel as one region ([`kernel_region`]), as the paper's
-//!   Section 3 assumes;
+//!   Section 3 assumes, where linearizing it can gain ([`kernel_gains`]);
 //! - `all`: every unstructured region, and `divergent`: those holding a divergent
 //!   branch (in a block or at the entry) ([`unstructured_regions`]), found by
 //!   `warplift_ir::cfg::regions` (Definition 1, Algorithms 2 and 3) on the allocated
 //!   kernel's graph with its forwarding blocks (the edge blocks of critical-edge
 //!   splitting) contracted, then widened again by the forwarding blocks on the edges that
 //!   lie in each region or sub-region; of those, only the regions in which an IPDOM
-//!   stack can run a block twice per pass of a warp (the others have nothing to gain).
+//!   stack can run a block twice per pass of a warp (the others have nothing to gain),
+//!   each with the cost model's estimate of its gain ([`estimated_regions`]).
 
 use super::{MergeLoops, NestPass, Region, RegionMode, SubRegion};
 use crate::mir::{BlockKind, MBlock, MInstKind, MirFunction};
