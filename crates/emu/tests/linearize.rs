@@ -228,43 +228,17 @@ fn figure_5_with_the_papers_paths_runs_s3_once() {
 }
 
 /// The corpus kernel in `file` with every two-way branch's successors named the other
-/// way round: `brif c, T, E` becomes `c' = bnot c; brif c', E, T`, the same program, so
-/// only the order an IPDOM stack and reverse post-order see differs.
+/// way round (`warplift_filetests::with_branch_successors_swapped`).
 fn with_successors_swapped(file: &str) -> (warplift_ir::Function, PreparedLaunch) {
     let (_, _, prepared) = load(file);
     let path = warplift_filetests::repo_root()
         .join("tests/corpus")
         .join(file);
     let text = std::fs::read_to_string(&path).unwrap();
-    let mut out = String::new();
-    let mut fresh = 10_000;
-    for line in text.lines() {
-        let code = line.split(';').next().unwrap_or("");
-        let Some(rest) = code.trim_start().strip_prefix("brif ") else {
-            out.push_str(line);
-            out.push('\n');
-            continue;
-        };
-        let indent = &code[..code.len() - code.trim_start().len()];
-        let (cond, dests) = rest.split_once(", ").unwrap();
-        // The first destination ends at the first comma outside its argument list.
-        let mut depth = 0;
-        let cut = dests
-            .char_indices()
-            .find(|&(_, c)| {
-                depth += i32::from(c == '(') - i32::from(c == ')');
-                c == ',' && depth == 0
-            })
-            .map(|(i, _)| i)
-            .unwrap();
-        let (then, other) = (dests[..cut].trim(), dests[cut + 1..].trim());
-        out.push_str(&format!("{indent}v{fresh} = bnot {cond}\n"));
-        out.push_str(&format!("{indent}brif v{fresh}, {other}, {then}\n"));
-        fresh += 1;
-    }
-    assert!(fresh > 10_000, "{file}: no branch to swap");
-    let func = parse_functions(&out)
-        .unwrap_or_else(|e| panic!("{file}: {e:?}\n{out}"))
+    let swapped = warplift_filetests::with_branch_successors_swapped(&text)
+        .unwrap_or_else(|| panic!("{file}: no branch to swap"));
+    let func = parse_functions(&swapped)
+        .unwrap_or_else(|e| panic!("{file}: {e:?}\n{swapped}"))
         .remove(0);
     (func, prepared)
 }

@@ -58,6 +58,37 @@ pub use runner::{run_filetests, FiletestSummary};
 pub use subtest::run::{compile, emulate, References, WIDTHS};
 pub use walk::{repo_root, Walk};
 
+/// `.wir` text with every two-way branch's successors named the other way round:
+/// `brif c, T, E` becomes `vN = bnot c` and `brif vN, E, T` (`N` counting up from
+/// 10000), the same program, so that a test can hold a transformation to giving the
+/// same result whichever successor a branch names first. `None` when the text has no
+/// `brif`.
+pub fn with_branch_successors_swapped(text: &str) -> Option<String> {
+    let mut out = String::new();
+    let mut fresh = 10_000;
+    for line in text.lines() {
+        let code = line.split(';').next().unwrap_or("");
+        let Some(rest) = code.trim_start().strip_prefix("brif ") else {
+            out.push_str(line);
+            out.push('\n');
+            continue;
+        };
+        let indent = &code[..code.len() - code.trim_start().len()];
+        let (cond, dests) = rest.split_once(", ")?;
+        // The first destination ends at the first comma outside its argument list.
+        let mut depth = 0;
+        let cut = dests.char_indices().find_map(|(i, c)| {
+            depth += i32::from(c == '(') - i32::from(c == ')');
+            (c == ',' && depth == 0).then_some(i)
+        })?;
+        let (then, other) = (dests[..cut].trim(), dests[cut + 1..].trim());
+        out.push_str(&format!("{indent}v{fresh} = bnot {cond}\n"));
+        out.push_str(&format!("{indent}brif v{fresh}, {other}, {then}\n"));
+        fresh += 1;
+    }
+    (fresh > 10_000).then_some(out)
+}
+
 /// A failure of one check: a message, and the line of the file it concerns if any.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Failure {
