@@ -871,3 +871,21 @@ fn a_region_runs_a_block_twice_only_where_two_groups_of_lanes_reach_it() {
     assert_eq!(twice(table, None), [true]);
     assert_eq!(twice(table, Some(&[5, 6, 7])), [false]);
 }
+
+#[test]
+fn reruns_weigh_each_block_by_the_groups_of_lanes_that_can_reach_it() {
+    // Figure 1 (B1..B6 as 0..5), every branch divergent: from B1's two arms B3 (2 here)
+    // and B5 (4) can each be reached once more, and so can S1 (3), behind B3; from B2's
+    // arms B5 once more; B3's arms meet only at B6. The paper's 4 threads run B3 twice
+    // and B5 three times: the bound is met there (S1 runs once with them).
+    let fig1: &[&[u32]] = &[&[2, 1], &[2, 4], &[3, 4], &[5], &[5], &[]];
+    let a = analyze(fig1);
+    let regions = a.regions();
+    assert_eq!(regions.len(), 1);
+    let reruns = regions[0].reruns(&a.cfg, &a.pdt, |n| a.cfg.succs(n).len() > 1);
+    let mut got: Vec<(u32, u32)> = reruns.iter().map(|&(b, n)| (b.0, n)).collect();
+    got.sort();
+    assert_eq!(got, [(2, 1), (3, 1), (4, 2)]);
+    // Only B3 divergent: a plain if/else, nothing runs twice.
+    assert!(regions[0].reruns(&a.cfg, &a.pdt, |n| n.0 == 2).is_empty());
+}
