@@ -166,6 +166,9 @@ pub(crate) struct Warp {
     local: Vec<u8>,
     /// Placement order, for greedy-then-oldest.
     pub age: u64,
+    /// The global buffer of the warp's last whole-warp run of words (see
+    /// [`Warp::global_run`]), tried first by the next.
+    buf_hint: Option<usize>,
     /// Instructions issued since the warp started (for the runaway budget).
     pub issued: u64,
     /// Whether a block entry has anything to record: a trace's spans, or the lanes' block
@@ -200,6 +203,7 @@ impl Warp {
             block_id: [0; 3],
             local: vec![0; ctx.program.local_size as usize * w],
             age: 0,
+            buf_hint: None,
             issued: 0,
             observed: false,
             cur: Span {
@@ -446,6 +450,21 @@ impl Warp {
                 map32(&mut self.r32, w, emask, d, src, none, none, |x, _, _| x);
                 Flow::Next
             }
+            // A whole warp's global access to consecutive words (the coalesced case):
+            // checked and copied as one run, without per-lane work.
+            Op::Ld {
+                space: AddrSpace::Global,
+                ..
+            }
+            | Op::St {
+                space: AddrSpace::Global,
+                ..
+            } if emask == lanes_mask(w) && self.global_run(ctx, inst.op, global, counters) => {
+                Flow::Next
+            }
+            Op::BrUni { .. } | Op::BrDiv { .. } => {
+                self.branch(ctx, inst.op, active, counters, now)?
+            }
             // Every other operation: out of line, so that this hot path stays small.
             _ => self.exec(
                 ctx, inst.op, emask, active, shared, global, counters, sc, now,
@@ -459,6 +478,119 @@ impl Warp {
             }
         }
         Ok((flow, lanes))
+    }
+
+    /// Executes the global load or store `op` in every lane of the warp when its lanes'
+    /// addresses are consecutive 4- or 8-byte words, lane `l` at `first + l * size`, all
+    /// inside one buffer and aligned, and returns true; returns false, having done
+    /// nothing, for any other access (the lane-by-lane path then performs it, or finds
+    /// its fault and the lane that caused it).
+    ///
+    /// Such an access touches the segments from `first`'s to `end - 1`'s and each of them
+    /// (a lane's word is no larger than a segment), so its transactions are counted from
+    /// its two ends; and its words are one run of the buffer, copied to or from the
+    /// registers directly.
+    #[inline]
+    fn global_run<G: Global>(
+        &mut self,
+        ctx: &Ctx<'_>,
+        op: Op,
+        global: &mut G,
+        counters: &mut Counters,
+    ) -> bool {
+        let w = ctx.width;
+        let (ty, addr) = match op {
+            Op::Ld { ty, addr, .. } => (ty, addr),
+            // A store of an immediate is rare: the lane-by-lane path does it.
+            Op::St {
+                ty,
+                addr,
+                src: Operand::Reg(_),
+                ..
+            } => (ty, addr),
+            _ => return false,
+        };
+        let size = ty.bytes();
+        let class = ty.class();
+        let Some(base) = addr.base else {
+            return false;
+        };
+        if !matches!((size, class), (4, RegClass::B32) | (8, RegClass::B64)) {
+            return false;
+        }
+        let r = base.index() as usize * w;
+        let bases = &self.r64[r..r + w];
+        let a0 = bases[0];
+        let step = u64::from(size);
+        // Each lane's difference from its expected address, as bits: no branch and no
+        // 64-bit comparison in the loop, and four independent lanes per step, so that it
+        // becomes vector instructions.
+        let mut expect: [u64; 4] = std::array::from_fn(|i| a0.wrapping_add(i as u64 * step));
+        let mut diff = [0u64; 4];
+        let mut groups = bases.chunks_exact(4);
+        for g in &mut groups {
+            for i in 0..4 {
+                diff[i] |= g[i] ^ expect[i];
+                expect[i] = expect[i].wrapping_add(4 * step);
+            }
+        }
+        for (i, &a) in groups.remainder().iter().enumerate() {
+            diff[i] |= a ^ expect[i];
+        }
+        let consecutive = diff == [0; 4];
+        let bytes = w as u64 * step;
+        // The lanes' base addresses do not wrap around, so each lane's address is exactly
+        // `first + l * size`, as the lane-by-lane path computes it.
+        if !consecutive || a0.checked_add(bytes - step).is_none() {
+            return false;
+        }
+        let Some(first) = a0.checked_add_signed(i64::from(addr.offset)) else {
+            return false;
+        };
+        let Some(end) = first.checked_add(bytes) else {
+            return false;
+        };
+        if first & (step - 1) != 0 {
+            return false;
+        }
+        // The buffer of the warp's last such access first: a warp's accesses mostly go
+        // to one buffer, and buffers do not overlap, so the hint is exact when it holds.
+        let (b, off) = match self.buf_hint.map(|b| (b, global.span(b))) {
+            Some((b, (lo, hi))) if first >= lo && end <= hi => (b, (first - lo) as usize),
+            _ => {
+                let Ok((b, off)) = global.find(first, size) else {
+                    return false;
+                };
+                if end > global.span(b).1 {
+                    return false;
+                }
+                self.buf_hint = Some(b);
+                (b, off)
+            }
+        };
+        let shift = ctx.config.segment_bytes.trailing_zeros();
+        counters.transactions[0] += ((end - 1) >> shift) - (first >> shift) + 1;
+        match op {
+            Op::Ld { dst, .. } => {
+                let d = dst.index() as usize * w;
+                match class {
+                    RegClass::B32 => global.load_run32(b, off, &mut self.r32[d..d + w]),
+                    _ => global.load_run64(b, off, &mut self.r64[d..d + w]),
+                }
+            }
+            Op::St {
+                src: Operand::Reg(s),
+                ..
+            } => {
+                let s = s.index() as usize * w;
+                match class {
+                    RegClass::B32 => global.store_run32(b, off, &self.r32[s..s + w]),
+                    _ => global.store_run64(b, off, &self.r64[s..s + w]),
+                }
+            }
+            _ => {}
+        }
+        true
     }
 
     /// Executes operation `op` in the lanes of `emask` (of the `active` ones) at cycle
@@ -644,6 +776,33 @@ impl Warp {
                 self.enter(ctx, counters, now).map_err(|k| (None, k))?;
                 flow = Flow::Transfer;
             }
+            Op::BrUni { .. } | Op::BrDiv { .. } => {
+                flow = self.branch(ctx, op, active, counters, now)?;
+            }
+            Op::Ret {} => {
+                self.exited |= active;
+                self.enter(ctx, counters, now).map_err(|k| (None, k))?;
+                flow = Flow::Exit(active.count_ones());
+            }
+        }
+        Ok(flow)
+    }
+
+    /// Executes the branch `op` (uniform or divergent) for the `active` lanes: the top
+    /// entry of the stack moves to the destination, or, when the lanes split, the halves
+    /// are pushed; then the warp enters the block now on top. Out of [`Warp::exec`], so
+    /// that the loop branch, the most frequent control transfer, is reached from
+    /// [`Warp::step`] in one call.
+    #[inline(never)]
+    fn branch(
+        &mut self,
+        ctx: &Ctx<'_>,
+        op: Op,
+        active: u64,
+        counters: &mut Counters,
+        now: u64,
+    ) -> Result<Flow, LaneFault> {
+        let (cond, taken, not_taken) = match op {
             Op::BrUni {
                 cond,
                 taken,
@@ -654,62 +813,54 @@ impl Warp {
                 taken,
                 not_taken,
                 ..
-            } => {
-                let (pred, negated) = (cond.pred, cond.negated);
-                let uniform = matches!(op, Op::BrUni { .. });
-                let reconverge = match op {
-                    Op::BrDiv {
-                        reconv: Some(r), ..
-                    } => Some(ctx.program.block_at(r)),
-                    _ => None,
-                };
-                let (taken, not_taken) =
-                    (ctx.program.block_at(taken), ctx.program.block_at(not_taken));
-                let p = self.preds[pred.index() as usize];
-                let t = active & if negated { !p } else { p };
-                let n = active & !t;
-                if uniform && n != 0 && t != 0 {
-                    return Err((
-                        None,
-                        FaultKind::UniformBranchDiverged {
-                            taken: t.count_ones(),
-                            not_taken: n.count_ones(),
-                        },
-                    ));
-                }
-                if n == 0 {
-                    self.goto(taken);
-                } else if t == 0 {
-                    self.goto(not_taken);
-                } else {
-                    let rpc = reconverge.unwrap_or(NONE);
-                    // Two exact economies keep loops from growing the stack: when the top
-                    // entry already reconverges at `rpc`, its two halves replace it (it
-                    // would only pop at `rpc` anyway); and a half that starts at `rpc`
-                    // is not pushed (it would pop at once).
-                    if self.stack.len() > 1 && self.stack[self.stack.len() - 1].rpc == rpc {
-                        self.stack.pop();
-                    } else {
-                        self.goto(rpc);
-                    }
-                    for (block, mask) in [(not_taken, n), (taken, t)] {
-                        if block != rpc {
-                            self.stack.push(Entry { block, rpc, mask });
-                        }
-                    }
-                    counters.max_stack_depth =
-                        counters.max_stack_depth.max(self.stack.len() as u64);
-                }
-                self.enter(ctx, counters, now).map_err(|k| (None, k))?;
-                flow = Flow::Transfer;
-            }
-            Op::Ret {} => {
-                self.exited |= active;
-                self.enter(ctx, counters, now).map_err(|k| (None, k))?;
-                flow = Flow::Exit(active.count_ones());
-            }
+            } => (cond, taken, not_taken),
+            _ => return Ok(Flow::Next),
+        };
+        let (pred, negated) = (cond.pred, cond.negated);
+        let uniform = matches!(op, Op::BrUni { .. });
+        let reconverge = match op {
+            Op::BrDiv {
+                reconv: Some(r), ..
+            } => Some(ctx.program.block_at(r)),
+            _ => None,
+        };
+        let (taken, not_taken) = (ctx.program.block_at(taken), ctx.program.block_at(not_taken));
+        let p = self.preds[pred.index() as usize];
+        let t = active & if negated { !p } else { p };
+        let n = active & !t;
+        if uniform && n != 0 && t != 0 {
+            return Err((
+                None,
+                FaultKind::UniformBranchDiverged {
+                    taken: t.count_ones(),
+                    not_taken: n.count_ones(),
+                },
+            ));
         }
-        Ok(flow)
+        if n == 0 {
+            self.goto(taken);
+        } else if t == 0 {
+            self.goto(not_taken);
+        } else {
+            let rpc = reconverge.unwrap_or(NONE);
+            // Two exact economies keep loops from growing the stack: when the top
+            // entry already reconverges at `rpc`, its two halves replace it (it
+            // would only pop at `rpc` anyway); and a half that starts at `rpc`
+            // is not pushed (it would pop at once).
+            if self.stack.len() > 1 && self.stack[self.stack.len() - 1].rpc == rpc {
+                self.stack.pop();
+            } else {
+                self.goto(rpc);
+            }
+            for (block, mask) in [(not_taken, n), (taken, t)] {
+                if block != rpc {
+                    self.stack.push(Entry { block, rpc, mask });
+                }
+            }
+            counters.max_stack_depth = counters.max_stack_depth.max(self.stack.len() as u64);
+        }
+        self.enter(ctx, counters, now).map_err(|k| (None, k))?;
+        Ok(Flow::Transfer)
     }
 
     /// Sets the top entry's block.
