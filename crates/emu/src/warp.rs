@@ -1700,6 +1700,149 @@ mod tests {
         assert_eq!(check(&coalesced, -0x1000, 4), None);
     }
 
+    /// The run of words ([`Warp::global_run`]) is taken only where the lane-by-lane
+    /// path would succeed, and then leaves the same memory, registers and transaction
+    /// count; where it is not taken, it has done nothing. Random bases near buffer ends,
+    /// between two buffers, misaligned, wrapping around the address space, at every
+    /// width and two segment sizes.
+    #[test]
+    fn runs_of_words_do_what_the_lane_by_lane_path_does() {
+        use crate::config::MachineConfig;
+        use crate::machine::{Counters, Ctx, Meta};
+        use crate::program::Program;
+        use warplift_ir::launch::GlobalMemory;
+        let buf = |name: &str, base, len| Buffer {
+            name: name.into(),
+            elem: ElemType::U32,
+            base,
+            bytes: (0..len).map(|i| (i * 7 + 3) as u8).collect(),
+            print: true,
+            save: None,
+            expect: None,
+        };
+        // Two buffers back to back, so that a run can straddle them.
+        let memory = GlobalMemory {
+            buffers: vec![buf("a", 0x1000, 2048), buf("b", 0x1800, 1024)],
+        };
+        let program = Program::new(
+            "k".into(),
+            Vec::new(),
+            [2, 2, 0],
+            0,
+            0,
+            0,
+            0,
+            Vec::new(),
+            Vec::new(),
+            Vec::new(),
+        );
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let (mut taken, mut declined) = (0, 0);
+        for case in 0..6000u64 {
+            let width = [1usize, 7, 32, 64][case as usize % 4];
+            let config = MachineConfig::builder()
+                .warp_width(width as u32)
+                .segment_bytes([32, 128][(case / 4) as usize % 2])
+                .build()
+                .unwrap();
+            let ctx = Ctx {
+                program: &program,
+                meta: Meta::new(&program, &config),
+                config: &config,
+                width,
+                grid: [1; 3],
+                block: [width as u32, 1, 1],
+                args: Vec::new(),
+            };
+            let ty = [MType::I32, MType::I64, MType::F32, MType::I16][(next() % 4) as usize];
+            let size = u64::from(ty.bytes());
+            let first = match next() % 8 {
+                // Near the end of the address space, so that some runs wrap.
+                0 => u64::MAX - next() % 512,
+                // Mostly aligned to the access size.
+                1 => 0xfc0 + next() % 3200,
+                _ => (0xfc0 + next() % 3200) & !(size - 1),
+            };
+            let mut bases: Vec<u64> = (0..width as u64)
+                .map(|l| first.wrapping_add(l * size))
+                .collect();
+            if next() % 6 == 0 {
+                // One lane out of step.
+                let l = (next() % width as u64) as usize;
+                bases[l] = bases[l].wrapping_add(size);
+            }
+            let offset = [0i32, 0, 4, -8, 8, 2][(next() % 6) as usize];
+            let addr = Address {
+                base: Some(Reg::phys(0, RegClass::B64)),
+                offset,
+            };
+            let op = if next() % 2 == 0 {
+                Op::Ld {
+                    space: AddrSpace::Global,
+                    ty,
+                    dst: Reg::phys(1, ty.class()),
+                    addr,
+                }
+            } else {
+                Op::St {
+                    space: AddrSpace::Global,
+                    ty,
+                    src: Operand::Reg(Reg::phys(1, ty.class())),
+                    addr,
+                }
+            };
+            let mut warp = Warp::new(&ctx);
+            warp.r64[..width].copy_from_slice(&bases);
+            for l in 0..width {
+                warp.r32[width + l] = next() as u32;
+                warp.r64[width + l] = next();
+            }
+            let regs = (warp.r32.clone(), warp.r64.clone());
+            let mut fast = (warp, memory.clone(), Counters::default());
+            let mut slow = (Warp::new(&ctx), memory.clone(), Counters::default());
+            slow.0.r32.copy_from_slice(&regs.0);
+            slow.0.r64.copy_from_slice(&regs.1);
+            let ran = fast.0.global_run(&ctx, op, &mut fast.1, &mut fast.2);
+            let mut sc = Scratch::new();
+            let all = lanes_mask(width);
+            let done = slow
+                .0
+                .memory(&ctx, &op, all, &mut [], &mut slow.1, &mut slow.2, &mut sc);
+            let bytes = |m: &GlobalMemory| -> Vec<Vec<u8>> {
+                m.buffers.iter().map(|b| b.bytes.clone()).collect()
+            };
+            if ran {
+                taken += 1;
+                assert!(done.is_ok(), "case {case}: taken where a lane faults");
+                assert_eq!(fast.2.transactions, slow.2.transactions, "case {case}");
+                assert_eq!(bytes(&fast.1), bytes(&slow.1), "case {case}");
+                assert_eq!(fast.0.r32, slow.0.r32, "case {case}");
+                assert_eq!(fast.0.r64, slow.0.r64, "case {case}");
+            } else {
+                declined += 1;
+                // Nothing done: the lane-by-lane path then does it all.
+                assert_eq!(fast.2.transactions, [0; 3], "case {case}");
+                assert_eq!(bytes(&fast.1), bytes(&memory), "case {case}");
+                assert_eq!(
+                    (&fast.0.r32, &fast.0.r64),
+                    (&regs.0, &regs.1),
+                    "case {case}"
+                );
+            }
+        }
+        // Both ways are exercised.
+        assert!(
+            taken > 1000 && declined > 1000,
+            "{taken} taken, {declined} declined"
+        );
+    }
+
     /// Edge values of a type, with upper garbage for sub-word types (which the gather
     /// masks away).
     fn samples(ty: MType) -> Vec<u64> {
