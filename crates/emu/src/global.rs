@@ -47,6 +47,16 @@ pub(crate) trait Global {
             self.store(b, off, size, v);
         }
     }
+    /// The consecutive 4-byte values from offset `off` of buffer `b`, one per element of
+    /// `out` (a whole warp's coalesced access: the run lies inside the buffer, aligned).
+    fn load_run32(&self, b: usize, off: usize, out: &mut [u32]);
+    /// The consecutive 8-byte values from offset `off` of buffer `b`, as
+    /// [`Global::load_run32`].
+    fn load_run64(&self, b: usize, off: usize, out: &mut [u64]);
+    /// Writes `vals` as consecutive 4-byte values from offset `off` of buffer `b`.
+    fn store_run32(&mut self, b: usize, off: usize, vals: &[u32]);
+    /// Writes `vals` as consecutive 8-byte values from offset `off` of buffer `b`.
+    fn store_run64(&mut self, b: usize, off: usize, vals: &[u64]);
 }
 
 /// The `N` bytes at `off` of `bytes`, as an array (a fixed-size copy is one move, where
@@ -142,6 +152,38 @@ impl Global for GlobalMemory {
                     store_le(bytes, off, size, v);
                 }
             }
+        }
+    }
+
+    #[inline]
+    fn load_run32(&self, b: usize, off: usize, out: &mut [u32]) {
+        let bytes = &self.buffers[b].bytes[off..off + 4 * out.len()];
+        for (o, c) in out.iter_mut().zip(bytes.chunks_exact(4)) {
+            *o = u32::from_le_bytes(bytes_at(c, 0));
+        }
+    }
+
+    #[inline]
+    fn load_run64(&self, b: usize, off: usize, out: &mut [u64]) {
+        let bytes = &self.buffers[b].bytes[off..off + 8 * out.len()];
+        for (o, c) in out.iter_mut().zip(bytes.chunks_exact(8)) {
+            *o = u64::from_le_bytes(bytes_at(c, 0));
+        }
+    }
+
+    #[inline]
+    fn store_run32(&mut self, b: usize, off: usize, vals: &[u32]) {
+        let bytes = &mut self.buffers[b].bytes[off..off + 4 * vals.len()];
+        for (c, &v) in bytes.chunks_exact_mut(4).zip(vals) {
+            c.copy_from_slice(&v.to_le_bytes());
+        }
+    }
+
+    #[inline]
+    fn store_run64(&mut self, b: usize, off: usize, vals: &[u64]) {
+        let bytes = &mut self.buffers[b].bytes[off..off + 8 * vals.len()];
+        for (c, &v) in bytes.chunks_exact_mut(8).zip(vals) {
+            c.copy_from_slice(&v.to_le_bytes());
         }
     }
 
@@ -360,6 +402,39 @@ impl Global for SharedRef<'_> {
             for (&off, &v) in offs.iter().zip(vals) {
                 self.put(b, off, size, v);
             }
+        }
+    }
+
+    #[inline]
+    fn load_run32(&self, b: usize, off: usize, out: &mut [u32]) {
+        let words = &self.0.words(b)[off / 4..off / 4 + out.len()];
+        for (o, w) in out.iter_mut().zip(words) {
+            *o = w.load(Relaxed);
+        }
+    }
+
+    #[inline]
+    fn load_run64(&self, b: usize, off: usize, out: &mut [u64]) {
+        let words = &self.0.words(b)[off / 4..off / 4 + 2 * out.len()];
+        for (o, w) in out.iter_mut().zip(words.chunks_exact(2)) {
+            *o = u64::from(w[0].load(Relaxed)) | u64::from(w[1].load(Relaxed)) << 32;
+        }
+    }
+
+    #[inline]
+    fn store_run32(&mut self, b: usize, off: usize, vals: &[u32]) {
+        let words = &self.0.words(b)[off / 4..off / 4 + vals.len()];
+        for (w, &v) in words.iter().zip(vals) {
+            w.store(v, Relaxed);
+        }
+    }
+
+    #[inline]
+    fn store_run64(&mut self, b: usize, off: usize, vals: &[u64]) {
+        let words = &self.0.words(b)[off / 4..off / 4 + 2 * vals.len()];
+        for (w, &v) in words.chunks_exact(2).zip(vals) {
+            w[0].store(v as u32, Relaxed);
+            w[1].store((v >> 32) as u32, Relaxed);
         }
     }
 

@@ -166,6 +166,9 @@ pub(crate) struct Warp {
     local: Vec<u8>,
     /// Placement order, for greedy-then-oldest.
     pub age: u64,
+    /// The global buffer of the warp's last whole-warp run of words (see
+    /// [`Warp::global_run`]), tried first by the next.
+    buf_hint: Option<usize>,
     /// Instructions issued since the warp started (for the runaway budget).
     pub issued: u64,
     /// Whether a block entry has anything to record: a trace's spans, or the lanes' block
@@ -200,6 +203,7 @@ impl Warp {
             block_id: [0; 3],
             local: vec![0; ctx.program.local_size as usize * w],
             age: 0,
+            buf_hint: None,
             issued: 0,
             observed: false,
             cur: Span {
@@ -446,6 +450,21 @@ impl Warp {
                 map32(&mut self.r32, w, emask, d, src, none, none, |x, _, _| x);
                 Flow::Next
             }
+            // A whole warp's global access to consecutive words (the coalesced case):
+            // checked and copied as one run, without per-lane work.
+            Op::Ld {
+                space: AddrSpace::Global,
+                ..
+            }
+            | Op::St {
+                space: AddrSpace::Global,
+                ..
+            } if emask == lanes_mask(w) && self.global_run(ctx, inst.op, global, counters) => {
+                Flow::Next
+            }
+            Op::BrUni { .. } | Op::BrDiv { .. } => {
+                self.branch(ctx, inst.op, active, counters, now)?
+            }
             // Every other operation: out of line, so that this hot path stays small.
             _ => self.exec(
                 ctx, inst.op, emask, active, shared, global, counters, sc, now,
@@ -459,6 +478,119 @@ impl Warp {
             }
         }
         Ok((flow, lanes))
+    }
+
+    /// Executes the global load or store `op` in every lane of the warp when its lanes'
+    /// addresses are consecutive 4- or 8-byte words, lane `l` at `first + l * size`, all
+    /// inside one buffer and aligned, and returns true; returns false, having done
+    /// nothing, for any other access (the lane-by-lane path then performs it, or finds
+    /// its fault and the lane that caused it).
+    ///
+    /// Such an access touches the segments from `first`'s to `end - 1`'s and each of them
+    /// (a lane's word is no larger than a segment), so its transactions are counted from
+    /// its two ends; and its words are one run of the buffer, copied to or from the
+    /// registers directly.
+    #[inline]
+    fn global_run<G: Global>(
+        &mut self,
+        ctx: &Ctx<'_>,
+        op: Op,
+        global: &mut G,
+        counters: &mut Counters,
+    ) -> bool {
+        let w = ctx.width;
+        let (ty, addr) = match op {
+            Op::Ld { ty, addr, .. } => (ty, addr),
+            // A store of an immediate is rare: the lane-by-lane path does it.
+            Op::St {
+                ty,
+                addr,
+                src: Operand::Reg(_),
+                ..
+            } => (ty, addr),
+            _ => return false,
+        };
+        let size = ty.bytes();
+        let class = ty.class();
+        let Some(base) = addr.base else {
+            return false;
+        };
+        if !matches!((size, class), (4, RegClass::B32) | (8, RegClass::B64)) {
+            return false;
+        }
+        let r = base.index() as usize * w;
+        let bases = &self.r64[r..r + w];
+        let a0 = bases[0];
+        let step = u64::from(size);
+        // Each lane's difference from its expected address, as bits: no branch and no
+        // 64-bit comparison in the loop, and four independent lanes per step, so that it
+        // becomes vector instructions.
+        let mut expect: [u64; 4] = std::array::from_fn(|i| a0.wrapping_add(i as u64 * step));
+        let mut diff = [0u64; 4];
+        let mut groups = bases.chunks_exact(4);
+        for g in &mut groups {
+            for i in 0..4 {
+                diff[i] |= g[i] ^ expect[i];
+                expect[i] = expect[i].wrapping_add(4 * step);
+            }
+        }
+        for (i, &a) in groups.remainder().iter().enumerate() {
+            diff[i] |= a ^ expect[i];
+        }
+        let consecutive = diff == [0; 4];
+        let bytes = w as u64 * step;
+        // The lanes' base addresses do not wrap around, so each lane's address is exactly
+        // `first + l * size`, as the lane-by-lane path computes it.
+        if !consecutive || a0.checked_add(bytes - step).is_none() {
+            return false;
+        }
+        let Some(first) = a0.checked_add_signed(i64::from(addr.offset)) else {
+            return false;
+        };
+        let Some(end) = first.checked_add(bytes) else {
+            return false;
+        };
+        if first & (step - 1) != 0 {
+            return false;
+        }
+        // The buffer of the warp's last such access first: a warp's accesses mostly go
+        // to one buffer, and buffers do not overlap, so the hint is exact when it holds.
+        let (b, off) = match self.buf_hint.map(|b| (b, global.span(b))) {
+            Some((b, (lo, hi))) if first >= lo && end <= hi => (b, (first - lo) as usize),
+            _ => {
+                let Ok((b, off)) = global.find(first, size) else {
+                    return false;
+                };
+                if end > global.span(b).1 {
+                    return false;
+                }
+                self.buf_hint = Some(b);
+                (b, off)
+            }
+        };
+        let shift = ctx.config.segment_bytes.trailing_zeros();
+        counters.transactions[0] += ((end - 1) >> shift) - (first >> shift) + 1;
+        match op {
+            Op::Ld { dst, .. } => {
+                let d = dst.index() as usize * w;
+                match class {
+                    RegClass::B32 => global.load_run32(b, off, &mut self.r32[d..d + w]),
+                    _ => global.load_run64(b, off, &mut self.r64[d..d + w]),
+                }
+            }
+            Op::St {
+                src: Operand::Reg(s),
+                ..
+            } => {
+                let s = s.index() as usize * w;
+                match class {
+                    RegClass::B32 => global.store_run32(b, off, &self.r32[s..s + w]),
+                    _ => global.store_run64(b, off, &self.r64[s..s + w]),
+                }
+            }
+            _ => {}
+        }
+        true
     }
 
     /// Executes operation `op` in the lanes of `emask` (of the `active` ones) at cycle
@@ -644,6 +776,33 @@ impl Warp {
                 self.enter(ctx, counters, now).map_err(|k| (None, k))?;
                 flow = Flow::Transfer;
             }
+            Op::BrUni { .. } | Op::BrDiv { .. } => {
+                flow = self.branch(ctx, op, active, counters, now)?;
+            }
+            Op::Ret {} => {
+                self.exited |= active;
+                self.enter(ctx, counters, now).map_err(|k| (None, k))?;
+                flow = Flow::Exit(active.count_ones());
+            }
+        }
+        Ok(flow)
+    }
+
+    /// Executes the branch `op` (uniform or divergent) for the `active` lanes: the top
+    /// entry of the stack moves to the destination, or, when the lanes split, the halves
+    /// are pushed; then the warp enters the block now on top. Out of [`Warp::exec`], so
+    /// that the loop branch, the most frequent control transfer, is reached from
+    /// [`Warp::step`] in one call.
+    #[inline(never)]
+    fn branch(
+        &mut self,
+        ctx: &Ctx<'_>,
+        op: Op,
+        active: u64,
+        counters: &mut Counters,
+        now: u64,
+    ) -> Result<Flow, LaneFault> {
+        let (cond, taken, not_taken) = match op {
             Op::BrUni {
                 cond,
                 taken,
@@ -654,62 +813,54 @@ impl Warp {
                 taken,
                 not_taken,
                 ..
-            } => {
-                let (pred, negated) = (cond.pred, cond.negated);
-                let uniform = matches!(op, Op::BrUni { .. });
-                let reconverge = match op {
-                    Op::BrDiv {
-                        reconv: Some(r), ..
-                    } => Some(ctx.program.block_at(r)),
-                    _ => None,
-                };
-                let (taken, not_taken) =
-                    (ctx.program.block_at(taken), ctx.program.block_at(not_taken));
-                let p = self.preds[pred.index() as usize];
-                let t = active & if negated { !p } else { p };
-                let n = active & !t;
-                if uniform && n != 0 && t != 0 {
-                    return Err((
-                        None,
-                        FaultKind::UniformBranchDiverged {
-                            taken: t.count_ones(),
-                            not_taken: n.count_ones(),
-                        },
-                    ));
-                }
-                if n == 0 {
-                    self.goto(taken);
-                } else if t == 0 {
-                    self.goto(not_taken);
-                } else {
-                    let rpc = reconverge.unwrap_or(NONE);
-                    // Two exact economies keep loops from growing the stack: when the top
-                    // entry already reconverges at `rpc`, its two halves replace it (it
-                    // would only pop at `rpc` anyway); and a half that starts at `rpc`
-                    // is not pushed (it would pop at once).
-                    if self.stack.len() > 1 && self.stack[self.stack.len() - 1].rpc == rpc {
-                        self.stack.pop();
-                    } else {
-                        self.goto(rpc);
-                    }
-                    for (block, mask) in [(not_taken, n), (taken, t)] {
-                        if block != rpc {
-                            self.stack.push(Entry { block, rpc, mask });
-                        }
-                    }
-                    counters.max_stack_depth =
-                        counters.max_stack_depth.max(self.stack.len() as u64);
-                }
-                self.enter(ctx, counters, now).map_err(|k| (None, k))?;
-                flow = Flow::Transfer;
-            }
-            Op::Ret {} => {
-                self.exited |= active;
-                self.enter(ctx, counters, now).map_err(|k| (None, k))?;
-                flow = Flow::Exit(active.count_ones());
-            }
+            } => (cond, taken, not_taken),
+            _ => return Ok(Flow::Next),
+        };
+        let (pred, negated) = (cond.pred, cond.negated);
+        let uniform = matches!(op, Op::BrUni { .. });
+        let reconverge = match op {
+            Op::BrDiv {
+                reconv: Some(r), ..
+            } => Some(ctx.program.block_at(r)),
+            _ => None,
+        };
+        let (taken, not_taken) = (ctx.program.block_at(taken), ctx.program.block_at(not_taken));
+        let p = self.preds[pred.index() as usize];
+        let t = active & if negated { !p } else { p };
+        let n = active & !t;
+        if uniform && n != 0 && t != 0 {
+            return Err((
+                None,
+                FaultKind::UniformBranchDiverged {
+                    taken: t.count_ones(),
+                    not_taken: n.count_ones(),
+                },
+            ));
         }
-        Ok(flow)
+        if n == 0 {
+            self.goto(taken);
+        } else if t == 0 {
+            self.goto(not_taken);
+        } else {
+            let rpc = reconverge.unwrap_or(NONE);
+            // Two exact economies keep loops from growing the stack: when the top
+            // entry already reconverges at `rpc`, its two halves replace it (it
+            // would only pop at `rpc` anyway); and a half that starts at `rpc`
+            // is not pushed (it would pop at once).
+            if self.stack.len() > 1 && self.stack[self.stack.len() - 1].rpc == rpc {
+                self.stack.pop();
+            } else {
+                self.goto(rpc);
+            }
+            for (block, mask) in [(not_taken, n), (taken, t)] {
+                if block != rpc {
+                    self.stack.push(Entry { block, rpc, mask });
+                }
+            }
+            counters.max_stack_depth = counters.max_stack_depth.max(self.stack.len() as u64);
+        }
+        self.enter(ctx, counters, now).map_err(|k| (None, k))?;
+        Ok(Flow::Transfer)
     }
 
     /// Sets the top entry's block.
@@ -1547,6 +1698,149 @@ mod tests {
         assert_eq!(check(&wrap, 0x1020, 4), None);
         // Below every buffer.
         assert_eq!(check(&coalesced, -0x1000, 4), None);
+    }
+
+    /// The run of words ([`Warp::global_run`]) is taken only where the lane-by-lane
+    /// path would succeed, and then leaves the same memory, registers and transaction
+    /// count; where it is not taken, it has done nothing. Random bases near buffer ends,
+    /// between two buffers, misaligned, wrapping around the address space, at every
+    /// width and two segment sizes.
+    #[test]
+    fn runs_of_words_do_what_the_lane_by_lane_path_does() {
+        use crate::config::MachineConfig;
+        use crate::machine::{Counters, Ctx, Meta};
+        use crate::program::Program;
+        use warplift_ir::launch::GlobalMemory;
+        let buf = |name: &str, base, len| Buffer {
+            name: name.into(),
+            elem: ElemType::U32,
+            base,
+            bytes: (0..len).map(|i| (i * 7 + 3) as u8).collect(),
+            print: true,
+            save: None,
+            expect: None,
+        };
+        // Two buffers back to back, so that a run can straddle them.
+        let memory = GlobalMemory {
+            buffers: vec![buf("a", 0x1000, 2048), buf("b", 0x1800, 1024)],
+        };
+        let program = Program::new(
+            "k".into(),
+            Vec::new(),
+            [2, 2, 0],
+            0,
+            0,
+            0,
+            0,
+            Vec::new(),
+            Vec::new(),
+            Vec::new(),
+        );
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let (mut taken, mut declined) = (0, 0);
+        for case in 0..6000u64 {
+            let width = [1usize, 7, 32, 64][case as usize % 4];
+            let config = MachineConfig::builder()
+                .warp_width(width as u32)
+                .segment_bytes([32, 128][(case / 4) as usize % 2])
+                .build()
+                .unwrap();
+            let ctx = Ctx {
+                program: &program,
+                meta: Meta::new(&program, &config),
+                config: &config,
+                width,
+                grid: [1; 3],
+                block: [width as u32, 1, 1],
+                args: Vec::new(),
+            };
+            let ty = [MType::I32, MType::I64, MType::F32, MType::I16][(next() % 4) as usize];
+            let size = u64::from(ty.bytes());
+            let first = match next() % 8 {
+                // Near the end of the address space, so that some runs wrap.
+                0 => u64::MAX - next() % 512,
+                // Mostly aligned to the access size.
+                1 => 0xfc0 + next() % 3200,
+                _ => (0xfc0 + next() % 3200) & !(size - 1),
+            };
+            let mut bases: Vec<u64> = (0..width as u64)
+                .map(|l| first.wrapping_add(l * size))
+                .collect();
+            if next() % 6 == 0 {
+                // One lane out of step.
+                let l = (next() % width as u64) as usize;
+                bases[l] = bases[l].wrapping_add(size);
+            }
+            let offset = [0i32, 0, 4, -8, 8, 2][(next() % 6) as usize];
+            let addr = Address {
+                base: Some(Reg::phys(0, RegClass::B64)),
+                offset,
+            };
+            let op = if next() % 2 == 0 {
+                Op::Ld {
+                    space: AddrSpace::Global,
+                    ty,
+                    dst: Reg::phys(1, ty.class()),
+                    addr,
+                }
+            } else {
+                Op::St {
+                    space: AddrSpace::Global,
+                    ty,
+                    src: Operand::Reg(Reg::phys(1, ty.class())),
+                    addr,
+                }
+            };
+            let mut warp = Warp::new(&ctx);
+            warp.r64[..width].copy_from_slice(&bases);
+            for l in 0..width {
+                warp.r32[width + l] = next() as u32;
+                warp.r64[width + l] = next();
+            }
+            let regs = (warp.r32.clone(), warp.r64.clone());
+            let mut fast = (warp, memory.clone(), Counters::default());
+            let mut slow = (Warp::new(&ctx), memory.clone(), Counters::default());
+            slow.0.r32.copy_from_slice(&regs.0);
+            slow.0.r64.copy_from_slice(&regs.1);
+            let ran = fast.0.global_run(&ctx, op, &mut fast.1, &mut fast.2);
+            let mut sc = Scratch::new();
+            let all = lanes_mask(width);
+            let done = slow
+                .0
+                .memory(&ctx, &op, all, &mut [], &mut slow.1, &mut slow.2, &mut sc);
+            let bytes = |m: &GlobalMemory| -> Vec<Vec<u8>> {
+                m.buffers.iter().map(|b| b.bytes.clone()).collect()
+            };
+            if ran {
+                taken += 1;
+                assert!(done.is_ok(), "case {case}: taken where a lane faults");
+                assert_eq!(fast.2.transactions, slow.2.transactions, "case {case}");
+                assert_eq!(bytes(&fast.1), bytes(&slow.1), "case {case}");
+                assert_eq!(fast.0.r32, slow.0.r32, "case {case}");
+                assert_eq!(fast.0.r64, slow.0.r64, "case {case}");
+            } else {
+                declined += 1;
+                // Nothing done: the lane-by-lane path then does it all.
+                assert_eq!(fast.2.transactions, [0; 3], "case {case}");
+                assert_eq!(bytes(&fast.1), bytes(&memory), "case {case}");
+                assert_eq!(
+                    (&fast.0.r32, &fast.0.r64),
+                    (&regs.0, &regs.1),
+                    "case {case}"
+                );
+            }
+        }
+        // Both ways are exercised.
+        assert!(
+            taken > 1000 && declined > 1000,
+            "{taken} taken, {declined} declined"
+        );
     }
 
     /// Edge values of a type, with upper garbage for sub-word types (which the gather

@@ -13,11 +13,7 @@ use rand::{Rng, RngCore, SeedableRng};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
-use warplift_codegen::isa::ptx::ptxas::CHECKED_ARCHS;
-use warplift_fuzzgen::{check_case, check_ptx_batch_quick, generate, CheckConfig};
-
-/// Kernels per `ptxas` run, as in the `ptx` target.
-const BATCH: usize = 64;
+use warplift_fuzzgen::{check_case, generate, CheckConfig, PtxBatches};
 
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -83,41 +79,30 @@ fn differential(limit: Duration, input: &mut impl FnMut() -> Vec<u8>) {
 fn ptx(limit: Duration, input: &mut impl FnMut() -> Vec<u8>, ptxas: Option<PathBuf>) {
     let start = Instant::now();
     let mut execs = 0u64;
-    let mut pending = Vec::new();
-    let mut batch_secs = 0.0;
-    let mut batches = 0;
-    let isa = warplift_codegen::lookup_by_name("ptx", Default::default()).unwrap();
+    let assembling = ptxas.is_some();
+    let mut batches = PtxBatches::new(ptxas);
     while start.elapsed() < limit {
         let data = input();
         execs += 1;
         let Ok(case) = generate(&mut Unstructured::new(&data)) else {
             continue;
         };
-        if let Err(e) = warplift_codegen::Context::new().compile(&case.func, isa.as_ref()) {
-            eprintln!("PTX compilation failed: {e}\n{}", case.text);
-        }
-        let Some(p) = &ptxas else {
-            continue;
-        };
-        pending.push(case);
-        if pending.len() == BATCH {
-            let t = Instant::now();
-            let arch = CHECKED_ARCHS[batches % CHECKED_ARCHS.len()];
-            batches += 1;
-            if let Err(m) = check_ptx_batch_quick(&std::mem::take(&mut pending), p, arch) {
-                eprintln!("{m}");
-            }
-            batch_secs += t.elapsed().as_secs_f64();
+        if let Err(m) = batches.add(case) {
+            eprintln!("{m}");
         }
     }
     let secs = start.elapsed().as_secs_f64();
     println!(
-        "ptx: {execs} executions in {secs:.1} s = {:.1}/s ({}; {batch_secs:.1} s in batches)",
+        "ptx: {execs} executions in {secs:.1} s = {:.1}/s ({})",
         execs as f64 / secs,
-        if ptxas.is_some() {
-            "assembled in batches of 64"
+        if assembling {
+            format!(
+                "{} kernels assembled in batches of {}",
+                batches.assembled(),
+                PtxBatches::SIZE
+            )
         } else {
-            "not assembled: no ptxas given"
+            "not assembled: no ptxas given".into()
         }
     );
 }

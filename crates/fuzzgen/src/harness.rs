@@ -15,7 +15,7 @@ use crate::gen::GeneratedCase;
 use arbitrary::Unstructured;
 use std::fmt;
 use std::path::Path;
-use warplift_codegen::isa::ptx::ptxas::{check_assembles, validate};
+use warplift_codegen::isa::ptx::ptxas::{check_assembles, validate, CHECKED_ARCHS};
 use warplift_codegen::isa::simt::encode;
 use warplift_codegen::mir::MirFunction;
 use warplift_codegen::regalloc::RegisterFile;
@@ -416,6 +416,122 @@ fn check_batch_with(
         "a batch of {} kernels fails although each passes alone: {batch_error}",
         cases.len()
     )))
+}
+
+/// The `ptx` fuzz target's work, shared with the `fuzz_rate` example: every kernel is
+/// compiled to PTX on its own (the compilation must not fail), and the kernels are
+/// assembled by `ptxas` in batches of [`PtxBatches::SIZE`], as one module, for one of the
+/// checked architectures taken in turn and without optimisation
+/// ([`check_ptx_batch_quick`]'s economies).
+///
+/// Two more economies, neither of which checks less:
+/// - the batch's module is emitted from the kernels' final machine IR, kept from their
+///   own compilation, rather than compiled a second time;
+/// - a kernel whose PTX is the same text as one assembled before is not queued again:
+///   `ptxas` accepted that text once, and a fuzzer's mutations often leave the kernel
+///   unchanged (a byte the generator never reads), so that `ptxas`, which costs far more
+///   per kernel than the compiler, would otherwise assemble many kernels several times.
+///
+/// When a batch fails, each of its kernels gets the full [`check_ptx`], which names the
+/// culprit.
+pub struct PtxBatches {
+    ptxas: Option<std::path::PathBuf>,
+    pending: Vec<(GeneratedCase, MirFunction)>,
+    /// Hashes of the PTX texts queued so far.
+    queued: std::collections::HashSet<u64>,
+    batches: usize,
+    assembled: u64,
+}
+
+impl PtxBatches {
+    /// Kernels per `ptxas` run.
+    pub const SIZE: usize = 64;
+
+    /// Batches for the `ptxas` at `ptxas`; without one, [`PtxBatches::add`] only compiles.
+    pub fn new(ptxas: Option<std::path::PathBuf>) -> PtxBatches {
+        PtxBatches {
+            ptxas,
+            pending: Vec::new(),
+            queued: std::collections::HashSet::new(),
+            batches: 0,
+            assembled: 0,
+        }
+    }
+
+    /// Compiles `case` to PTX and queues it for `ptxas` unless the same PTX was queued
+    /// before; assembles the queue when it is full. A compilation failure or a rejected
+    /// batch is a mismatch.
+    pub fn add(&mut self, case: GeneratedCase) -> Result<(), Mismatch> {
+        use std::hash::{Hash, Hasher};
+        let r = Reporter { case: &case };
+        let isa = lookup_by_name("ptx", Settings::default())
+            .map_err(|e| r.err(format!("no PTX target: {e}")))?;
+        let code = Context::new()
+            .compile(&case.func, isa.as_ref())
+            .map_err(|e| r.err(format!("PTX compilation failed: {e}")))?;
+        if self.ptxas.is_none() {
+            return Ok(());
+        }
+        // `DefaultHasher::new` has fixed keys: the same text always hashes alike.
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        code.code.hash(&mut h);
+        if !self.queued.insert(h.finish()) {
+            return Ok(());
+        }
+        self.pending.push((case, code.kernel.mir));
+        if self.pending.len() < Self::SIZE {
+            return Ok(());
+        }
+        self.flush()
+    }
+
+    /// Assembles the queued kernels now, if any.
+    pub fn flush(&mut self) -> Result<(), Mismatch> {
+        let Some(ptxas) = &self.ptxas else {
+            return Ok(());
+        };
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        let (cases, mut kernels): (Vec<GeneratedCase>, Vec<MirFunction>) =
+            std::mem::take(&mut self.pending).into_iter().unzip();
+        // The entries of one module need distinct names.
+        for (i, k) in kernels.iter_mut().enumerate() {
+            k.name = format!("{}_{i}", k.name);
+        }
+        let arch = CHECKED_ARCHS[self.batches % CHECKED_ARCHS.len()];
+        self.batches += 1;
+        self.assembled += cases.len() as u64;
+        let isa = lookup_by_name("ptx", Settings::default())
+            .map_err(|e| Reporter { case: &cases[0] }.err(format!("no PTX target: {e}")))?;
+        let ptx = isa
+            .emit_module(&kernels, None)
+            .map_err(|e| e.to_string())
+            .and_then(|code| String::from_utf8(code).map_err(|e| e.to_string()));
+        let assembled = ptx.and_then(|ptx| {
+            let arch = if ptx.contains(".target sm_90") {
+                "sm_90"
+            } else {
+                arch
+            };
+            validate(ptxas, &ptx, arch).map_err(|e| e.to_string())
+        });
+        let Err(batch_error) = assembled else {
+            return Ok(());
+        };
+        for case in &cases {
+            check_ptx(case, ptxas)?;
+        }
+        Err(Reporter { case: &cases[0] }.err(format!(
+            "a batch of {} kernels fails although each passes alone: {batch_error}",
+            cases.len()
+        )))
+    }
+
+    /// Kernels assembled so far (each distinct PTX text once).
+    pub fn assembled(&self) -> u64 {
+        self.assembled
+    }
 }
 
 /// The cases' kernels, renamed apart: generated kernels may share their names, the entries
