@@ -83,6 +83,11 @@ impl Arm {
         }
     }
 
+    /// Is `v` a parameter of the arm's block?
+    pub fn defines_param(&self, func: &Function, v: Value) -> bool {
+        matches!(func.dfg.value_def(v), ValueDef::Param(b, _) if b == self.block)
+    }
+
     /// Is `v` defined in the arm (by one of its instructions or as its block's parameter)?
     pub fn defines(&self, func: &Function, v: Value) -> bool {
         match func.dfg.value_def(v) {

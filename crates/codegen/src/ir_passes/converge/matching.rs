@@ -64,19 +64,26 @@ pub struct Matching {
 }
 
 /// One cell of the table: `T(i, j)` and whether B's operands are swapped, when the match
-/// is possible.
-#[derive(Copy, Clone, Debug)]
+/// is possible; and the last traceback that visited it, so that a traceback visits a pair
+/// once.
+#[derive(Clone, Debug)]
 struct Entry {
     score: i64,
     swapped: bool,
     possible: bool,
+    mark: Mark<u32>,
 }
 
-const IMPOSSIBLE: Entry = Entry {
-    score: 0,
-    swapped: false,
-    possible: false,
-};
+impl Entry {
+    fn impossible() -> Entry {
+        Entry {
+            score: 0,
+            swapped: false,
+            possible: false,
+            mark: Mark::new(0),
+        }
+    }
+}
 
 /// The DP table of two arms, for one direction.
 pub struct Matcher<'f> {
@@ -96,8 +103,7 @@ pub struct Matcher<'f> {
     /// cell per member of the group); `(NONE, NONE)` when it has no candidate.
     row_a: Vec<(u32, u32)>,
     cells: Vec<Entry>,
-    /// The last traceback that visited each cell, so that a traceback visits a pair once.
-    marks: Vec<Mark<u32>>,
+    /// The tracebacks made so far.
     traces: Mark<u32>,
 }
 
@@ -123,9 +129,12 @@ impl<'f> Matcher<'f> {
     ) -> Matcher<'f> {
         let deps_b = MemoryDeps::compute(func, b);
         // B's movable nodes grouped by operator, groups numbered in order of appearance.
-        let mut groups = KeyIndex::default();
+        let mut groups = KeyIndex {
+            keys: Vec::with_capacity(b.len()),
+            map: None,
+        };
         let mut group_b = vec![(NONE, NONE); b.len()];
-        let mut sizes: Vec<u32> = Vec::new();
+        let mut sizes: Vec<u32> = Vec::with_capacity(b.len());
         for (j, &inst) in b.insts.iter().enumerate() {
             if !forbid_b[j] && movable(func, b, &deps_b, j, dir) {
                 let g = groups.insert(operator_key(func, inst));
@@ -174,8 +183,7 @@ impl<'f> Matcher<'f> {
             members,
             start,
             row_a,
-            cells: vec![IMPOSSIBLE; cells as usize],
-            marks: Vec::new(),
+            cells: vec![Entry::impossible(); cells as usize],
             traces: Mark::new(0),
         };
         // Children come before their parents: each row reads only rows filled before it.
@@ -188,15 +196,13 @@ impl<'f> Matcher<'f> {
             for k in lo..hi {
                 let j = m.members[k as usize] as usize;
                 if let Some((score, swapped)) = m.score(i, j) {
-                    m.cells[(row + k - lo) as usize] = Entry {
-                        score,
-                        swapped,
-                        possible: true,
-                    };
+                    let cell = &mut m.cells[(row + k - lo) as usize];
+                    cell.score = score;
+                    cell.swapped = swapped;
+                    cell.possible = true;
                 }
             }
         }
-        m.marks = (0..m.cells.len()).map(|_| Mark::new(0)).collect();
         m
     }
 
@@ -208,8 +214,8 @@ impl<'f> Matcher<'f> {
     }
 
     /// `T(i, j)` and whether B's operands are swapped, when the match is possible.
-    fn entry(&self, i: usize, j: usize) -> Option<Entry> {
-        let e = self.cells[self.cell(i, j)?];
+    fn entry(&self, i: usize, j: usize) -> Option<&Entry> {
+        let e = &self.cells[self.cell(i, j)?];
         e.possible.then_some(e)
     }
 
@@ -252,8 +258,9 @@ impl<'f> Matcher<'f> {
 
     /// The best of matching the operands' definitions and keeping them as they are.
     fn slot(&self, x: Value, y: Value) -> Option<i64> {
-        let keep = self.leaf(x, y);
-        let matched = match (self.a.node_of(self.func, x), self.b.node_of(self.func, y)) {
+        let (i, j) = (self.a.node_of(self.func, x), self.b.node_of(self.func, y));
+        let keep = self.leaf_of(x, y, i.is_some(), j.is_some());
+        let matched = match (i, j) {
             (Some(i), Some(j)) => self.get(i, j),
             _ => None,
         };
@@ -265,8 +272,20 @@ impl<'f> Matcher<'f> {
 
     /// The profit of keeping operands `x` (arm A) and `y` (arm B) as they are.
     fn leaf(&self, x: Value, y: Value) -> Option<i64> {
+        let (in_a, in_b) = (
+            self.a.node_of(self.func, x).is_some(),
+            self.b.node_of(self.func, y).is_some(),
+        );
+        self.leaf_of(x, y, in_a, in_b)
+    }
+
+    /// [`Self::leaf`], told whether `x` and `y` are results of their arms' nodes.
+    fn leaf_of(&self, x: Value, y: Value, node_x: bool, node_y: bool) -> Option<i64> {
         if self.dir == Direction::Hoist
-            && (self.a.defines(self.func, x) || self.b.defines(self.func, y))
+            && (node_x
+                || node_y
+                || self.a.defines_param(self.func, x)
+                || self.b.defines_param(self.func, y))
         {
             return None;
         }
@@ -305,7 +324,7 @@ impl<'f> Matcher<'f> {
         let mut stack = vec![(i, j)];
         while let Some((i, j)) = stack.pop() {
             let cell = self.cell(i, j).expect("a traced pair has a cell");
-            if self.marks[cell].replace(trace) == trace {
+            if self.cells[cell].mark.replace(trace) == trace {
                 continue;
             }
             let swapped = self.cells[cell].swapped;
@@ -403,9 +422,12 @@ impl<'f> Matcher<'f> {
             }
             kept.push((score, from, pairs.len()));
         }
-        // Only a load can be hidden: without one the roots keep their scores.
-        let is_load = |p: &Pair| self.func.dfg.insts[self.a.insts[p.a]].opcode() == Opcode::Load;
-        if !pairs.iter().any(is_load) {
+        // Only a load can be hidden, and only behind a load that stays: without both the
+        // roots keep their scores.
+        let load = |arm: &Arm, n: usize| self.func.dfg.insts[arm.insts[n]].opcode() == Opcode::Load;
+        let stays = |arm: &Arm, of: &[u32]| (0..arm.len()).any(|n| of[n] == NONE && load(arm, n));
+        let matched_load = pairs.iter().any(|p| load(self.a, p.a));
+        if !matched_load || !(stays(self.a, &of_a) || stays(self.b, &of_b)) {
             let profit = kept.iter().map(|r| r.0).sum();
             pairs.sort_by_key(|p| p.a);
             return Matching { pairs, profit };
@@ -478,7 +500,6 @@ type Key = (warplift_ir::InstructionData, Option<warplift_ir::Type>);
 /// Operator keys numbered in order of first appearance: found by a linear search while
 /// they are few (an arm has a handful of operators, and hashing each key cost more than
 /// comparing it), through a hash map beyond.
-#[derive(Default)]
 struct KeyIndex {
     keys: Vec<Key>,
     map: Option<HashMap<Key, u32>>,

@@ -51,20 +51,31 @@ impl Uses {
 
     /// Records the reads of `inst`.
     pub fn add(&mut self, func: &Function, inst: Inst) {
-        for v in func.dfg.insts[inst].all_values() {
-            let (first, last) = self.ends[v];
-            if last != NIL && self.reader[last as usize] == inst {
-                continue;
+        let data = &func.dfg.insts[inst];
+        for &v in data.args() {
+            self.push(v, inst);
+        }
+        for call in data.branch_destinations() {
+            for &v in &call.args {
+                self.push(v, inst);
             }
-            let entry = self.reader.len() as u32;
-            self.reader.push(inst);
-            self.next.push(NIL);
-            if last == NIL {
-                self.ends[v] = (entry, entry);
-            } else {
-                self.next[last as usize] = entry;
-                self.ends[v] = (first, entry);
-            }
+        }
+    }
+
+    /// Records that `inst` reads `v`, unless it was the last reader recorded.
+    fn push(&mut self, v: Value, inst: Inst) {
+        let (first, last) = self.ends[v];
+        if last != NIL && self.reader[last as usize] == inst {
+            return;
+        }
+        let entry = self.reader.len() as u32;
+        self.reader.push(inst);
+        self.next.push(NIL);
+        if last == NIL {
+            self.ends[v] = (entry, entry);
+        } else {
+            self.next[last as usize] = entry;
+            self.ends[v] = (first, entry);
         }
     }
 
