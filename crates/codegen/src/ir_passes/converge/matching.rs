@@ -513,7 +513,14 @@ impl KeyIndex {
     fn find(&self, key: &Key) -> Option<u32> {
         match &self.map {
             Some(map) => map.get(key).copied(),
-            None => self.keys.iter().position(|k| k == key).map(|g| g as u32),
+            None => {
+                // Most keys differ in opcode: compare that before the whole key.
+                let op = key.0.opcode();
+                self.keys
+                    .iter()
+                    .position(|k| k.0.opcode() == op && k == key)
+                    .map(|g| g as u32)
+            }
         }
     }
 
