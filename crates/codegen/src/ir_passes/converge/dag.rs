@@ -9,7 +9,6 @@
 //! node's children come before it in [`Arm::insts`] — the order the matching table is
 //! filled in, bottom-up, without recursion.
 
-use rustc_hash::FxHashMap as HashMap;
 use warplift_ir::{Block, Function, Inst, InstructionData, Value, ValueDef};
 
 /// One arm: a block and its non-terminator instructions.
@@ -19,7 +18,11 @@ pub struct Arm {
     pub block: Block,
     /// Its instructions, terminator excluded, in order: the DAG's interior nodes.
     pub insts: Vec<Inst>,
-    index: HashMap<Inst, usize>,
+    /// The nodes sorted by instruction, to find a node from its instruction by binary
+    /// search; empty when [`Arm::insts`] is itself sorted (a block as the parser numbered
+    /// it). Arms are a few instructions each and made once per branch and direction: a
+    /// hash map per arm cost more to build than it saved.
+    sorted: Vec<(Inst, u32)>,
 }
 
 impl Arm {
@@ -31,11 +34,21 @@ impl Arm {
             .copied()
             .filter(|&i| !func.dfg.insts[i].opcode().is_terminator())
             .collect();
-        let index = insts.iter().enumerate().map(|(n, &i)| (i, n)).collect();
+        let sorted = if insts.windows(2).all(|w| w[0] < w[1]) {
+            Vec::new()
+        } else {
+            let mut s: Vec<(Inst, u32)> = insts
+                .iter()
+                .enumerate()
+                .map(|(n, &i)| (i, n as u32))
+                .collect();
+            s.sort_unstable();
+            s
+        };
         Arm {
             block,
             insts,
-            index,
+            sorted,
         }
     }
 
@@ -49,19 +62,36 @@ impl Arm {
         self.insts.is_empty()
     }
 
+    /// The node of instruction `inst`, when it is one of the arm's.
+    pub fn node(&self, inst: Inst) -> Option<usize> {
+        if self.sorted.is_empty() {
+            self.insts.binary_search(&inst).ok()
+        } else {
+            self.sorted
+                .binary_search_by_key(&inst, |&(i, _)| i)
+                .ok()
+                .map(|k| self.sorted[k].1 as usize)
+        }
+    }
+
     /// The node defining `v`, when `v` is the result of an instruction of this arm;
     /// `None` for a leaf.
     pub fn node_of(&self, func: &Function, v: Value) -> Option<usize> {
         match func.dfg.value_def(v) {
-            ValueDef::Result(inst) => self.index.get(&inst).copied(),
+            ValueDef::Result(inst) => self.node(inst),
             ValueDef::Param(..) => None,
         }
+    }
+
+    /// Is `v` a parameter of the arm's block?
+    pub fn defines_param(&self, func: &Function, v: Value) -> bool {
+        matches!(func.dfg.value_def(v), ValueDef::Param(b, _) if b == self.block)
     }
 
     /// Is `v` defined in the arm (by one of its instructions or as its block's parameter)?
     pub fn defines(&self, func: &Function, v: Value) -> bool {
         match func.dfg.value_def(v) {
-            ValueDef::Result(inst) => self.index.contains_key(&inst),
+            ValueDef::Result(inst) => self.node(inst).is_some(),
             ValueDef::Param(b, _) => b == self.block,
         }
     }
@@ -75,4 +105,41 @@ pub fn operator_key(func: &Function, inst: Inst) -> (InstructionData, Option<war
     data.map_values(|_| Value::from_u32(0));
     let ty = func.dfg.inst_result(inst).map(|v| func.dfg.value_type(v));
     (data, ty)
+}
+
+/// The value operands of an instruction, the first two swapped when `swapped` (the B side
+/// of a pair matched in swapped order): a copy on the stack, since the pass reads the
+/// operands of every pair it moves and no instruction has more than three.
+#[derive(Copy, Clone, Debug)]
+pub struct Operands {
+    values: [Value; 3],
+    len: usize,
+}
+
+impl core::ops::Deref for Operands {
+    type Target = [Value];
+
+    fn deref(&self) -> &[Value] {
+        &self.values[..self.len]
+    }
+}
+
+impl core::ops::DerefMut for Operands {
+    fn deref_mut(&mut self) -> &mut [Value] {
+        &mut self.values[..self.len]
+    }
+}
+
+/// The operands of `inst` (see [`Operands`]).
+pub fn operands(func: &Function, inst: Inst, swapped: bool) -> Operands {
+    let args = func.dfg.insts[inst].args();
+    let mut values = [Value::from_u32(0); 3];
+    values[..args.len()].copy_from_slice(args);
+    if swapped {
+        values.swap(0, 1);
+    }
+    Operands {
+        values,
+        len: args.len(),
+    }
 }

@@ -8,7 +8,7 @@
 //! arm it takes (operand renaming, Listings 1.7/1.8). Every use of either original result
 //! reads the merged one, which dominates both arms.
 
-use super::dag::Arm;
+use super::dag::{operands, Arm};
 use super::matching::Matching;
 use super::uses::Uses;
 use rustc_hash::FxHashMap as HashMap;
@@ -38,16 +38,12 @@ pub fn hoist(
     let mut selects: HashMap<(Value, Value), Value> = HashMap::default();
     for pair in &matching.pairs {
         let (ia, ib) = (then_arm.insts[pair.a], else_arm.insts[pair.b]);
-        let xs = func.dfg.insts[ia].args().to_vec();
-        let mut ys = func.dfg.insts[ib].args().to_vec();
-        if pair.swapped {
-            ys.swap(0, 1);
-        }
+        let xs = operands(func, ia, false);
+        let ys = operands(func, ib, pair.swapped);
         let mut data = func.dfg.insts[ia].clone();
-        let mut args = Vec::with_capacity(xs.len());
-        for (&x, &y) in xs.iter().zip(&ys) {
+        let mut args = xs;
+        for (s, (&x, &y)) in xs.iter().zip(ys.iter()).enumerate() {
             if x == y {
-                args.push(x);
                 continue;
             }
             let v = *selects.entry((x, y)).or_insert_with(|| {
@@ -65,7 +61,7 @@ pub fn hoist(
                 done.selects += 1;
                 func.dfg.inst_result(sel).expect("select has a result")
             });
-            args.push(v);
+            args[s] = v;
         }
         data.args_mut().copy_from_slice(&args);
         let ra = func

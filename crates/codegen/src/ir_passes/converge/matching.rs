@@ -20,6 +20,12 @@
 //! stored, so the table costs `O(n m)` in the worst case (every instruction the same
 //! operator) and far less in practice — the paper's `O(n²)` per region (Section 3.3).
 //!
+//! The table is stored sparse and dense at once: B's nodes are grouped by operator, and
+//! each node of A that has a group gets a row of one cell per member of it, so a cell is
+//! found by two array reads (no hashing) and the table holds only the pairs that can
+//! match. The pass builds a table per branch and direction, thousands on a large kernel:
+//! the hash maps it used before, and the allocations they made, were half of its time.
+//!
 //! Roots are chosen as Algorithm 1 does, walking arm A backwards and taking for each node
 //! its best partner in B; a root is kept when its profit reaches the threshold and its
 //! matched pairs agree with the pairs kept before (a node is matched to one partner at
@@ -29,7 +35,11 @@ use super::cost::{benefit, copy_cost, join_param_cost};
 use super::dag::{operator_key, Arm};
 use super::pdg::{movable, Direction, MemoryDeps};
 use rustc_hash::FxHashMap as HashMap;
-use warplift_ir::{Function, InstructionData, Opcode, Value};
+use std::cell::Cell as Mark;
+use warplift_ir::{Function, Opcode, Value};
+
+/// No group, row or partner.
+const NONE: u32 = u32::MAX;
 
 /// One matched pair: node `a` of arm A, node `b` of arm B, and whether B's two operands
 /// are read swapped (commutative operators).
@@ -53,6 +63,28 @@ pub struct Matching {
     pub profit: i64,
 }
 
+/// One cell of the table: `T(i, j)` and whether B's operands are swapped, when the match
+/// is possible; and the last traceback that visited it, so that a traceback visits a pair
+/// once.
+#[derive(Clone, Debug)]
+struct Entry {
+    score: i64,
+    swapped: bool,
+    possible: bool,
+    mark: Mark<u32>,
+}
+
+impl Entry {
+    fn impossible() -> Entry {
+        Entry {
+            score: 0,
+            swapped: false,
+            possible: false,
+            mark: Mark::new(0),
+        }
+    }
+}
+
 /// The DP table of two arms, for one direction.
 pub struct Matcher<'f> {
     func: &'f Function,
@@ -60,12 +92,19 @@ pub struct Matcher<'f> {
     b: &'f Arm,
     dir: Direction,
     rename: bool,
-    /// `T(i, j)` and whether B's operands are swapped, for pairs with the same operator
-    /// whose match is possible.
-    table: HashMap<(usize, usize), (i64, bool)>,
-    /// B's nodes by operator, in arm order.
-    by_key: HashMap<(InstructionData, Option<warplift_ir::Type>), Vec<usize>>,
-    key_a: Vec<(InstructionData, Option<warplift_ir::Type>)>,
+    /// The operator group of each node of B that may match, and its position in the
+    /// group; `(NONE, NONE)` for a node that must stay.
+    group_b: Vec<(u32, u32)>,
+    /// The members of each group, in arm order: group `g` is
+    /// `members[start[g]..start[g + 1]]`.
+    members: Vec<u32>,
+    start: Vec<u32>,
+    /// The group of each node of A that may match, and the first cell of its row (one
+    /// cell per member of the group); `(NONE, NONE)` when it has no candidate.
+    row_a: Vec<(u32, u32)>,
+    cells: Vec<Entry>,
+    /// The tracebacks made so far.
+    traces: Mark<u32>,
 }
 
 fn commutative(op: Opcode) -> bool {
@@ -88,43 +127,96 @@ impl<'f> Matcher<'f> {
         forbid_a: &[bool],
         forbid_b: &[bool],
     ) -> Matcher<'f> {
-        let deps_a = MemoryDeps::compute(func, a);
         let deps_b = MemoryDeps::compute(func, b);
-        let mut by_key: HashMap<_, Vec<usize>> = HashMap::default();
+        // B's movable nodes grouped by operator, groups numbered in order of appearance.
+        let mut groups = KeyIndex {
+            keys: Vec::with_capacity(b.len()),
+            map: None,
+        };
+        let mut group_b = vec![(NONE, NONE); b.len()];
+        let mut sizes: Vec<u32> = Vec::with_capacity(b.len());
         for (j, &inst) in b.insts.iter().enumerate() {
             if !forbid_b[j] && movable(func, b, &deps_b, j, dir) {
-                by_key.entry(operator_key(func, inst)).or_default().push(j);
+                let g = groups.insert(operator_key(func, inst));
+                if g as usize == sizes.len() {
+                    sizes.push(0);
+                }
+                group_b[j] = (g, sizes[g as usize]);
+                sizes[g as usize] += 1;
             }
         }
-        let key_a = a.insts.iter().map(|&i| operator_key(func, i)).collect();
+        let mut start = Vec::with_capacity(sizes.len() + 1);
+        let mut total = 0;
+        for &size in &sizes {
+            start.push(total);
+            total += size;
+        }
+        start.push(total);
+        let mut members = vec![0; total as usize];
+        for (j, &(g, k)) in group_b.iter().enumerate() {
+            if g != NONE {
+                members[(start[g as usize] + k) as usize] = j as u32;
+            }
+        }
+        // A's rows, for its movable nodes whose operator B has.
+        let mut row_a = vec![(NONE, NONE); a.len()];
+        let mut cells = 0u32;
+        if !groups.keys.is_empty() {
+            let deps_a = MemoryDeps::compute(func, a);
+            for (i, &inst) in a.insts.iter().enumerate() {
+                if forbid_a[i] || !movable(func, a, &deps_a, i, dir) {
+                    continue;
+                }
+                if let Some(g) = groups.find(&operator_key(func, inst)) {
+                    row_a[i] = (g, cells);
+                    cells += sizes[g as usize];
+                }
+            }
+        }
         let mut m = Matcher {
             func,
             a,
             b,
             dir,
             rename,
-            table: HashMap::default(),
-            by_key,
-            key_a,
+            group_b,
+            members,
+            start,
+            row_a,
+            cells: vec![Entry::impossible(); cells as usize],
+            traces: Mark::new(0),
         };
-        for (i, &forbidden) in forbid_a.iter().enumerate() {
-            if forbidden || !movable(func, a, &deps_a, i, dir) {
+        // Children come before their parents: each row reads only rows filled before it.
+        for i in 0..a.len() {
+            let (g, row) = m.row_a[i];
+            if g == NONE {
                 continue;
             }
-            let Some(candidates) = m.by_key.get(&m.key_a[i]) else {
-                continue;
-            };
-            let mut scores = Vec::new();
-            for &j in candidates {
-                if let Some(score) = m.score(i, j) {
-                    scores.push((j, score));
+            let (lo, hi) = (m.start[g as usize], m.start[g as usize + 1]);
+            for k in lo..hi {
+                let j = m.members[k as usize] as usize;
+                if let Some((score, swapped)) = m.score(i, j) {
+                    let cell = &mut m.cells[(row + k - lo) as usize];
+                    cell.score = score;
+                    cell.swapped = swapped;
+                    cell.possible = true;
                 }
-            }
-            for (j, score) in scores {
-                m.table.insert((i, j), score);
             }
         }
         m
+    }
+
+    /// The cell of `(i, j)`, when both may match and have one operator.
+    fn cell(&self, i: usize, j: usize) -> Option<usize> {
+        let (g, row) = self.row_a[i];
+        let (h, k) = self.group_b[j];
+        (g != NONE && g == h).then(|| (row + k) as usize)
+    }
+
+    /// `T(i, j)` and whether B's operands are swapped, when the match is possible.
+    fn entry(&self, i: usize, j: usize) -> Option<&Entry> {
+        let e = &self.cells[self.cell(i, j)?];
+        e.possible.then_some(e)
     }
 
     /// `T(i, j)`, from the already filled entries of the operands' pairs.
@@ -166,9 +258,10 @@ impl<'f> Matcher<'f> {
 
     /// The best of matching the operands' definitions and keeping them as they are.
     fn slot(&self, x: Value, y: Value) -> Option<i64> {
-        let keep = self.leaf(x, y);
-        let matched = match (self.a.node_of(self.func, x), self.b.node_of(self.func, y)) {
-            (Some(i), Some(j)) => self.table.get(&(i, j)).map(|s| s.0),
+        let (i, j) = (self.a.node_of(self.func, x), self.b.node_of(self.func, y));
+        let keep = self.leaf_of(x, y, i.is_some(), j.is_some());
+        let matched = match (i, j) {
+            (Some(i), Some(j)) => self.get(i, j),
             _ => None,
         };
         match (keep, matched) {
@@ -179,8 +272,20 @@ impl<'f> Matcher<'f> {
 
     /// The profit of keeping operands `x` (arm A) and `y` (arm B) as they are.
     fn leaf(&self, x: Value, y: Value) -> Option<i64> {
+        let (in_a, in_b) = (
+            self.a.node_of(self.func, x).is_some(),
+            self.b.node_of(self.func, y).is_some(),
+        );
+        self.leaf_of(x, y, in_a, in_b)
+    }
+
+    /// [`Self::leaf`], told whether `x` and `y` are results of their arms' nodes.
+    fn leaf_of(&self, x: Value, y: Value, node_x: bool, node_y: bool) -> Option<i64> {
         if self.dir == Direction::Hoist
-            && (self.a.defines(self.func, x) || self.b.defines(self.func, y))
+            && (node_x
+                || node_y
+                || self.a.defines_param(self.func, x)
+                || self.b.defines_param(self.func, y))
         {
             return None;
         }
@@ -199,7 +304,7 @@ impl<'f> Matcher<'f> {
     /// the operands)?
     fn child(&self, x: Value, y: Value) -> Option<(usize, usize)> {
         let (i, j) = (self.a.node_of(self.func, x)?, self.b.node_of(self.func, y)?);
-        let m = self.table.get(&(i, j))?.0;
+        let m = self.get(i, j)?;
         match self.leaf(x, y) {
             Some(k) if k > m => None,
             _ => Some((i, j)),
@@ -208,36 +313,36 @@ impl<'f> Matcher<'f> {
 
     /// `T(i, j)` when the pair may match.
     pub fn get(&self, i: usize, j: usize) -> Option<i64> {
-        self.table.get(&(i, j)).map(|s| s.0)
+        self.entry(i, j).map(|e| e.score)
     }
 
-    /// The pairs of the best matching rooted at `(i, j)`.
-    fn traceback(&self, i: usize, j: usize) -> Vec<Pair> {
-        let mut out = Vec::new();
+    /// The pairs of the best matching rooted at `(i, j)`, into `out` (cleared first).
+    fn traceback(&self, i: usize, j: usize, out: &mut Vec<Pair>) {
+        out.clear();
+        let trace = self.traces.get() + 1;
+        self.traces.set(trace);
         let mut stack = vec![(i, j)];
-        let mut seen = rustc_hash::FxHashSet::default();
         while let Some((i, j)) = stack.pop() {
-            if !seen.insert((i, j)) {
+            let cell = self.cell(i, j).expect("a traced pair has a cell");
+            if self.cells[cell].mark.replace(trace) == trace {
                 continue;
             }
-            let swapped = self.table[&(i, j)].1;
+            let swapped = self.cells[cell].swapped;
             out.push(Pair {
                 a: i,
                 b: j,
                 swapped,
             });
             let xs = self.func.dfg.insts[self.a.insts[i]].args();
-            let mut ys = self.func.dfg.insts[self.b.insts[j]].args().to_vec();
-            if swapped {
-                ys.swap(0, 1);
-            }
-            for (&x, &y) in xs.iter().zip(&ys) {
+            let ys = self.func.dfg.insts[self.b.insts[j]].args();
+            for (s, &x) in xs.iter().enumerate() {
+                // B's operands read swapped for a swapped (two-operand) pair.
+                let y = if swapped { ys[1 - s] } else { ys[s] };
                 if let Some(c) = self.child(x, y) {
                     stack.push(c);
                 }
             }
         }
-        out
     }
 
     /// Chooses roots as Algorithm 1 does: each node of A, last first, with its best
@@ -247,13 +352,22 @@ impl<'f> Matcher<'f> {
         let roots: Vec<(usize, usize)> = (0..self.a.len())
             .rev()
             .filter_map(|i| {
-                let candidates = self.by_key.get(&self.key_a[i])?;
-                candidates
-                    .iter()
-                    .rev()
-                    .filter_map(|&j| Some((j, self.get(i, j)?)))
-                    .max_by_key(|&(_, s)| s)
-                    .map(|(j, _)| (i, j))
+                let (g, _) = self.row_a[i];
+                if g == NONE {
+                    return None;
+                }
+                let (lo, hi) = (self.start[g as usize], self.start[g as usize + 1]);
+                // The best score; on ties the earliest partner in B.
+                let mut best: Option<(usize, i64)> = None;
+                for &j in &self.members[lo as usize..hi as usize] {
+                    let j = j as usize;
+                    if let Some(s) = self.get(i, j) {
+                        if best.is_none_or(|(_, b)| s > b) {
+                            best = Some((j, s));
+                        }
+                    }
+                }
+                best.map(|(j, _)| (i, j))
             })
             .collect();
         self.choose(roots, threshold)
@@ -267,9 +381,12 @@ impl<'f> Matcher<'f> {
         roots: impl IntoIterator<Item = (usize, usize)>,
         threshold: i64,
     ) -> Matching {
-        let mut of_a: HashMap<usize, usize> = HashMap::default();
-        let mut of_b: HashMap<usize, usize> = HashMap::default();
-        let mut kept: Vec<(i64, Vec<Pair>)> = Vec::new();
+        let mut of_a = vec![NONE; self.a.len()];
+        let mut of_b = vec![NONE; self.b.len()];
+        // The kept roots: their score and their own pairs, `pairs[from..to]`.
+        let mut kept: Vec<(i64, usize, usize)> = Vec::new();
+        let mut pairs: Vec<Pair> = Vec::new();
+        let mut trace = Vec::new();
         // A sink's roots are passed to the reconvergence point: merging them frees the
         // parameter that received them.
         let credit = match self.dir {
@@ -277,7 +394,7 @@ impl<'f> Matcher<'f> {
             Direction::Hoist | Direction::Split => 0,
         };
         for (i, j) in roots {
-            if of_a.contains_key(&i) || of_b.contains_key(&j) {
+            if of_a[i] != NONE || of_b[j] != NONE {
                 continue;
             }
             let Some(score) = self.get(i, j).map(|s| s + credit) else {
@@ -286,91 +403,211 @@ impl<'f> Matcher<'f> {
             if score <= threshold {
                 continue;
             }
-            let pairs = self.traceback(i, j);
-            let agrees = pairs.iter().all(|p| {
-                of_a.get(&p.a).is_none_or(|&b| b == p.b) && of_b.get(&p.b).is_none_or(|&a| a == p.a)
+            self.traceback(i, j, &mut trace);
+            let agrees = trace.iter().all(|p| {
+                (of_a[p.a] == NONE || of_a[p.a] as usize == p.b)
+                    && (of_b[p.b] == NONE || of_b[p.b] as usize == p.a)
             });
             if !agrees {
                 continue;
             }
-            let mut own = Vec::new();
-            for p in pairs {
-                if of_a.insert(p.a, p.b).is_none() {
-                    of_b.insert(p.b, p.a);
-                    own.push(p);
+            let from = pairs.len();
+            for &p in &trace {
+                // A node paired twice in one traceback keeps its first pair.
+                let before = core::mem::replace(&mut of_a[p.a], p.b as u32);
+                if before == NONE {
+                    of_b[p.b] = p.a as u32;
+                    pairs.push(p);
                 }
             }
-            kept.push((score, own));
+            kept.push((score, from, pairs.len()));
+        }
+        // Only a load can be hidden, and only behind a load that stays: without both the
+        // roots keep their scores.
+        let load = |arm: &Arm, n: usize| self.func.dfg.insts[arm.insts[n]].opcode() == Opcode::Load;
+        let stays = |arm: &Arm, of: &[u32]| (0..arm.len()).any(|n| of[n] == NONE && load(arm, n));
+        let matched_load = pairs.iter().any(|p| load(self.a, p.a));
+        if !matched_load || !(stays(self.a, &of_a) || stays(self.b, &of_b)) {
+            let profit = kept.iter().map(|r| r.0).sum();
+            pairs.sort_by_key(|p| p.a);
+            return Matching { pairs, profit };
         }
         // Each drop unmatches loads, which may hide others: repeat until stable.
+        let loads_a = LoadDeps::of(self.func, self.a);
+        let loads_b = LoadDeps::of(self.func, self.b);
+        let realized = |of_a: &[u32], of_b: &[u32], &(score, from, to): &(i64, usize, usize)| {
+            let lost: i64 = pairs[from..to]
+                .iter()
+                .filter(|p| {
+                    self.hidden(self.a, &loads_a, p.a, of_a)
+                        || self.hidden(self.b, &loads_b, p.b, of_b)
+                })
+                .map(|p| benefit(&self.func.dfg.insts[self.a.insts[p.a]]))
+                .sum();
+            score - lost
+        };
         let profit;
         loop {
-            let matched_a: Vec<bool> = (0..self.a.len()).map(|n| of_a.contains_key(&n)).collect();
-            let matched_b: Vec<bool> = (0..self.b.len()).map(|n| of_b.contains_key(&n)).collect();
-            let realized = |(score, pairs): &(i64, Vec<Pair>)| -> i64 {
-                let lost: i64 = pairs
-                    .iter()
-                    .filter(|p| {
-                        self.hidden(self.a, p.a, &matched_a) || self.hidden(self.b, p.b, &matched_b)
-                    })
-                    .map(|p| benefit(&self.func.dfg.insts[self.a.insts[p.a]]))
-                    .sum();
-                score - lost
-            };
-            let Some(k) = kept.iter().position(|r| realized(r) <= threshold) else {
-                profit = kept.iter().map(realized).sum();
+            let Some(k) = kept
+                .iter()
+                .position(|r| realized(&of_a, &of_b, r) <= threshold)
+            else {
+                profit = kept.iter().map(|r| realized(&of_a, &of_b, r)).sum();
                 break;
             };
-            for p in kept.remove(k).1 {
-                of_a.remove(&p.a);
-                of_b.remove(&p.b);
+            let (_, from, to) = kept.remove(k);
+            for p in &pairs[from..to] {
+                of_a[p.a] = NONE;
+                of_b[p.b] = NONE;
             }
         }
-        let mut pairs: Vec<Pair> = kept.into_iter().flat_map(|r| r.1).collect();
-        pairs.sort_by_key(|p| p.a);
-        Matching { pairs, profit }
+        let mut out: Vec<Pair> = kept
+            .iter()
+            .flat_map(|&(_, from, to)| pairs[from..to].iter().copied())
+            .collect();
+        out.sort_by_key(|p| p.a);
+        Matching { pairs: out, profit }
     }
 
     /// Is the load `node` of `arm` one whose latency the arm hides anyway: another load of
-    /// the arm that stays (`matched` is false for it), of at least its latency, and
+    /// the arm that stays (its partner in `of` is `NONE`), of at least its latency, and
     /// independent of it (neither reads the other's result, directly or not), so that the
     /// arm waits for that one whether or not this one leaves? Converging a hidden load
     /// saves none of its latency — only an issue slot the warp spent waiting — and puts
     /// its issue on the path before the branch (or its wait after the join): it is
     /// credited nothing.
-    pub fn hidden(&self, arm: &Arm, node: usize, matched: &[bool]) -> bool {
+    fn hidden(&self, arm: &Arm, loads: &LoadDeps, node: usize, of: &[u32]) -> bool {
         let func = self.func;
         let data = &func.dfg.insts[arm.insts[node]];
         if data.opcode() != Opcode::Load {
             return false;
         }
         let weight = benefit(data);
-        let reaches = |from: usize, to: usize| -> bool {
-            // Does `to` read `from`'s result, directly or through the arm's nodes?
-            let mut stack = vec![to];
-            let mut seen = rustc_hash::FxHashSet::default();
-            while let Some(n) = stack.pop() {
-                for &v in func.dfg.insts[arm.insts[n]].args() {
-                    if let Some(d) = arm.node_of(func, v) {
-                        if d == from {
-                            return true;
-                        }
-                        if d > from && seen.insert(d) {
-                            stack.push(d);
-                        }
-                    }
+        loads.loads.iter().any(|&other| {
+            let other = other as usize;
+            other != node
+                && of[other] == NONE
+                && benefit(&func.dfg.insts[arm.insts[other]]) >= weight
+                && !loads.reaches(node, other)
+                && !loads.reaches(other, node)
+        })
+    }
+}
+
+/// What two instructions must share to match ([`operator_key`]).
+type Key = (warplift_ir::InstructionData, Option<warplift_ir::Type>);
+
+/// Operator keys numbered in order of first appearance: found by a linear search while
+/// they are few (an arm has a handful of operators, and hashing each key cost more than
+/// comparing it), through a hash map beyond.
+struct KeyIndex {
+    keys: Vec<Key>,
+    map: Option<HashMap<Key, u32>>,
+}
+
+impl KeyIndex {
+    /// Past this many keys, a hash map.
+    const LINEAR: usize = 16;
+
+    /// The number of `key`, when it has one.
+    fn find(&self, key: &Key) -> Option<u32> {
+        match &self.map {
+            Some(map) => map.get(key).copied(),
+            None => {
+                // Most keys differ in opcode: compare that before the whole key.
+                let op = key.0.opcode();
+                self.keys
+                    .iter()
+                    .position(|k| k.0.opcode() == op && k == key)
+                    .map(|g| g as u32)
+            }
+        }
+    }
+
+    /// The number of `key`, given the next one when it is new.
+    fn insert(&mut self, key: Key) -> u32 {
+        if let Some(g) = self.find(&key) {
+            return g;
+        }
+        let g = self.keys.len() as u32;
+        if let Some(map) = &mut self.map {
+            map.insert(key.clone(), g);
+        }
+        self.keys.push(key);
+        if self.map.is_none() && self.keys.len() > Self::LINEAR {
+            let map = self.keys.iter().cloned().zip(0..).collect();
+            self.map = Some(map);
+        }
+        g
+    }
+}
+
+/// The data dependences between the loads of an arm: for each node, the loads whose
+/// results it reads, directly or through other nodes of the arm, as a bit set over the
+/// arm's loads (computed once per matching, in arm order, instead of a search per
+/// question).
+struct LoadDeps {
+    /// The arm's loads, in order.
+    loads: Vec<u32>,
+    /// Each node's index among the loads (`NONE` for other nodes).
+    index: Vec<u32>,
+    /// Words per node.
+    words: usize,
+    /// `reads[n * words ..][..words]`: the loads node `n` depends on.
+    reads: Vec<u64>,
+}
+
+impl LoadDeps {
+    /// The load dependences of `arm`; none are recorded below two loads (a load can
+    /// only be hidden behind another).
+    fn of(func: &Function, arm: &Arm) -> LoadDeps {
+        let is_load = |i: &warplift_ir::Inst| func.dfg.insts[*i].opcode() == Opcode::Load;
+        let count = arm.insts.iter().filter(|i| is_load(i)).count();
+        if count < 2 {
+            let loads = (0..arm.len() as u32)
+                .filter(|&n| is_load(&arm.insts[n as usize]))
+                .collect();
+            return LoadDeps {
+                loads,
+                index: Vec::new(),
+                words: 0,
+                reads: Vec::new(),
+            };
+        }
+        let n = arm.len();
+        let words = count.div_ceil(64);
+        let mut deps = LoadDeps {
+            loads: Vec::with_capacity(count),
+            index: vec![NONE; n],
+            words,
+            reads: vec![0; n * words],
+        };
+        for (node, inst) in arm.insts.iter().enumerate() {
+            for &v in func.dfg.insts[*inst].args() {
+                let Some(d) = arm.node_of(func, v) else {
+                    continue;
+                };
+                for w in 0..words {
+                    deps.reads[node * words + w] |= deps.reads[d * words + w];
+                }
+                let k = deps.index[d];
+                if k != NONE {
+                    deps.reads[node * words + k as usize / 64] |= 1 << (k % 64);
                 }
             }
-            false
+            if is_load(inst) {
+                deps.index[node] = deps.loads.len() as u32;
+                deps.loads.push(node as u32);
+            }
+        }
+        deps
+    }
+
+    /// Does node `to` read the result of the load `from`, directly or not?
+    fn reaches(&self, from: usize, to: usize) -> bool {
+        let Some(&k) = self.index.get(from) else {
+            return false;
         };
-        (0..arm.len()).any(|other| {
-            let od = &func.dfg.insts[arm.insts[other]];
-            other != node
-                && !matched[other]
-                && od.opcode() == Opcode::Load
-                && benefit(od) >= weight
-                && !reaches(node, other)
-                && !reaches(other, node)
-        })
+        k != NONE && self.reads[to * self.words + k as usize / 64] & (1 << (k % 64)) != 0
     }
 }

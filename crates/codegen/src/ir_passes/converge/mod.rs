@@ -495,19 +495,25 @@ fn table_arms(
 
 /// Does a path from `from` reach `target` without passing `stop`?
 pub(crate) fn returns_to(cfg: &edges::Edges, from: Block, target: Block, stop: Block) -> bool {
-    let mut seen = rustc_hash::FxHashSet::from_iter([from]);
-    let mut stack = vec![from];
-    while let Some(b) = stack.pop() {
+    // Neither allocates until a block past `from` is to be visited: an arm that goes
+    // straight to `stop` (most) costs a look at its successors.
+    let mut seen = rustc_hash::FxHashSet::default();
+    let mut stack = Vec::new();
+    let mut b = from;
+    loop {
         for &s in cfg.succs(b) {
             if s == target {
                 return true;
             }
-            if s != stop && seen.insert(s) {
+            if s != stop && s != from && seen.insert(s) {
                 stack.push(s);
             }
         }
+        match stack.pop() {
+            Some(next) => b = next,
+            None => return false,
+        }
     }
-    false
 }
 
 /// Sinks the common expressions of the two arms `a` and `b` into `join`: the matching is
@@ -560,8 +566,14 @@ fn sink_pair(
 /// distinct, and each ends in a jump to it.
 fn sink_arms(func: &Function, cfg: &edges::Edges, join: Block) -> Option<Vec<Block>> {
     let preds = cfg.preds(join);
-    let distinct: std::collections::HashSet<_> = preds.iter().collect();
-    if preds.len() < 2 || distinct.len() != preds.len() {
+    let repeated = if preds.len() <= 16 {
+        (1..preds.len()).any(|k| preds[..k].contains(&preds[k]))
+    } else {
+        let mut sorted = preds.to_vec();
+        sorted.sort_unstable();
+        sorted.windows(2).any(|w| w[0] == w[1])
+    };
+    if preds.len() < 2 || repeated {
         return None;
     }
     let jumps_here = |b: Block| {

@@ -48,6 +48,11 @@ pub struct MemoryDeps {
 impl MemoryDeps {
     /// The memory dependences of `arm`.
     pub fn compute(func: &Function, arm: &Arm) -> MemoryDeps {
+        // Without a store, atomic or barrier there is no edge: nothing to allocate (most
+        // arms; the matching computes the dependences of every arm it is given).
+        if !arm.insts.iter().any(|&i| writes(&func.dfg.insts[i])) {
+            return MemoryDeps::default();
+        }
         let n = arm.len();
         let mut deps = MemoryDeps {
             preds: vec![Vec::new(); n],
@@ -93,13 +98,21 @@ impl MemoryDeps {
 
     /// The nodes `node` must stay after.
     pub fn preds(&self, node: usize) -> &[usize] {
-        &self.preds[node]
+        self.preds.get(node).map_or(&[], Vec::as_slice)
     }
 
     /// The nodes `node` must stay before.
     pub fn succs(&self, node: usize) -> &[usize] {
-        &self.succs[node]
+        self.succs.get(node).map_or(&[], Vec::as_slice)
     }
+}
+
+/// Does the instruction write memory or order it (a store, an atomic, a barrier)?
+fn writes(data: &InstructionData) -> bool {
+    matches!(
+        data.opcode(),
+        Opcode::Store | Opcode::AtomicRmw | Opcode::AtomicCas | Opcode::Barrier
+    )
 }
 
 /// May the two memory instructions touch the same byte? A barrier orders everything.

@@ -10,7 +10,7 @@
 //! between the arms become new parameters of `J` (operand renaming: the copies of
 //! Listing 1.8 are the jumps' arguments).
 
-use super::dag::Arm;
+use super::dag::{operands, Arm};
 use super::matching::{Matching, Pair};
 use super::uses::Uses;
 use rustc_hash::FxHashMap as HashMap;
@@ -53,45 +53,61 @@ pub fn illegal_uses(
     b: &Arm,
     matching: &Matching,
 ) -> (Vec<usize>, Vec<usize>) {
-    let by_a: HashMap<usize, Pair> = matching.pairs.iter().map(|p| (p.a, *p)).collect();
-    let by_b: HashMap<usize, Pair> = matching.pairs.iter().map(|p| (p.b, *p)).collect();
+    // Each node's pair, by node (arms are small and dense: no hashing).
+    let mut by_a: Vec<Option<Pair>> = vec![None; a.len()];
+    let mut by_b: Vec<Option<Pair>> = vec![None; b.len()];
+    for p in &matching.pairs {
+        by_a[p.a] = Some(*p);
+        by_b[p.b] = Some(*p);
+    }
     let (ja, jb) = (jump_args(func, a.block), jump_args(func, b.block));
+    let (ta, tb) = (func.terminator(a.block), func.terminator(b.block));
     let result = |arm: &Arm, n: usize| func.dfg.inst_result(arm.insts[n]);
+    // Does every slot where `mine` reads `v` read `other` in `theirs`?
+    let agree = |mine: &[Value], theirs: &[Value], v: Value, other: Value| {
+        mine.iter().zip(theirs).all(|(&m, &t)| m != v || t == other)
+    };
+    // Slot `s` of the user pair `q` reads `v` on one side: the other side must read
+    // `other` there.
+    let check = |user: Inst, side_a: bool, v: Value, other: Value| -> bool {
+        let (own, term, by) = if side_a {
+            (a, ta, &by_a)
+        } else {
+            (b, tb, &by_b)
+        };
+        if Some(user) == term {
+            let (mine, theirs) = if side_a { (&ja, &jb) } else { (&jb, &ja) };
+            return agree(mine, theirs, v, other);
+        }
+        let Some(node) = own.node(user) else {
+            return false;
+        };
+        let Some(q) = by[node] else { return false };
+        let qa = func.dfg.insts[a.insts[q.a]].args();
+        let qb = func.dfg.insts[b.insts[q.b]].args();
+        let swapped_b: [Value; 2];
+        let qb = if q.swapped {
+            swapped_b = [qb[1], qb[0]];
+            &swapped_b[..]
+        } else {
+            qb
+        };
+        if side_a {
+            agree(qa, qb, v, other)
+        } else {
+            agree(qb, qa, v, other)
+        }
+    };
     let mut bad = (Vec::new(), Vec::new());
     for p in &matching.pairs {
         let (Some(va), Some(vb)) = (result(a, p.a), result(b, p.b)) else {
             bad.0.push(p.a);
             continue;
         };
-        // Slot `s` of the user pair `q` reads `va` on side A: side B must read `vb` there.
-        let check = |user: Inst, own: &Arm, v: Value, other: Value, side_a: bool| -> bool {
-            if Some(user) == func.terminator(own.block) {
-                let (mine, theirs) = if side_a { (&ja, &jb) } else { (&jb, &ja) };
-                return mine.iter().zip(theirs).all(|(&m, &t)| m != v || t == other);
-            }
-            let Some(node) = own.insts.iter().position(|&i| i == user) else {
-                return false;
-            };
-            let q = if side_a {
-                by_a.get(&node)
-            } else {
-                by_b.get(&node)
-            };
-            let Some(q) = q else { return false };
-            let qa = func.dfg.insts[a.insts[q.a]].args().to_vec();
-            let mut qb = func.dfg.insts[b.insts[q.b]].args().to_vec();
-            if q.swapped {
-                qb.swap(0, 1);
-            }
-            let (mine, theirs) = if side_a { (qa, qb) } else { (qb, qa) };
-            mine.iter()
-                .zip(&theirs)
-                .all(|(&m, &t)| m != v || t == other)
-        };
-        if !uses.of(func, va).all(|u| check(u, a, va, vb, true)) {
+        if !uses.of(func, va).all(|u| check(u, true, va, vb)) {
             bad.0.push(p.a);
         }
-        if !uses.of(func, vb).all(|u| check(u, b, vb, va, false)) {
+        if !uses.of(func, vb).all(|u| check(u, false, vb, va)) {
             bad.1.push(p.b);
         }
     }
@@ -117,16 +133,12 @@ pub fn sink(
     let mut merged_results = rustc_hash::FxHashSet::default();
     for pair in &matching.pairs {
         let (ia, ib) = (a.insts[pair.a], b.insts[pair.b]);
-        let xs = func.dfg.insts[ia].args().to_vec();
-        let mut ys = func.dfg.insts[ib].args().to_vec();
-        if pair.swapped {
-            ys.swap(0, 1);
-        }
+        let xs = operands(func, ia, false);
+        let ys = operands(func, ib, pair.swapped);
         let mut data = func.dfg.insts[ia].clone();
-        let mut args = Vec::with_capacity(xs.len());
-        for (&x, &y) in xs.iter().zip(&ys) {
+        let mut args = xs;
+        for (s, (&x, &y)) in xs.iter().zip(ys.iter()).enumerate() {
             if x == y {
-                args.push(x);
                 continue;
             }
             let v = *params.entry((x, y)).or_insert_with(|| {
@@ -136,7 +148,7 @@ pub fn sink(
                 done.params += 1;
                 p
             });
-            args.push(v);
+            args[s] = v;
         }
         data.args_mut().copy_from_slice(&args);
         let ra = func

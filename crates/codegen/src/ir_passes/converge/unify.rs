@@ -405,6 +405,20 @@ pub fn unify(
     if !t.args.is_empty() || !e.args.is_empty() {
         return None;
     }
+    // The walk begins by pairing the two entry blocks instruction for instruction: when
+    // their lengths or operators differ it fails there, and the regions need no look.
+    let (it, ie) = (
+        func.layout.block_insts(t.block),
+        func.layout.block_insts(e.block),
+    );
+    if it.len() != ie.len()
+        || it
+            .iter()
+            .zip(ie)
+            .any(|(&a, &b)| operator_match(func, a, b).is_none())
+    {
+        return None;
+    }
     let rt = region(cfg, block, t.block, join)?;
     let re = region(cfg, block, e.block, join)?;
     if rt.len() != re.len() {

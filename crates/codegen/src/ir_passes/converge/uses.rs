@@ -2,24 +2,47 @@
 //! costs its uses, not a sweep over the kernel (the pass stays `O(m n²)` over `m` regions,
 //! Section 3.3).
 //!
-//! The lists are indexed by value number (a dense table, not a hash map): the pass looks
-//! them up for every instruction it moves, and on a kernel of 100k instructions hashing
-//! was a fifth of its time.
+//! Every use is one entry of a shared pool, chained to the value's other uses, as LLVM
+//! keeps its use lists: the heads and tails are dense tables indexed by value number, and
+//! no value owns an allocation. Building the lists of a kernel of 100k instructions is
+//! then a pass over it that only appends to the pool (one list per value, each with its
+//! own vector, was a tenth of the pass), and replacing a value relinks its chain onto the
+//! new value's without copying it.
 
 use cranelift_entity::SecondaryMap;
 use warplift_ir::{Function, Inst, Value};
 
+/// The end of a chain.
+const NIL: u32 = u32::MAX;
+
 /// The instructions that read each value. Removed instructions may linger in the lists
 /// until the value is replaced; callers check placement where it matters.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct Uses {
-    map: SecondaryMap<Value, Vec<Inst>>,
+    /// The first and last entry of each value's chain.
+    ends: SecondaryMap<Value, (u32, u32)>,
+    /// The reader of each entry.
+    reader: Vec<Inst>,
+    /// The next entry of the same value's chain.
+    next: Vec<u32>,
+}
+
+impl Default for Uses {
+    fn default() -> Self {
+        Uses {
+            ends: SecondaryMap::with_default((NIL, NIL)),
+            reader: Vec::new(),
+            next: Vec::new(),
+        }
+    }
 }
 
 impl Uses {
     /// The use lists of every placed instruction of `func`.
     pub fn compute(func: &Function) -> Uses {
         let mut uses = Uses::default();
+        // Sized once: values made by the pass grow the table as they come.
+        uses.ends.resize(func.dfg.num_values());
         for inst in func.layout.insts() {
             uses.add(func, inst);
         }
@@ -28,20 +51,48 @@ impl Uses {
 
     /// Records the reads of `inst`.
     pub fn add(&mut self, func: &Function, inst: Inst) {
-        for v in func.dfg.insts[inst].all_values() {
-            let list = &mut self.map[v];
-            if list.last() != Some(&inst) {
-                list.push(inst);
+        let data = &func.dfg.insts[inst];
+        for &v in data.args() {
+            self.push(v, inst);
+        }
+        for call in data.branch_destinations() {
+            for &v in &call.args {
+                self.push(v, inst);
             }
         }
     }
 
+    /// Records that `inst` reads `v`, unless it was the last reader recorded.
+    fn push(&mut self, v: Value, inst: Inst) {
+        let (first, last) = self.ends[v];
+        if last != NIL && self.reader[last as usize] == inst {
+            return;
+        }
+        let entry = self.reader.len() as u32;
+        self.reader.push(inst);
+        self.next.push(NIL);
+        if last == NIL {
+            self.ends[v] = (entry, entry);
+        } else {
+            self.next[last as usize] = entry;
+            self.ends[v] = (first, entry);
+        }
+    }
+
+    /// The entries of `v`'s chain, in order.
+    fn chain(&self, v: Value) -> impl Iterator<Item = u32> + '_ {
+        let first = self.ends.get(v).map_or(NIL, |e| e.0);
+        core::iter::successors((first != NIL).then_some(first), |&e| {
+            let n = self.next[e as usize];
+            (n != NIL).then_some(n)
+        })
+    }
+
     /// The placed instructions reading `v`, each once.
     pub fn of(&self, func: &Function, v: Value) -> impl Iterator<Item = Inst> {
-        let list = self.map.get(v).map_or(&[][..], Vec::as_slice);
-        let mut out: Vec<Inst> = list
-            .iter()
-            .copied()
+        let mut out: Vec<Inst> = self
+            .chain(v)
+            .map(|e| self.reader[e as usize])
             .filter(|&i| func.layout.inst_block(i).is_some())
             .collect();
         // A reader appears twice when it read both values of a replacement.
@@ -65,11 +116,36 @@ impl Uses {
     /// dropped from the lists here, so that a value that many moves replace into does not
     /// drag the dead ones along.
     pub fn replace(&mut self, func: &mut Function, old: Value, new: Value) {
-        let mut readers = core::mem::take(&mut self.map[old]);
-        readers.retain(|&i| func.layout.inst_block(i).is_some());
-        for &inst in &readers {
-            func.dfg.insts[inst].map_values(|v| if v == old { new } else { v });
+        let (mut first, mut last) = (NIL, NIL);
+        let mut e = self.ends.get(old).map_or(NIL, |e| e.0);
+        if e != NIL {
+            self.ends[old] = (NIL, NIL);
         }
-        self.map[new].extend(readers);
+        // Keep the placed readers' entries, in order, as one chain.
+        while e != NIL {
+            let next = self.next[e as usize];
+            let inst = self.reader[e as usize];
+            if func.layout.inst_block(inst).is_some() {
+                func.dfg.insts[inst].map_values(|v| if v == old { new } else { v });
+                self.next[e as usize] = NIL;
+                if last == NIL {
+                    first = e;
+                } else {
+                    self.next[last as usize] = e;
+                }
+                last = e;
+            }
+            e = next;
+        }
+        if first == NIL {
+            return;
+        }
+        let (head, tail) = self.ends[new];
+        if tail == NIL {
+            self.ends[new] = (first, last);
+        } else {
+            self.next[tail as usize] = first;
+            self.ends[new] = (head, last);
+        }
     }
 }
