@@ -32,7 +32,7 @@
 
 use cranelift_entity::SecondaryMap;
 use std::collections::{HashMap, HashSet};
-use warplift_ir::cfg::{ControlFlowGraph, DominatorTree};
+use warplift_ir::cfg::{ControlFlowGraph, DominatorTree, LoopForest};
 use warplift_ir::{Block, Function, Inst, InstructionData, Type, Value, ValueDef};
 
 /// A variable of the repair.
@@ -211,6 +211,8 @@ struct Builder<'f> {
     entry_cache: HashMap<(Var, Block), Value>,
     /// The zero of each variable, once placed.
     zeros: HashMap<Var, Value>,
+    /// The depth of every reachable block in the dominator tree.
+    depth: HashMap<Block, u32>,
     stats: RepairStats,
 }
 
@@ -230,6 +232,7 @@ impl<'f> Builder<'f> {
             top: Vec::new(),
             entry_cache: HashMap::new(),
             zeros: HashMap::new(),
+            depth: HashMap::new(),
             stats: RepairStats::default(),
         }
     }
@@ -240,8 +243,17 @@ impl<'f> Builder<'f> {
                 .extend(defs.iter().map(|&(var, _)| (var, block)));
         }
         let uses = self.collect_uses();
-        self.place_params(&uses);
-        self.find_tops();
+        for &b in self.domtree.rpo() {
+            let d = self
+                .domtree
+                .idom(b)
+                .map_or(0, |i| self.depth.get(&i).map_or(0, |&d| d + 1));
+            self.depth.insert(b, d);
+        }
+        let places = self.def_places();
+        let cuts = self.liveness_cuts(&places);
+        self.place_params(&uses, &cuts);
+        self.find_tops(places);
         self.resolve_end_defs();
         // Uses first (they read the function as the restructuring left it), then the
         // new parameters' arguments.
@@ -321,7 +333,12 @@ impl<'f> Builder<'f> {
 
     /// Places a parameter for each variable at the blocks of the iterated dominance
     /// frontier of its definitions where it is live on entry (pruned SSA).
-    fn place_params(&mut self, uses: &[Use]) {
+    /// `cuts`: per variable, a block whose predecessors the liveness search need not
+    /// visit ([`Builder::liveness_cuts`]); without it, a variable read after a join that
+    /// one path reaches without defining it (it reads the zero there) was live on that
+    /// path back to its region's entry, the kernel's entry when the region is the whole
+    /// kernel: a walk of the kernel per variable.
+    fn place_params(&mut self, uses: &[Use], cuts: &[Option<Block>]) {
         let nvars = self.r.num_vars();
         // Blocks where each variable is read before any definition in the block.
         let mut upward: Vec<Vec<Block>> = vec![Vec::new(); nvars];
@@ -366,6 +383,9 @@ impl<'f> Builder<'f> {
                 }
             }
             while let Some(b) = work.pop() {
+                if cuts[var] == Some(b) {
+                    continue;
+                }
                 for &p in self.cfg.preds(b) {
                     if !self.defines(var, p) && live_in.insert(p) {
                         work.push(p);
@@ -430,73 +450,96 @@ impl<'f> Builder<'f> {
         df
     }
 
-    /// Sets [`Builder::top`]: a variable defined at the end of its region's entry (value
-    /// and parameter variables) has that block, which dominates the region and above which
-    /// it is not live, so no parameter is placed there; any other variable has the
-    /// nearest common dominator of its definitions and parameters, which lie close
-    /// together (a predicate's assignments and joins).
-    fn find_tops(&mut self) {
+    /// The blocks defining each variable other than by the zero at its region's entry:
+    /// its end-of-block definitions and a value's own block, the entry included only where
+    /// it defines the variable other than as zero.
+    fn def_places(&self) -> Vec<Vec<Block>> {
         let nvars = self.r.num_vars();
-        let mut depth: HashMap<Block, u32> = HashMap::new();
-        for &b in self.domtree.rpo() {
-            let d = self
-                .domtree
-                .idom(b)
-                .map_or(0, |i| depth.get(&i).map_or(0, |&d| d + 1));
-            depth.insert(b, d);
+        // Variables their region's entry defines other than as zero.
+        let mut entry_value = vec![false; nvars];
+        for (&block, defs) in &self.r.end_defs {
+            for &(var, src) in defs {
+                if src != Src::Zero && self.r.vars[var].zero_block == block {
+                    entry_value[var] = true;
+                }
+            }
         }
         let mut places: Vec<Vec<Block>> = vec![Vec::new(); nvars];
         for &(var, block) in &self.defined {
-            places[var].push(block);
+            if block != self.r.vars[var].zero_block || entry_value[var] {
+                places[var].push(block);
+            }
         }
+        for (var, data) in self.r.vars.iter().enumerate() {
+            if let VarKind::Value { def_block, .. } = data.kind {
+                places[var].push(def_block);
+            }
+        }
+        places
+    }
+
+    /// The nearest common dominator of `blocks` (`None`: no block, or one unreachable),
+    /// climbing from the deeper block; they lie close together, so this is cheap.
+    fn common_dominator(&self, blocks: &[Block]) -> Option<Block> {
+        let mut lca: Option<Block> = None;
+        for &b in blocks {
+            let db = *self.depth.get(&b)?;
+            let Some(mut a) = lca else {
+                lca = Some(b);
+                continue;
+            };
+            let (mut b, mut da, mut db) = (b, self.depth[&a], db);
+            while a != b {
+                if da >= db {
+                    (a, da) = (self.domtree.idom(a)?, da.saturating_sub(1));
+                } else {
+                    (b, db) = (self.domtree.idom(b)?, db.saturating_sub(1));
+                }
+            }
+            lca = Some(a);
+        }
+        lca
+    }
+
+    /// Where the liveness of each variable need not be followed further up (see
+    /// [`Builder::place_params`]): the nearest common dominator of its definitions but the
+    /// zero, when that block lies on no cycle. No path from the kernel's entry to it then
+    /// passes a definition (each lies below it), so the variable is the zero on entry to
+    /// it on every path, no block above it joins two of its values, and none needs a
+    /// parameter for it.
+    fn liveness_cuts(&self, places: &[Vec<Block>]) -> Vec<Option<Block>> {
+        let forest = LoopForest::compute(&self.cfg);
+        places
+            .iter()
+            .map(|blocks| {
+                self.common_dominator(blocks)
+                    .filter(|&b| forest.innermost_loop(b).is_none())
+            })
+            .collect()
+    }
+
+    /// Sets [`Builder::top`]: per variable, the nearest common dominator of its
+    /// definitions and parameters, which lie close together (a predicate's assignments and
+    /// joins, a parameter's edges). The zero every variable gets at its region's entry
+    /// does not count when it is the entry's only definition of the variable: above the
+    /// top the variable is zero, and a block the top does not dominate has no definition
+    /// above it but that zero. Counting it made the top of every variable the region's
+    /// entry, so a read of the zero on a path no lane takes (an argument of a parameter on
+    /// an edge where the variable is not defined) walked the dominator tree up to the
+    /// entry: once per variable, quadratic in a kernel restructured as one region.
+    fn find_tops(&mut self, mut places: Vec<Vec<Block>>) {
         for &(var, block) in self.params.keys() {
             places[var].push(block);
         }
-        let mut top: Vec<Option<Block>> = Vec::with_capacity(nvars);
-        for (var, mut blocks) in places.into_iter().enumerate() {
-            let data = &self.r.vars[var];
-            if self.defined.contains(&(var, data.zero_block))
-                && self.domtree.is_reachable(data.zero_block)
-            {
-                top.push(Some(data.zero_block));
-                continue;
-            }
-            if let VarKind::Value { def_block, .. } = data.kind {
-                blocks.push(def_block);
-            }
-            // The nearest common dominator, climbing from the deeper block.
-            let mut lca: Option<Block> = None;
-            let mut known = true;
-            for b in blocks {
-                let Some(&db) = depth.get(&b) else {
-                    known = false; // an unreachable block: no bound
-                    break;
-                };
-                let Some(mut a) = lca else {
-                    lca = Some(b);
-                    continue;
-                };
-                let (mut b, mut da, mut db) = (b, depth[&a], db);
-                while a != b {
-                    if da >= db {
-                        match self.domtree.idom(a) {
-                            Some(i) => (a, da) = (i, da.saturating_sub(1)),
-                            None => break,
-                        }
-                    } else {
-                        match self.domtree.idom(b) {
-                            Some(i) => (b, db) = (i, db.saturating_sub(1)),
-                            None => break,
-                        }
-                    }
-                }
-                if a != b {
-                    known = false;
-                    break;
-                }
-                lca = Some(a);
-            }
-            top.push(if known { lca } else { None });
+        let mut top: Vec<Option<Block>> = Vec::with_capacity(places.len());
+        for (var, blocks) in places.iter().enumerate() {
+            let zero_block = self.r.vars[var].zero_block;
+            top.push(if blocks.is_empty() {
+                // Only the zero (or nothing at all).
+                self.domtree.is_reachable(zero_block).then_some(zero_block)
+            } else {
+                self.common_dominator(blocks)
+            });
         }
         self.top = top;
     }
@@ -549,6 +592,13 @@ impl<'f> Builder<'f> {
     /// end of the nearest dominator that defines it; zero where no definition dominates
     /// (unreachable code).
     fn entry_value(&mut self, var: Var, block: Block) -> Value {
+        // Every definition but the region entry's zero lies below the top: a block the top
+        // does not dominate sees that zero.
+        if let Some(top) = self.top.get(var).copied().flatten() {
+            if !self.domtree.dominates(top, block) && self.domtree.is_reachable(block) {
+                return self.zero(var);
+            }
+        }
         let mut path = Vec::new();
         let mut cur = block;
         let result = loop {

@@ -39,7 +39,8 @@
 //! all the same).
 
 use super::graph::{Graph, Kind, Node, PredVar};
-use cranelift_entity::{EntityRef, SecondaryMap};
+use cranelift_entity::SecondaryMap;
+use std::collections::HashSet;
 use warplift_ir::Block;
 
 impl Graph {
@@ -138,12 +139,29 @@ impl Graph {
         let Some(order) = self.topological_order() else {
             return false;
         };
-        // Per node, the predicates known on entry: (predicate, value), sorted.
+        // Per node, the predicates known on entry: (predicate, value), sorted. A fact is
+        // kept only up to the last node (in `order`) that assigns its predicate: past it
+        // no assignment is left to drop, and carrying every predicate's fact to the end
+        // made the sets, and the meets, grow with the kernel.
         type Known = Vec<(PredVar, u32)>;
+        let mut last: SecondaryMap<PredVar, usize> = SecondaryMap::new();
+        for (i, &n) in order.iter().enumerate() {
+            let assigned = self.hoisted[n]
+                .iter()
+                .map(|&(p, _)| p)
+                .chain(self.folded[n].iter().map(|&(p, _, _)| p));
+            let listed: &[(PredVar, u32)] = match &self.kinds[n] {
+                Kind::Assign(list) => list,
+                _ => &[],
+            };
+            for p in assigned.chain(listed.iter().map(|&(p, _)| p)) {
+                last[p] = i;
+            }
+        }
         let mut known_in: SecondaryMap<Node, Option<Known>> = SecondaryMap::new();
         known_in[self.entry] = Some(Vec::new());
         let mut changed = false;
-        for &n in &order {
+        for (i, &n) in order.iter().enumerate() {
             let Some(mut known) = known_in[n].take() else {
                 continue;
             };
@@ -192,10 +210,14 @@ impl Graph {
                 *list = kept;
             }
             // Meet into the successors: what every path agrees on.
+            known.retain(|&(p, _)| last[p] > i);
             for &t in &self.succs[n] {
                 known_in[t] = Some(match known_in[t].take() {
                     None => known.clone(),
-                    Some(k) => k.into_iter().filter(|x| known.contains(x)).collect(),
+                    Some(k) => k
+                        .into_iter()
+                        .filter(|x| known.binary_search(x).is_ok())
+                        .collect(),
                 });
             }
         }
@@ -260,50 +282,56 @@ impl Graph {
     /// targets) where more of its folded assignments negate a condition than copy it:
     /// a copy costs nothing, a negation an instruction.
     fn relabel(&mut self) {
-        let vars: Vec<PredVar> = self.preds_values.keys().collect();
-        for var in vars {
-            if self.preds_values[var] != 2 {
-                continue;
-            }
-            let (mut negated, mut copied) = (0, 0);
-            for n in self.nodes() {
-                for &(p, yes, no) in &self.folded[n] {
-                    if p == var && (yes, no) == (0, 1) {
-                        negated += 1;
-                    } else if p == var && (yes, no) == (1, 0) {
-                        copied += 1;
-                    }
-                }
-            }
-            if negated <= copied {
-                continue;
-            }
-            let nodes: Vec<Node> = self.nodes().collect();
-            for n in nodes {
-                let flip = |v: &mut u32| *v = 1 - *v;
-                match &mut self.kinds[n] {
-                    Kind::Assign(list) => {
-                        for (p, v) in list.iter_mut() {
-                            if *p == var {
-                                flip(v);
-                            }
-                        }
-                    }
-                    Kind::Dispatch(p) if *p == var && self.succs[n].len() == 2 => {
-                        self.swap_slots(n);
-                    }
+        // One pass counts, per predicate, the folded assignments that negate and that
+        // copy a condition, and one more flips the predicates where negations win: a pass
+        // over the graph per predicate was quadratic in a kernel restructured as one region.
+        let mut counts: SecondaryMap<PredVar, (u32, u32)> = SecondaryMap::new();
+        for n in self.nodes() {
+            for &(p, yes, no) in &self.folded[n] {
+                match (yes, no) {
+                    (0, 1) => counts[p].0 += 1,
+                    (1, 0) => counts[p].1 += 1,
                     _ => {}
                 }
-                for (p, yes, no) in self.folded[n].iter_mut() {
-                    if *p == var {
-                        flip(yes);
-                        flip(no);
+            }
+        }
+        let mut flip_var: SecondaryMap<PredVar, bool> = SecondaryMap::new();
+        let mut any = false;
+        for (var, &values) in self.preds_values.iter() {
+            let (negated, copied) = counts[var];
+            if values == 2 && negated > copied {
+                flip_var[var] = true;
+                any = true;
+            }
+        }
+        if !any {
+            return;
+        }
+        let flip = |v: &mut u32| *v = 1 - *v;
+        let nodes: Vec<Node> = self.nodes().collect();
+        for n in nodes {
+            match &mut self.kinds[n] {
+                Kind::Assign(list) => {
+                    for (p, v) in list.iter_mut() {
+                        if flip_var[*p] {
+                            flip(v);
+                        }
                     }
                 }
-                for (p, v) in self.hoisted[n].iter_mut() {
-                    if *p == var {
-                        flip(v);
-                    }
+                Kind::Dispatch(p) if flip_var[*p] && self.succs[n].len() == 2 => {
+                    self.swap_slots(n);
+                }
+                _ => {}
+            }
+            for (p, yes, no) in self.folded[n].iter_mut() {
+                if flip_var[*p] {
+                    flip(yes);
+                    flip(no);
+                }
+            }
+            for (p, v) in self.hoisted[n].iter_mut() {
+                if flip_var[*p] {
+                    flip(v);
                 }
             }
         }
@@ -444,10 +472,12 @@ impl Graph {
     /// Does every path from `from` (hidden edges included) assign `var` before it reads
     /// it (a dispatch or test on it), if it reads it at all?
     fn assigned_before_read(&self, from: Node, var: PredVar) -> bool {
-        let mut seen = vec![false; self.kinds.len()];
+        // A set, not a mark per node of the graph: the walk usually ends after a few
+        // nodes, and a mark per node made every call cost the whole graph.
+        let mut seen: HashSet<Node> = HashSet::new();
         let mut stack = vec![from];
         while let Some(m) = stack.pop() {
-            if std::mem::replace(&mut seen[m.index()], true) {
+            if !seen.insert(m) {
                 continue;
             }
             let assigns = match &self.kinds[m] {
