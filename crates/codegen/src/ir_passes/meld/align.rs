@@ -6,8 +6,9 @@
 //!   penalty is zero (a subgraph left unaligned costs nothing it did not cost before), so
 //!   the local and the global alignment coincide.
 //! - **Instructions**: the instructions of two corresponding blocks (terminators apart:
-//!   isomorphism already pairs them) are aligned by Smith–Waterman with affine gaps
-//!   (Gotoh's recurrences). Two instructions may align only when they can be one
+//!   isomorphism already pairs them) are aligned with Smith–Waterman's scoring and affine
+//!   gaps (Gotoh's recurrences), end to end: the instructions a local alignment would
+//!   leave out at either end become unaligned runs too, and cost as such. Two instructions may align only when they can be one
 //!   instruction: the same opcode and immediates (condition code, address space, memory
 //!   variable) and the same operand and result types — the criteria of function merging
 //!   the paper adopts — except memory offsets: two accesses at `x+o1` and `y+o2` meld

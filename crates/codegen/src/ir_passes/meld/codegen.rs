@@ -12,9 +12,10 @@
 //!   side's in `P_f`, both jumping to a tail block that continues `m` and whose parameters
 //!   carry the values the run defines (the other path passes a zero, never read — the
 //!   paper's `undef`). So every store, atomic, load or division runs exactly on the lanes
-//!   that ran it before. Only a run of cheap instructions that can neither fault nor
-//!   touch memory, costing no more than the two branches unpredication adds, may stay in
-//!   `m`, run by every lane (the if-conversion the paper's Fig. 4e shows, a setting);
+//!   that ran it before. Only a run of instructions that can neither fault nor touch
+//!   memory may instead stay in `m`, run by every lane (speculated: the if-conversion the
+//!   paper's Fig. 4e shows, a setting), when [`speculate`] finds it cheaper than the
+//!   branches and moves of unpredication, by the cost model's count;
 //! - the terminators (paired by the isomorphism) become one, with a `select`ed condition
 //!   and arguments; an edge leaving the subgraph goes to a new block `brif c, n_t, n_f`
 //!   that sends each lane on along its own side — or, when both sides continue at the

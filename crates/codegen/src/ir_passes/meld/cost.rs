@@ -20,7 +20,8 @@
 //! the branch latency). Melding costs selects, address arithmetic, and for every
 //! unaligned run a branch and a jump per side, and a move for each zero an arm passes to
 //! the run's tail for a value the other arm defines (block arguments become moves: they
-//! are why SB1-R's and SB4-R's melds issue more than the sides did); it pays only when the branch it melds
+//! made SB1-R's and SB4-R's melds issue more than the sides did, before such runs were
+//! speculated); it pays only when the branch it melds
 //! diverges. The divergence analysis says a branch *may* diverge, not how often: a
 //! data-dependent branch (merge sort's take-left test, DCT's sign test) is often uniform
 //! in a warp, and then the warp runs one side, not both. So the time compared is the

@@ -42,9 +42,10 @@
 //! 4. **Subgraph alignment** ([`align`], Definition 7): the chains are aligned so that
 //!    the aligned pairs, each with `MP_S` at least the `meld_threshold` setting, have the
 //!    largest total profitability.
-//! 5. **Instruction alignment** ([`align`]): Smith–Waterman over the instructions of
-//!    each pair of corresponding blocks, with the paper's scoring (an aligned pair saves
-//!    its latency, less a `select` per differing operand; a gap run costs two branches).
+//! 5. **Instruction alignment** ([`align`]): Smith–Waterman's recurrences over the
+//!    instructions of each pair of corresponding blocks, end to end, with the paper's
+//!    scoring (an aligned pair saves its latency, less a `select` per differing
+//!    operand; a gap run costs two branches).
 //!    Memory accesses at different offsets align: the melded access adds the selected
 //!    difference of the offsets to its address.
 //! 6. **Melding** ([`codegen`], Algorithm 2, Section IV-D): aligned pairs become one
@@ -55,7 +56,10 @@
 //!    continue at the same block (perhaps through blocks that only jump on). A block of
 //!    a replica that its side's lanes never run melds by taking its partner as it is.
 //! 7. **Post-processing** ([`post`], Section IV-F): selects of equal operands, trivially
-//!    uniform branches and forwarding blocks left by melding are removed.
+//!    uniform branches and forwarding blocks left by melding are removed; chains of
+//!    melded blocks are merged (a join's parameters replaced by the jump's arguments);
+//!    selects whose operands are defined before a melded loop leave it, and
+//!    `select c, op(y, k), y` becomes `op(y, select c, k, e)` with `e` the identity.
 //!
 //! As Algorithm 1, the pass repeats until no region offers a profitable pair, visiting
 //! regions in reverse post-order (an enclosing region before those inside it); one pair
