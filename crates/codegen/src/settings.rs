@@ -483,9 +483,9 @@ declare_settings! {
     /// and memory quadratic in the size of the two blocks).
     meld_align_limit: u32 = 2000, check anything;
     /// `meld` leaves a run of unaligned instructions that cannot fault or touch memory in
-    /// the melded block, run by every lane, when it costs no more than the two branches
-    /// unpredication would add (the if-conversion of the paper's Fig. 4e). Off, every
-    /// unaligned run is unpredicated (Fig. 4d).
+    /// the melded block, run by every lane (speculated), when by its cost model that
+    /// takes fewer issues and cycles than unpredication (the if-conversion of the paper's
+    /// Fig. 4e). Off, every unaligned run is unpredicated (Fig. 4d).
     meld_if_convert: bool = true, check anything;
 }
 

@@ -6,8 +6,9 @@
 //!   penalty is zero (a subgraph left unaligned costs nothing it did not cost before), so
 //!   the local and the global alignment coincide.
 //! - **Instructions**: the instructions of two corresponding blocks (terminators apart:
-//!   isomorphism already pairs them) are aligned by Smith–Waterman with affine gaps
-//!   (Gotoh's recurrences). Two instructions may align only when they can be one
+//!   isomorphism already pairs them) are aligned with Smith–Waterman's scoring and affine
+//!   gaps (Gotoh's recurrences), end to end: the instructions a local alignment would
+//!   leave out at either end become unaligned runs too, and cost as such. Two instructions may align only when they can be one
 //!   instruction: the same opcode and immediates (condition code, address space, memory
 //!   variable) and the same operand and result types — the criteria of function merging
 //!   the paper adopts — except memory offsets: two accesses at `x+o1` and `y+o2` meld
@@ -202,13 +203,18 @@ pub fn body(func: &Function, block: Block) -> Vec<Inst> {
     }
 }
 
-/// The Smith–Waterman (Gotoh) alignment of the bodies `a` and `b`, as steps covering
-/// every instruction of both in order: the instructions before and after the best local
-/// alignment are gaps. `same` maps values of `a`'s side to the values of `b`'s side that
-/// melding makes one with them (they need no select); `cond` is the region's condition
-/// (a select of it on values of the kernel's entry block is placed there, run once, so
-/// it costs nothing in the melded block: LUD's loop bounds `BLOCK_SIZE / 2` and
-/// `BLOCK_SIZE`).
+/// The alignment of the bodies `a` and `b`, with Smith–Waterman's scoring and affine
+/// gaps (Gotoh's recurrences), as steps covering every instruction of both in order.
+/// The alignment runs end to end: instructions left out before or after a local
+/// alignment are not free, they become unaligned runs as those inside it do (a branch
+/// around them, or issues of every lane), so the end gaps cost what inner gaps cost.
+/// (Left free, DCT's two `iadd`s, whose pair scores zero — its select costs what
+/// melding saves — were left out of the local alignment that starts at the division,
+/// and ran unaligned with the `ineg` before them.) `same` maps values of `a`'s side to
+/// the values of `b`'s side that melding makes one with them (they need no select);
+/// `cond` is the region's condition (a select of it on values of the kernel's entry
+/// block is placed there, run once, so it costs nothing in the melded block: LUD's
+/// loop bounds `BLOCK_SIZE / 2` and `BLOCK_SIZE`).
 pub fn align_insts(
     func: &Function,
     a: &[Inst],
@@ -225,7 +231,15 @@ pub fn align_insts(
     let mut e = vec![NEG; (n + 1) * w];
     let mut f = vec![NEG; (n + 1) * w];
     let mut sc: Vec<Option<i32>> = vec![None; (n + 1) * w];
-    let mut best = (0, 0, 0);
+    // The borders: a leading run of one body alone, one opening whatever its length.
+    for i in 1..=n {
+        e[i * w] = -open;
+        h[i * w] = -open;
+    }
+    for j in 1..=m {
+        f[j] = -open;
+        h[j] = -open;
+    }
     for i in 1..=n {
         for j in 1..=m {
             let k = i * w + j;
@@ -234,13 +248,10 @@ pub fn align_insts(
             let s = pair_score(func, a[i - 1], b[j - 1], &local, same, cond);
             sc[k] = s;
             let diag = s.map_or(NEG, |s| h[k - w - 1] + s);
-            h[k] = 0.max(diag).max(e[k]).max(f[k]);
-            if h[k] > best.0 {
-                best = (h[k], i, j);
-            }
+            h[k] = diag.max(e[k]).max(f[k]);
         }
     }
-    // Trace back from the best cell to a zero.
+    // Trace back from the end of both bodies.
     #[derive(PartialEq)]
     enum State {
         H,
@@ -248,15 +259,12 @@ pub fn align_insts(
         F,
     }
     let mut steps = Vec::new();
-    let (mut i, mut j) = (best.1, best.2);
+    let (mut i, mut j) = (n, m);
     let mut state = State::H;
     while i > 0 && j > 0 {
         let k = i * w + j;
         match state {
             State::H => {
-                if h[k] == 0 {
-                    break;
-                }
                 if sc[k].is_some_and(|s| h[k] == h[k - w - 1] + s) {
                     steps.push(Step::Match(i - 1, j - 1));
                     i -= 1;
@@ -288,13 +296,10 @@ pub fn align_insts(
         }
     }
     steps.reverse();
-    let (end_a, end_b) = (best.1, best.2);
     let mut out: Vec<Step> = (0..i)
         .map(Step::GapA)
         .chain((0..j).map(Step::GapB))
         .collect();
     out.extend(steps);
-    out.extend((end_a..n).map(Step::GapA));
-    out.extend((end_b..m).map(Step::GapB));
     out
 }

@@ -12,9 +12,10 @@
 //!   side's in `P_f`, both jumping to a tail block that continues `m` and whose parameters
 //!   carry the values the run defines (the other path passes a zero, never read — the
 //!   paper's `undef`). So every store, atomic, load or division runs exactly on the lanes
-//!   that ran it before. Only a run of cheap instructions that can neither fault nor
-//!   touch memory, costing no more than the two branches unpredication adds, may stay in
-//!   `m`, run by every lane (the if-conversion the paper's Fig. 4e shows, a setting);
+//!   that ran it before. Only a run of instructions that can neither fault nor touch
+//!   memory may instead stay in `m`, run by every lane (speculated: the if-conversion the
+//!   paper's Fig. 4e shows, a setting), when [`speculate`] finds it cheaper than the
+//!   branches and moves of unpredication, by the cost model's count;
 //! - the terminators (paired by the isomorphism) become one, with a `select`ed condition
 //!   and arguments; an edge leaving the subgraph goes to a new block `brif c, n_t, n_f`
 //!   that sends each lane on along its own side — or, when both sides continue at the
@@ -32,7 +33,7 @@
 //! reconvergence). Unaligned instructions stay under a branch on `c`, as anywhere.
 
 use super::align::{address, body, offset_mut, Step};
-use super::cost::{latency, BRANCH_LATENCY};
+use super::cost::{Shares, BRANCH_LATENCY};
 use super::subgraph::Subgraph;
 use std::collections::{HashMap, HashSet};
 use warplift_ir::{
@@ -69,6 +70,8 @@ pub struct Sides<'a> {
     /// Blocks of a replicated subgraph that the lanes of their side never run (see
     /// [`super::replicate`]): each melds with its partner by taking the partner as it is.
     pub absent: HashSet<Block>,
+    /// How often the region's branch diverges or goes one way ([`super::cost::divergent_share`]).
+    pub shares: Shares,
 }
 
 /// Where a branch to `call` leads once blocks that only jump on (no parameters, no
@@ -102,6 +105,51 @@ pub fn speculatable(data: &InstructionData) -> bool {
         && !matches!(data.opcode(), Load | Sdiv | Udiv | Srem | Urem | Barrier)
 }
 
+/// Whether a run of unaligned instructions (`ts` of the true side, `fs` of the false
+/// side) is better run by every lane, in the melded block, than unpredicated. Each
+/// instruction must be [`speculatable`], and speculation (every instruction of both
+/// arms, for every warp) may cost no more than the expectation, by `shares`, of
+/// unpredication, counted both ways the cost model counts ([`super::cost::Timing`]):
+/// in issues (a warp's share of its SM's issue slots) and in cycles (a lone warp's
+/// time, where every taken branch adds the branch latency). Unpredication issues the
+/// `brif c`, and for each arm a warp runs (both when the branch diverges, its own
+/// side's otherwise) the arm's instructions, a move for each zero it passes to the
+/// tail for a value the other arm defines (`zeros[side]`) and its jump. DCT's
+/// negations (an `ineg` on the negative side before and after the division both sides
+/// share) are one issue each instead of a branch around them. A long run in a branch
+/// that is often uniform stays unpredicated: a uniform warp would issue both arms.
+/// With `if_convert` off nothing is speculated.
+pub fn speculate(
+    func: &Function,
+    ts: &[Inst],
+    fs: &[Inst],
+    zeros: [usize; 2],
+    shares: Shares,
+    if_convert: bool,
+) -> bool {
+    if !if_convert || !ts.iter().chain(fs).all(|&i| speculatable(func.inst(i))) {
+        return false;
+    }
+    // An arm's issues: its instructions, moves and jump (an empty arm without moves is
+    // the `brif`'s edge straight to the tail); `transfer` is what a taken branch adds.
+    let cost = |transfer: f64| {
+        let arm = |n: usize, z: usize| -> f64 {
+            if n == 0 && z == 0 {
+                0.0
+            } else {
+                (n + z + 1) as f64 + transfer
+            }
+        };
+        let (at, af) = (arm(ts.len(), zeros[0]), arm(fs.len(), zeros[1]));
+        let branch = 1.0 + transfer;
+        shares.divergent * (branch + at + af)
+            + shares.first * (branch + at)
+            + shares.second * (branch + af)
+    };
+    let speculated = (ts.len() + fs.len()) as f64;
+    speculated <= cost(0.0) && speculated <= cost(f64::from(BRANCH_LATENCY - 1))
+}
+
 struct Melder<'f> {
     func: &'f mut Function,
     cond: Value,
@@ -114,6 +162,8 @@ struct Melder<'f> {
     addresses: HashMap<(Value, Value, i64, i64), Value>,
     out: Melded,
     if_convert: bool,
+    /// How often the region's branch diverges: whether a run is speculated.
+    shares: Shares,
     /// The users of every value in the subgraphs and after them.
     users: HashMap<Value, Vec<Inst>>,
 }
@@ -316,17 +366,26 @@ impl Melder<'_> {
     /// false side) after `cur`; returns the block that continues.
     fn gap_run(&mut self, cur: Block, ts: &[Inst], fs: &[Inst]) -> Block {
         let all: Vec<Inst> = ts.iter().chain(fs).copied().collect();
-        let cost: u32 = all.iter().map(|&i| latency(self.func.inst(i))).sum();
-        if self.if_convert
-            && all.iter().all(|&i| speculatable(self.func.inst(i)))
-            && cost <= 2 * BRANCH_LATENCY
-        {
+        let run: HashSet<Inst> = all.iter().copied().collect();
+        // The values of each arm read outside the run: the other arm passes a zero for
+        // each to the tail.
+        let escaping = |list: &[Inst]| {
+            list.iter()
+                .filter_map(|&i| self.func.dfg.inst_result(i))
+                .filter(|r| {
+                    self.users
+                        .get(r)
+                        .is_some_and(|us| us.iter().any(|u| !run.contains(u)))
+                })
+                .count()
+        };
+        let zeros = [escaping(fs), escaping(ts)];
+        if speculate(self.func, ts, fs, zeros, self.shares, self.if_convert) {
             for &i in &all {
                 self.clone_into(i, cur);
             }
             return cur;
         }
-        let run: HashSet<Inst> = all.iter().copied().collect();
         let mut arms = [None, None];
         let mut defined: Vec<(usize, Value, Value)> = Vec::new();
         let mut last = cur;
@@ -440,6 +499,7 @@ pub fn meld(
         addresses: HashMap::new(),
         out: Melded::default(),
         if_convert,
+        shares: sides.shares,
         users,
     };
     // The melded blocks, with parameters standing for both blocks' parameters.

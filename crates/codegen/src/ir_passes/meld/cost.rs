@@ -20,7 +20,8 @@
 //! the branch latency). Melding costs selects, address arithmetic, and for every
 //! unaligned run a branch and a jump per side, and a move for each zero an arm passes to
 //! the run's tail for a value the other arm defines (block arguments become moves: they
-//! are why SB1-R's and SB4-R's melds issue more than the sides did); it pays only when the branch it melds
+//! made SB1-R's and SB4-R's melds issue more than the sides did, before such runs were
+//! speculated); it pays only when the branch it melds
 //! diverges. The divergence analysis says a branch *may* diverge, not how often: a
 //! data-dependent branch (merge sort's take-left test, DCT's sign test) is often uniform
 //! in a warp, and then the warp runs one side, not both. So the time compared is the
@@ -185,10 +186,12 @@ impl Timing {
         self.now += u64::from(BRANCH_LATENCY).saturating_sub(1);
     }
 
-    /// Issues `inst` of `func` as it is (a branch is taken).
+    /// Issues `inst` of `func` as it is (a branch is taken). A branch waits for its
+    /// block arguments too: they become moves, or the block they enter reads them, as
+    /// the melded terminator's selected arguments are waited for.
     pub fn run(&mut self, func: &Function, inst: Inst) {
         let data = func.inst(inst);
-        let ops: Vec<u64> = data.args().iter().map(|&v| self.ready(v)).collect();
+        let ops: Vec<u64> = data.all_values().map(|v| self.ready(v)).collect();
         let at = self.issue(ops, latency(data));
         if let Some(r) = func.dfg.inst_result(inst) {
             self.define(r, at);
@@ -218,6 +221,10 @@ pub struct Shares {
     pub first: f64,
     /// The share in which every lane takes the second (false) side.
     pub second: f64,
+    /// Whether, at some block size the model evaluates, the branch splits no warp and
+    /// some warp takes the first / the second side: melding can only cost there (LUD's
+    /// `tid < block_dim / 2` from block 64 on), so the cost model bounds what it costs.
+    pub uniform_at: [bool; 2],
 }
 
 impl Shares {
@@ -227,6 +234,7 @@ impl Shares {
         divergent: DIVERGENT_SHARE,
         first: (1.0 - DIVERGENT_SHARE) / 2.0,
         second: (1.0 - DIVERGENT_SHARE) / 2.0,
+        uniform_at: [false, false],
     };
 
     /// The expected time of a region's code given its time when the branch diverges and
@@ -299,6 +307,7 @@ pub fn divergent_share(
         (part, Some(and))
     };
     let (mut sum, mut sizes) = ([0.0f64; 3], 0u32);
+    let mut uniform_at = [false, false];
     for bdim in BLOCKS {
         // Warps that split, that are all true, all false.
         let mut count = [0u64; 3];
@@ -325,6 +334,10 @@ pub fn divergent_share(
             }
         }
         let reached: u64 = count.iter().sum();
+        if reached > 0 && count[0] == 0 {
+            uniform_at[0] |= count[1] > 0;
+            uniform_at[1] |= count[2] > 0;
+        }
         if reached > 0 {
             sizes += 1;
             for (s, c) in sum.iter_mut().zip(count) {
@@ -341,18 +354,21 @@ pub fn divergent_share(
             divergent: d,
             first: t,
             second: f,
+            uniform_at,
         },
         // `u & p`: all false when `u` is; `p` otherwise.
         Some(true) => Shares {
             divergent: 0.5 * d,
             first: 0.5 * t,
             second: 0.5 + 0.5 * f,
+            uniform_at,
         },
         // `u | p`: all true when `u` is; `p` otherwise.
         Some(false) => Shares {
             divergent: 0.5 * d,
             first: 0.5 + 0.5 * t,
             second: 0.5 * f,
+            uniform_at,
         },
     }
 }

@@ -42,9 +42,10 @@
 //! 4. **Subgraph alignment** ([`align`], Definition 7): the chains are aligned so that
 //!    the aligned pairs, each with `MP_S` at least the `meld_threshold` setting, have the
 //!    largest total profitability.
-//! 5. **Instruction alignment** ([`align`]): Smith–Waterman over the instructions of
-//!    each pair of corresponding blocks, with the paper's scoring (an aligned pair saves
-//!    its latency, less a `select` per differing operand; a gap run costs two branches).
+//! 5. **Instruction alignment** ([`align`]): Smith–Waterman's recurrences over the
+//!    instructions of each pair of corresponding blocks, end to end, with the paper's
+//!    scoring (an aligned pair saves its latency, less a `select` per differing
+//!    operand; a gap run costs two branches).
 //!    Memory accesses at different offsets align: the melded access adds the selected
 //!    difference of the offsets to its address.
 //! 6. **Melding** ([`codegen`], Algorithm 2, Section IV-D): aligned pairs become one
@@ -55,7 +56,10 @@
 //!    continue at the same block (perhaps through blocks that only jump on). A block of
 //!    a replica that its side's lanes never run melds by taking its partner as it is.
 //! 7. **Post-processing** ([`post`], Section IV-F): selects of equal operands, trivially
-//!    uniform branches and forwarding blocks left by melding are removed.
+//!    uniform branches and forwarding blocks left by melding are removed; chains of
+//!    melded blocks are merged (a join's parameters replaced by the jump's arguments);
+//!    selects whose operands are defined before a melded loop leave it, and
+//!    `select c, op(y, k), y` becomes `op(y, select c, k, e)` with `e` the identity.
 //!
 //! As Algorithm 1, the pass repeats until no region offers a profitable pair, visiting
 //! regions in reverse post-order (an enclosing region before those inside it); one pair
@@ -295,6 +299,16 @@ pub fn meld(func: &mut Function, opts: &Options) -> Stats {
         }
         b
     };
+    // Selects in melded loops whose operands are defined before the loop.
+    let mut scope: Vec<Block> = Vec::new();
+    let mut in_scope = HashSet::new();
+    for &b in &chains {
+        let b = into(b);
+        if func.layout.is_block_inserted(b) && in_scope.insert(b) {
+            scope.push(b);
+        }
+    }
+    post::hoist_selects(func, &scope);
     let mut seen = HashSet::new();
     stats.melded_block_ids = melded_ids
         .into_iter()
@@ -515,6 +529,7 @@ fn meld_region(
                 original: [&ct[i], &cf[j]],
                 absent: &absent,
                 shares,
+                first: i == 0 && j == 0,
             };
             if !worth_it(target, &verdict, cond, opts) {
                 if let Some((rep, _)) = &trial {
@@ -555,6 +570,7 @@ fn meld_region(
                 before,
                 after,
                 absent,
+                shares,
             };
             let m = codegen::meld(func, &sides, &pairs, &steps, opts.if_convert);
             return Some(Some((region_blocks, m, replicated)));
@@ -585,6 +601,9 @@ struct Verdict<'a> {
     absent: &'a HashSet<Block>,
     /// How often the region's branch diverges or goes one way ([`cost::divergent_share`]).
     shares: cost::Shares,
+    /// Whether the subgraphs begin their sides: melded, the region's branch goes to one
+    /// block on both edges and is removed (post-processing), its issue and latency saved.
+    first: bool,
 }
 
 fn worth_it(func: &Function, v: &Verdict, cond: Value, opts: &Options) -> bool {
@@ -621,13 +640,19 @@ fn worth_it(func: &Function, v: &Verdict, cond: Value, opts: &Options) -> bool {
     };
     let (t, f) = (alone(v.original[0]), alone(v.original[1]));
     let share = v.shares;
+    // The region's branch, when melding removes it: one issue and a taken branch.
+    let (entry_cycles, entry_issues) = if v.first {
+        (u64::from(BRANCH_LATENCY), 1)
+    } else {
+        (0, 0)
+    };
     let before = (
         share.expected(
             t.now() + f.now() + u64::from(BRANCH_LATENCY),
             t.now(),
             f.now(),
-        ),
-        share.expected(t.issued() + f.issued(), t.issued(), f.issued()),
+        ) + entry_cycles as f64,
+        share.expected(t.issued() + f.issued(), t.issued(), f.issued()) + entry_issues as f64,
     );
     let inside: HashSet<Block> = subgraphs[0].blocks.iter().copied().collect();
     // Values defined in the kernel's entry block: a select or address of those alone is
@@ -712,10 +737,8 @@ fn worth_it(func: &Function, v: &Verdict, cond: Value, opts: &Options) -> bool {
                 return;
             }
             let all: Vec<Inst> = run.0.iter().chain(&run.1).copied().collect();
-            let cost: u32 = all.iter().map(|&i| latency(func.inst(i))).sum();
-            let cheap = opts.if_convert
-                && all.iter().all(|&i| codegen::speculatable(func.inst(i)))
-                && cost <= 2 * BRANCH_LATENCY;
+            let zeros = [escaping(&run.1), escaping(&run.0)];
+            let cheap = codegen::speculate(func, &run.0, &run.1, zeros, share, opts.if_convert);
             for (k, sim) in sims.iter_mut().enumerate() {
                 if cheap {
                     for &i in &all {
@@ -854,5 +877,14 @@ fn worth_it(func: &Function, v: &Verdict, cond: Value, opts: &Options) -> bool {
     );
     // Faster alone, and no more of the SM's issue slots: with other warps to hide its
     // stalls, a warp's time is its issues; alone, it is its latencies.
-    after.0 < before.0 && after.1 <= before.1
+    let pays = after.0 < before.0 && after.1 <= before.1;
+    // At a block size where the branch splits no warp, melding saves nothing and costs
+    // what the melded code takes beyond the side a warp runs: at most 1%, the bound the
+    // pass promises for every launch. (LUD's solving loops, melded, run an address
+    // addition more per iteration than either side alone: 0.958x at block 64, warp
+    // width 32, where `tid < block_dim / 2` is uniform in every warp.)
+    let bounded = |uniform: bool, melded: &Timing, alone: &Timing| {
+        !uniform || melded.now() * 100 <= (alone.now() + entry_cycles) * 101
+    };
+    pays && bounded(share.uniform_at[0], &sims[1], &t) && bounded(share.uniform_at[1], &sims[2], &f)
 }
