@@ -51,7 +51,8 @@
 
 use super::{GuardRegs, Linearized};
 use crate::mir::{MBlock, MInst, MInstKind, MirFunction, Operand, Reg};
-use std::collections::{BTreeSet, HashMap, HashSet};
+use rustc_hash::{FxHashMap, FxHashSet};
+use std::collections::BTreeSet;
 use warplift_ir::cfg::{Cfg, ControlFlowGraph, PostDominatorTree};
 
 /// What the optimisations did.
@@ -110,21 +111,21 @@ fn assigned(func: &MirFunction, b: MBlock, regs: GuardRegs) -> Option<Values> {
 fn guard_values(
     func: &MirFunction,
     lin: &Linearized,
-    tests: &HashMap<MBlock, Test>,
+    tests: &FxHashMap<MBlock, Test>,
     regs: GuardRegs,
-) -> HashMap<(MBlock, MBlock), Values> {
-    let mut edges: HashMap<(MBlock, MBlock), Values> = HashMap::new();
-    let mut input: HashMap<MBlock, Values> = HashMap::new();
+) -> FxHashMap<(MBlock, MBlock), Values> {
+    let mut edges: FxHashMap<(MBlock, MBlock), Values> = FxHashMap::default();
+    let mut input: FxHashMap<MBlock, Values> = FxHashMap::default();
     // The analysis stays in the linearized region: lanes leave it at the exit, or at an
     // edge of the entry that bypasses the region.
-    let inside: HashSet<MBlock> = tests
+    let inside: FxHashSet<MBlock> = tests
         .keys()
         .chain(&lin.blocks)
         .copied()
         .chain([lin.entry])
         .collect();
     let mut work: Vec<MBlock> = vec![lin.entry];
-    let mut queued: HashSet<MBlock> = HashSet::from([lin.entry]);
+    let mut queued: FxHashSet<MBlock> = FxHashSet::from_iter([lin.entry]);
     while let Some(b) = work.pop() {
         queued.remove(&b);
         let outs: Vec<(MBlock, Values)> = match (tests.get(&b), func.terminator(b)) {
@@ -185,7 +186,7 @@ struct RegionGraph<'a> {
     func: &'a MirFunction,
     /// The region's blocks still placed, entry first.
     nodes: Vec<MBlock>,
-    members: HashSet<MBlock>,
+    members: FxHashSet<MBlock>,
 }
 
 impl Cfg for RegionGraph<'_> {
@@ -219,7 +220,7 @@ impl Cfg for RegionGraph<'_> {
 fn structured(
     func: &MirFunction,
     region: &[MBlock],
-    removed: &HashSet<MBlock>,
+    removed: &FxHashSet<MBlock>,
     blocks: &[MBlock],
 ) -> bool {
     let nodes: Vec<MBlock> = region
@@ -227,7 +228,7 @@ fn structured(
         .copied()
         .filter(|b| !removed.contains(b))
         .collect();
-    let members: HashSet<MBlock> = nodes.iter().copied().collect();
+    let members: FxHashSet<MBlock> = nodes.iter().copied().collect();
     let graph = RegionGraph {
         func,
         nodes,
@@ -250,11 +251,11 @@ fn structured(
 struct State {
     func: MirFunction,
     /// The guard values on each edge (updated as edges move).
-    edges: HashMap<(MBlock, MBlock), Values>,
+    edges: FxHashMap<(MBlock, MBlock), Values>,
     /// The predecessors of every block of the region (updated as edges move).
-    preds: HashMap<MBlock, Vec<MBlock>>,
+    preds: FxHashMap<MBlock, Vec<MBlock>>,
     /// Guards taken out of the code.
-    removed: HashSet<MBlock>,
+    removed: FxHashSet<MBlock>,
     stats: OptStats,
 }
 
@@ -346,8 +347,8 @@ pub(super) const LOCAL_SCAN: usize = 64;
 fn breaks_structure(
     state: &State,
     layout: &[MBlock],
-    position: &HashMap<MBlock, usize>,
-    guarded: &HashSet<MBlock>,
+    position: &FxHashMap<MBlock, usize>,
+    guarded: &FxHashSet<MBlock>,
     moves: &Move,
     p: MBlock,
 ) -> bool {
@@ -402,15 +403,15 @@ fn breaks_structure(
 #[derive(Copy, Clone)]
 struct Layout<'a> {
     lin: &'a Linearized,
-    tests: &'a HashMap<MBlock, Test>,
+    tests: &'a FxHashMap<MBlock, Test>,
     /// The blocks in their order before the optimisations.
     layout: &'a [MBlock],
     /// Each block's index in `layout`.
-    position: &'a HashMap<MBlock, usize>,
+    position: &'a FxHashMap<MBlock, usize>,
     /// The guards, back-edge guards and blocks guards may merge into.
-    guarded: &'a HashSet<MBlock>,
+    guarded: &'a FxHashSet<MBlock>,
     /// The empty parts (see [`empty_parts`]), by index.
-    empty: &'a HashSet<usize>,
+    empty: &'a FxHashSet<usize>,
     level: u32,
 }
 
@@ -513,8 +514,8 @@ fn remove_block(state: &mut State, b: MBlock) {
 /// The parts of the region that do nothing: a single block holding only the assignment
 /// the pass gave it (its jump, before linearization) and its jump to the next guard. Their
 /// indices, and for each the id it sends its lanes on to.
-fn empty_parts(func: &MirFunction, lin: &Linearized, regs: GuardRegs) -> HashMap<usize, u32> {
-    let mut out = HashMap::new();
+fn empty_parts(func: &MirFunction, lin: &Linearized, regs: GuardRegs) -> FxHashMap<usize, u32> {
+    let mut out = FxHashMap::default();
     for (i, (&head, &tail)) in lin.order.iter().zip(&lin.tails).enumerate() {
         if head != tail || lin.back_edge_guards[i].is_some() {
             continue;
@@ -548,7 +549,7 @@ fn thread_empty_parts(
     func: &mut MirFunction,
     lin: &Linearized,
     regs: GuardRegs,
-    empty: &HashMap<usize, u32>,
+    empty: &FxHashMap<usize, u32>,
 ) {
     let resolve = |mut v: u32| {
         while let Some(&next) = v.checked_sub(1).and_then(|i| empty.get(&(i as usize))) {
@@ -687,7 +688,7 @@ fn predicate_part(state: &mut State, cx: &Layout<'_>, regs: GuardRegs, limit: u3
 /// decided within the region's guards, or only after a back-edge guard sends it back.
 fn first_stop(
     state: &State,
-    tests: &HashMap<MBlock, Test>,
+    tests: &FxHashMap<MBlock, Test>,
     from: MBlock,
     v: u32,
 ) -> Option<MBlock> {
@@ -723,7 +724,7 @@ fn first_stop(
 /// O3 at guard `g`: merged into its single predecessor when that is a block of the region
 /// that jumps to it (a region block, the region's entry, or a guard whose block was
 /// predicated into it: a chain of predicated blocks becomes one block).
-fn merge_guard(state: &mut State, region: &HashSet<MBlock>, g: MBlock) {
+fn merge_guard(state: &mut State, region: &FxHashSet<MBlock>, g: MBlock) {
     if state.removed.contains(&g) {
         return;
     }
@@ -774,7 +775,7 @@ fn remove_dead_assignments(
         return;
     }
     let placed: Vec<MBlock> = {
-        let members: HashSet<MBlock> = region.iter().copied().collect();
+        let members: FxHashSet<MBlock> = region.iter().copied().collect();
         state
             .func
             .order
@@ -808,7 +809,7 @@ fn remove_dead_assignments(
             }
         }
     }
-    let own: HashMap<MBlock, u32> = lin
+    let own: FxHashMap<MBlock, u32> = lin
         .tails
         .iter()
         .enumerate()
@@ -893,8 +894,8 @@ fn remove_unread_assignments(state: &mut State, regs: GuardRegs) {
     let func = &state.func;
     let blocks: Vec<MBlock> = func.order.clone();
     // Live on entry to each block: the fixpoint of the usual backward equations.
-    let mut live_in: HashMap<MBlock, bool> = blocks.iter().map(|&b| (b, false)).collect();
-    let live_after = |b: MBlock, live_in: &HashMap<MBlock, bool>| {
+    let mut live_in: FxHashMap<MBlock, bool> = blocks.iter().map(|&b| (b, false)).collect();
+    let live_after = |b: MBlock, live_in: &FxHashMap<MBlock, bool>| {
         func.successors(b)
             .iter()
             .any(|s| live_in.get(s).copied().unwrap_or(false))
@@ -993,9 +994,9 @@ fn read_condition_for_test(x: &mut MInst, p: Reg, c: Reg, negated: bool) {
 struct Known {
     /// Per predicate register `c`: the values `g` may hold in the lanes where `c` is
     /// false (`.0`) and where it is true (`.1`); `None`: any value.
-    facts: HashMap<crate::mir::Reg, [Option<Values>; 2]>,
+    facts: FxHashMap<crate::mir::Reg, [Option<Values>; 2]>,
     /// Predicate registers with one value in every lane (set by the branch edges taken).
-    preds: HashMap<crate::mir::Reg, bool>,
+    preds: FxHashMap<crate::mir::Reg, bool>,
 }
 
 impl Known {
@@ -1123,7 +1124,7 @@ fn fold_tests_across_blocks(state: &mut State, regs: GuardRegs) {
     }
     let entry = func.entry();
     // Knowledge on entry to each block; `None`: not reached yet.
-    let mut at_entry: HashMap<MBlock, Known> = HashMap::new();
+    let mut at_entry: FxHashMap<MBlock, Known> = FxHashMap::default();
     if let Some(e) = entry {
         at_entry.insert(e, Known::default());
     }
@@ -1303,7 +1304,7 @@ pub fn optimize(
     level: u32,
     predicate: u32,
 ) -> OptStats {
-    let mut tests: HashMap<MBlock, Test> = HashMap::new();
+    let mut tests: FxHashMap<MBlock, Test> = FxHashMap::default();
     for (i, &g) in lin.guards.iter().enumerate() {
         tests.insert(g, Test::Eq(i as u32 + 1));
         if let Some(be) = lin.back_edge_guards[i] {
@@ -1312,10 +1313,10 @@ pub fn optimize(
     }
     let empty_targets = empty_parts(func, lin, regs);
     thread_empty_parts(func, lin, regs, &empty_targets);
-    let empty: HashSet<usize> = empty_targets.keys().copied().collect();
+    let empty: FxHashSet<usize> = empty_targets.keys().copied().collect();
     let edges = guard_values(func, lin, &tests, regs);
     let layout = func.order.clone();
-    let position: HashMap<MBlock, usize> = func
+    let position: FxHashMap<MBlock, usize> = func
         .order
         .iter()
         .enumerate()
@@ -1327,7 +1328,7 @@ pub fn optimize(
     region.extend(lin.guards.iter().copied());
     region.extend(lin.back_edge_guards.iter().flatten().copied());
     region.push(lin.exit);
-    let mut preds: HashMap<MBlock, Vec<MBlock>> = HashMap::new();
+    let mut preds: FxHashMap<MBlock, Vec<MBlock>> = FxHashMap::default();
     for &b in &region {
         for s in func.successors(b) {
             let p = preds.entry(s).or_default();
@@ -1340,7 +1341,7 @@ pub fn optimize(
         func: std::mem::take(func),
         edges,
         preds,
-        removed: HashSet::new(),
+        removed: FxHashSet::default(),
         stats: OptStats::default(),
     };
     // Skipping guards can make two groups of lanes meet a guard along different paths
@@ -1350,7 +1351,7 @@ pub fn optimize(
     checked.extend(lin.back_edge_guards.iter().flatten());
     checked.extend(lin.tails.iter().copied());
     let check = |s: &State| structured(&s.func, &region, &s.removed, &checked);
-    let guarded: HashSet<MBlock> = checked.iter().copied().collect();
+    let guarded: FxHashSet<MBlock> = checked.iter().copied().collect();
     let cx = Layout {
         lin,
         tests: &tests,
@@ -1370,7 +1371,7 @@ pub fn optimize(
                 predicate_part(&mut state, &cx, regs, predicate, i);
             }
         }
-        let mut merge_into: HashSet<MBlock> = lin.tails.iter().copied().collect();
+        let mut merge_into: FxHashSet<MBlock> = lin.tails.iter().copied().collect();
         merge_into.extend(lin.guards.iter().copied());
         merge_into.insert(lin.entry);
         let all_guards: Vec<MBlock> = lin
