@@ -201,12 +201,15 @@ impl Cfg for RegionGraph<'_> {
     }
 
     fn successors(&self, node: MBlock, out: &mut Vec<MBlock>) {
-        out.extend(
-            self.func
-                .successors(node)
-                .into_iter()
-                .filter(|s| self.members.contains(s)),
-        );
+        // Straight from the terminator: asked once per block of every check, a list of
+        // its own per call cost more than the check's analysis.
+        if let Some(t) = self.func.terminator(node) {
+            t.kind.for_each_target(|t| {
+                if self.members.contains(&t.block) {
+                    out.push(t.block);
+                }
+            });
+        }
     }
 
     fn nodes(&self) -> impl Iterator<Item = MBlock> + '_ {
