@@ -249,8 +249,8 @@ fn structured(
         })
 }
 
-/// What the optimisations change, cloned to try a batch of changes and roll it back.
-#[derive(Clone)]
+/// What the optimisations change; a [`Snapshot`] of its changeable part rolls a batch of
+/// changes back.
 struct State {
     func: MirFunction,
     /// The guard values on each edge (updated as edges move).
@@ -284,46 +284,97 @@ impl State {
     }
 }
 
+/// What a step can change in a [`State`], saved to roll a batch of steps back: the blocks
+/// it may rewrite, the block order and the region's own maps.
+///
+/// Steps rewrite only the terminators and code of blocks that stand in the predecessor
+/// lists (an edge moves from one of them, a guard merges into one of them), and those
+/// lists only ever rename or move their blocks, so the blocks listed when the snapshot is
+/// taken cover every block the batch can change. Saving them, rather than the whole
+/// function, keeps a region's cost to what the region holds: a copy of the kernel per
+/// batch made the pass quadratic in the kernel.
+struct Snapshot {
+    blocks: Vec<(MBlock, Vec<MInst>)>,
+    order: Vec<MBlock>,
+    edges: FxHashMap<(MBlock, MBlock), Values>,
+    preds: FxHashMap<MBlock, Vec<MBlock>>,
+    removed: FxHashSet<MBlock>,
+    stats: OptStats,
+}
+
+impl Snapshot {
+    fn take(state: &State) -> Snapshot {
+        let mut listed: Vec<MBlock> = state.preds.values().flatten().copied().collect();
+        listed.sort_unstable();
+        listed.dedup();
+        Snapshot {
+            blocks: listed
+                .into_iter()
+                .map(|b| (b, state.func.blocks[b].insts.clone()))
+                .collect(),
+            order: state.func.order.clone(),
+            edges: state.edges.clone(),
+            preds: state.preds.clone(),
+            removed: state.removed.clone(),
+            stats: state.stats,
+        }
+    }
+
+    /// Puts `state` back as it was when the snapshot was taken.
+    fn restore(&self, state: &mut State) {
+        for (b, insts) in &self.blocks {
+            state.func.blocks[*b].insts.clone_from(insts);
+        }
+        state.func.order.clone_from(&self.order);
+        state.edges.clone_from(&self.edges);
+        state.preds.clone_from(&self.preds);
+        state.removed.clone_from(&self.removed);
+        state.stats = self.stats;
+    }
+}
+
 /// Applies `step` to every item in turn, keeping only changes after which `check` holds.
 ///
 /// Checking after every step would cost a whole-function analysis per guard, quadratic in
 /// the kernel; instead the remaining steps are tried all at once, and only when the result
 /// fails the check is the first failing step found by bisection (each probe replays a
-/// prefix from the last good state), dropped, and the rest tried again. A step is kept
-/// exactly when it would have been kept checking one step at a time, provided that a
-/// failing prefix stays failing as it grows; otherwise some later good step may be dropped
-/// too, never a bad one kept.
+/// prefix from the last good state, restored from a [`Snapshot`]), dropped, and the rest
+/// tried again. A step is kept exactly when it would have been kept checking one step at a
+/// time, provided that a failing prefix stays failing as it grows; otherwise some later
+/// good step may be dropped too, never a bad one kept.
 fn apply_checked<T: Copy>(
     state: &mut State,
     items: &[T],
     step: impl Fn(&mut State, T),
     check: impl Fn(&State) -> bool,
 ) {
-    let replay = |base: &State, items: &[T]| {
-        let mut s = base.clone();
-        for &item in items {
-            step(&mut s, item);
-        }
-        s
-    };
     let mut rest = items;
     while !rest.is_empty() {
-        let all = replay(state, rest);
-        if check(&all) {
-            *state = all;
+        let base = Snapshot::take(state);
+        for &item in rest {
+            step(state, item);
+        }
+        if check(state) {
             return;
         }
         // `rest[..good]` passes, `rest[..bad]` fails.
         let (mut good, mut bad) = (0, rest.len());
         while bad - good > 1 {
             let mid = (good + bad) / 2;
-            if check(&replay(state, &rest[..mid])) {
+            base.restore(state);
+            for &item in &rest[..mid] {
+                step(state, item);
+            }
+            if check(state) {
                 good = mid;
             } else {
                 bad = mid;
             }
         }
-        *state = replay(state, &rest[..good]);
+        base.restore(state);
+        for &item in &rest[..good] {
+            step(state, item);
+        }
         rest = &rest[good + 1..];
     }
 }
