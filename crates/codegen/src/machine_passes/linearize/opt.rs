@@ -51,6 +51,7 @@
 
 use super::{GuardRegs, Linearized};
 use crate::mir::{MBlock, MInst, MInstKind, MirFunction, Operand, Reg};
+use cranelift_entity::SecondaryMap;
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::collections::BTreeSet;
 use warplift_ir::cfg::{Cfg, ControlFlowGraph, PostDominatorTree};
@@ -401,15 +402,12 @@ pub(super) const LOCAL_SCAN: usize = 64;
 fn breaks_structure(
     state: &State,
     layout: &[MBlock],
-    position: &FxHashMap<MBlock, usize>,
+    position: &Positions,
     guarded: &FxHashSet<MBlock>,
     moves: &Move,
     p: MBlock,
 ) -> bool {
     let new = moves.to;
-    if std::env::var_os("WL_NOPRE").is_some() {
-        return false;
-    }
     let (Some(&from), Some(&to)) = (position.get(&p), position.get(&new)) else {
         return false;
     };
@@ -453,6 +451,39 @@ fn breaks_structure(
     false
 }
 
+/// Each placed block's index in the layout. Built for every region over the whole kernel,
+/// it is a dense table indexed by block: a hashed map cost a hash and an insertion per
+/// block of the kernel per region.
+struct Positions(SecondaryMap<MBlock, usize>);
+
+impl Positions {
+    /// Marks a block that is not placed.
+    const NONE: usize = usize::MAX;
+
+    fn of(func: &MirFunction) -> Positions {
+        let mut map = SecondaryMap::with_default(Self::NONE);
+        map.resize(func.blocks.len());
+        for (i, &b) in func.order.iter().enumerate() {
+            map[b] = i;
+        }
+        Positions(map)
+    }
+
+    /// The index of `b`, if it is placed.
+    fn get(&self, b: &MBlock) -> Option<&usize> {
+        self.0.get(*b).filter(|&&i| i != Self::NONE)
+    }
+}
+
+impl core::ops::Index<&MBlock> for Positions {
+    type Output = usize;
+
+    /// The index of a placed block.
+    fn index(&self, b: &MBlock) -> &usize {
+        &self.0[*b]
+    }
+}
+
 /// What the optimisation steps read and do not change.
 #[derive(Copy, Clone)]
 struct Layout<'a> {
@@ -461,7 +492,7 @@ struct Layout<'a> {
     /// The blocks in their order before the optimisations.
     layout: &'a [MBlock],
     /// Each block's index in `layout`.
-    position: &'a FxHashMap<MBlock, usize>,
+    position: &'a Positions,
     /// The guards, back-edge guards and blocks guards may merge into.
     guarded: &'a FxHashSet<MBlock>,
     /// The empty parts (see [`empty_parts`]), by index.
@@ -1370,12 +1401,7 @@ pub fn optimize(
     let empty: FxHashSet<usize> = empty_targets.keys().copied().collect();
     let edges = guard_values(func, lin, &tests, regs);
     let layout = func.order.clone();
-    let position: FxHashMap<MBlock, usize> = func
-        .order
-        .iter()
-        .enumerate()
-        .map(|(i, &b)| (b, i))
-        .collect();
+    let position = Positions::of(func);
     // The region's own blocks: every edge into a guard comes from one of them.
     let mut region: Vec<MBlock> = vec![lin.entry];
     region.extend(lin.blocks.iter().copied());
