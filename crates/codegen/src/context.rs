@@ -256,12 +256,21 @@ impl Context {
         isa: &dyn TargetIsa,
         source_name: Option<&str>,
     ) -> Result<CompiledModule, CodegenError> {
-        let kernels = funcs
+        let mut kernels = funcs
             .iter()
             .map(|f| self.compile_kernel(f, isa))
             .collect::<Result<Vec<_>, _>>()?;
-        let mirs: Vec<MirFunction> = kernels.iter().map(|k| k.mir.clone()).collect();
-        let code = isa.emit_module(&mirs, source_name)?;
+        // The emitter takes the functions side by side: they are moved out and back
+        // rather than copied.
+        let mirs: Vec<MirFunction> = kernels
+            .iter_mut()
+            .map(|k| core::mem::take(&mut k.mir))
+            .collect();
+        let code = isa.emit_module(&mirs, source_name);
+        for (k, mir) in kernels.iter_mut().zip(mirs) {
+            k.mir = mir;
+        }
+        let code = code?;
         let kind = code_kind(isa);
         Ok(CompiledModule {
             kernels,

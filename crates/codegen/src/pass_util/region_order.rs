@@ -10,7 +10,7 @@
 //!   back-edge guard returns to, moved up so that the back edges' intervals nest ("moved
 //!   up, to the closest back edge destination").
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::hash::Hash;
 
 /// A region's blocks in reverse post-order over any graph, given by its successor function: shared by the
@@ -18,11 +18,11 @@ use std::hash::Hash;
 /// region's blocks the same way.
 pub(crate) fn region_rpo_by<N: Copy + Eq + Hash>(
     entry: N,
-    members: &HashSet<N>,
+    members: &FxHashSet<N>,
     successors: impl Fn(N) -> Vec<N>,
 ) -> Vec<N> {
     let mut post = Vec::with_capacity(members.len());
-    let mut seen: HashSet<N> = HashSet::new();
+    let mut seen: FxHashSet<N> = FxHashSet::default();
     // The search starts at the entry, which is not a member and so not in the result.
     let mut stack: Vec<(N, Vec<N>, usize)> = vec![(entry, successors(entry), 0)];
     while let Some((b, succs, i)) = stack.last_mut() {
@@ -50,7 +50,7 @@ pub(crate) fn region_rpo_by<N: Copy + Eq + Hash>(
 /// graph so that the SSA-level pass (`linearize_ssa`) shares it.
 pub(crate) fn back_edge_targets<N: Copy + Eq + Hash>(
     tails: &[N],
-    pos: &HashMap<N, usize>,
+    pos: &FxHashMap<N, usize>,
     successors: impl Fn(N) -> Vec<N>,
 ) -> (Vec<Option<usize>>, u64) {
     let mut targets: Vec<Option<usize>> = vec![None; tails.len()];

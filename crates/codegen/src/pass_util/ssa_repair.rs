@@ -31,7 +31,7 @@
 //! iterative.
 
 use cranelift_entity::SecondaryMap;
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap, FxHashSet};
 use warplift_ir::cfg::{ControlFlowGraph, DominatorTree, LoopForest};
 use warplift_ir::{Block, Function, Inst, InstructionData, Type, Value, ValueDef};
 
@@ -99,9 +99,9 @@ struct VarData {
 pub(crate) struct Repair {
     vars: Vec<VarData>,
     /// The variable each old value stands for (value and parameter variables).
-    var_of: HashMap<Value, Var>,
+    var_of: FxHashMap<Value, Var>,
     /// Definitions at the end of blocks, in order (later ones win).
-    end_defs: HashMap<Block, Vec<(Var, Src)>>,
+    end_defs: FxHashMap<Block, Vec<(Var, Src)>>,
     /// Operands that read a slot variable at the end of their block.
     slot_uses: Vec<(Inst, Slot, Var)>,
     /// Where the zeros of the variables added next are defined: their region's entry.
@@ -113,8 +113,8 @@ impl Repair {
     pub(crate) fn new() -> Self {
         Repair {
             vars: Vec::new(),
-            var_of: HashMap::new(),
-            end_defs: HashMap::new(),
+            var_of: FxHashMap::default(),
+            end_defs: FxHashMap::default(),
             slot_uses: Vec::new(),
             zero_block: None,
         }
@@ -192,27 +192,27 @@ struct Builder<'f> {
     cfg: ControlFlowGraph<Block>,
     domtree: DominatorTree<Block>,
     /// The parameter made for a variable in a block.
-    params: HashMap<(Var, Block), Value>,
+    params: FxHashMap<(Var, Block), Value>,
     /// Parameters made, per block in order of creation.
-    new_params: HashMap<Block, Vec<(Var, Value)>>,
+    new_params: FxHashMap<Block, Vec<(Var, Value)>>,
     /// The last end-of-block definition of a variable in a block, with its value
     /// (`None`: zero, placed when first read). Keyed by both, so that a block defining
     /// many variables (a region's entry holds every variable's zero) is not searched
     /// once per variable, which made a whole-kernel repair quadratic.
-    resolved: HashMap<(Block, Var), Option<Value>>,
+    resolved: FxHashMap<(Block, Var), Option<Value>>,
     /// The blocks with an end-of-block definition of each variable, for the same reason.
-    defined: HashSet<(Var, Block)>,
+    defined: FxHashSet<(Var, Block)>,
     /// Per variable, a block that dominates every definition and parameter of it (`None`:
     /// not known): no block above it defines the variable, so a search for its value on
     /// entry to a block stops there instead of walking the dominator tree to the top,
     /// once per variable (quadratic in a kernel restructured as one region).
     top: Vec<Option<Block>>,
     /// The value of a variable on entry to a block.
-    entry_cache: HashMap<(Var, Block), Value>,
+    entry_cache: FxHashMap<(Var, Block), Value>,
     /// The zero of each variable, once placed.
-    zeros: HashMap<Var, Value>,
+    zeros: FxHashMap<Var, Value>,
     /// The depth of every reachable block in the dominator tree.
-    depth: HashMap<Block, u32>,
+    depth: FxHashMap<Block, u32>,
     stats: RepairStats,
 }
 
@@ -225,14 +225,14 @@ impl<'f> Builder<'f> {
             func,
             cfg,
             domtree,
-            params: HashMap::new(),
-            new_params: HashMap::new(),
-            resolved: HashMap::new(),
-            defined: HashSet::new(),
+            params: FxHashMap::default(),
+            new_params: FxHashMap::default(),
+            resolved: FxHashMap::default(),
+            defined: FxHashSet::default(),
             top: Vec::new(),
-            entry_cache: HashMap::new(),
-            zeros: HashMap::new(),
-            depth: HashMap::new(),
+            entry_cache: FxHashMap::default(),
+            zeros: FxHashMap::default(),
+            depth: FxHashMap::default(),
             stats: RepairStats::default(),
         }
     }
@@ -375,7 +375,7 @@ impl<'f> Builder<'f> {
         let mut order: Vec<(Block, Var)> = Vec::new();
         for var in 0..nvars {
             // Liveness: backwards from the upward-exposed uses, stopping at definitions.
-            let mut live_in: HashSet<Block> = HashSet::new();
+            let mut live_in: FxHashSet<Block> = FxHashSet::default();
             let mut work: Vec<Block> = Vec::new();
             for &b in &upward[var] {
                 if live_in.insert(b) {
@@ -393,9 +393,9 @@ impl<'f> Builder<'f> {
                 }
             }
             // The iterated dominance frontier of the definitions.
-            let mut placed: HashSet<Block> = HashSet::new();
+            let mut placed: FxHashSet<Block> = FxHashSet::default();
             let mut work: Vec<Block> = def_blocks[var].clone();
-            let mut queued: HashSet<Block> = work.iter().copied().collect();
+            let mut queued: FxHashSet<Block> = work.iter().copied().collect();
             while let Some(b) = work.pop() {
                 for &f in df.get(&b).map(Vec::as_slice).unwrap_or(&[]) {
                     if live_in.contains(&f) && placed.insert(f) {
@@ -417,8 +417,8 @@ impl<'f> Builder<'f> {
     }
 
     /// The dominance frontier of every reachable block (Cooper, Harvey and Kennedy).
-    fn dominance_frontiers(&self) -> HashMap<Block, Vec<Block>> {
-        let mut df: HashMap<Block, Vec<Block>> = HashMap::new();
+    fn dominance_frontiers(&self) -> FxHashMap<Block, Vec<Block>> {
+        let mut df: FxHashMap<Block, Vec<Block>> = FxHashMap::default();
         for &b in self.domtree.rpo() {
             let preds: Vec<Block> = self
                 .cfg
@@ -692,14 +692,14 @@ impl<'f> Builder<'f> {
     /// itself), replacing them by that value, until none is left.
     fn remove_trivial_params(&mut self) {
         // Incoming values of each new parameter: (block, index) -> values.
-        let mut replaced: HashMap<Value, Value> = HashMap::new();
-        let resolve = |replaced: &HashMap<Value, Value>, mut v: Value| {
+        let mut replaced: FxHashMap<Value, Value> = FxHashMap::default();
+        let resolve = |replaced: &FxHashMap<Value, Value>, mut v: Value| {
             while let Some(&r) = replaced.get(&v) {
                 v = r;
             }
             v
         };
-        let mut incoming: HashMap<Value, Vec<Value>> = HashMap::new();
+        let mut incoming: FxHashMap<Value, Vec<Value>> = FxHashMap::default();
         for &block in self.func.layout.blocks() {
             let Some(term) = self.func.terminator(block) else {
                 continue;
@@ -757,7 +757,7 @@ impl<'f> Builder<'f> {
                 self.func.dfg.insts[inst].map_values(|v| resolve(&replaced, v));
             }
         }
-        let mut drop: HashMap<Block, Vec<usize>> = HashMap::new();
+        let mut drop: FxHashMap<Block, Vec<usize>> = FxHashMap::default();
         for (&block, list) in &self.new_params {
             let base = self.func.dfg.block_params(block).len() - list.len();
             for (k, &(_, p)) in list.iter().enumerate() {
@@ -773,7 +773,7 @@ impl<'f> Builder<'f> {
 
     /// Removes the parameters whose values became variables.
     fn remove_replaced_params(&mut self) -> Result<(), String> {
-        let mut drop: HashMap<Block, Vec<usize>> = HashMap::new();
+        let mut drop: FxHashMap<Block, Vec<usize>> = FxHashMap::default();
         for data in &self.r.vars {
             if let VarKind::Param(v) = data.kind {
                 match self.func.dfg.value_def(v) {
@@ -792,7 +792,7 @@ impl<'f> Builder<'f> {
 
 /// Removes the given parameters (by index) of each block, and the matching argument of
 /// every branch to it.
-fn remove_params(func: &mut Function, drop: &HashMap<Block, Vec<usize>>) {
+fn remove_params(func: &mut Function, drop: &FxHashMap<Block, Vec<usize>>) {
     let mut sorted: SecondaryMap<Block, Vec<usize>> = SecondaryMap::new();
     for (&block, list) in drop {
         let mut list = list.clone();

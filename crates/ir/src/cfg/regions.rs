@@ -144,7 +144,7 @@ use core::fmt::Debug;
 use core::hash::Hash;
 use cranelift_entity::{EntityRef, SecondaryMap};
 use rank::SccRank;
-use std::collections::HashSet;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 /// Which conditions of Definition 1 an unstructured edge satisfies (at least one).
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
@@ -191,7 +191,7 @@ pub struct UnstructuredEdge<N> {
 pub struct UnstructuredEdges<N> {
     /// In reverse post-order of the source, then in successor order.
     edges: Vec<UnstructuredEdge<N>>,
-    set: HashSet<(N, N)>,
+    set: FxHashSet<(N, N)>,
 }
 
 impl<N: EntityRef + Copy + Eq + Hash + Debug> UnstructuredEdges<N> {
@@ -272,7 +272,7 @@ impl<N: EntityRef + Copy + Eq + Hash + Debug> UnstructuredEdges<N> {
         }
         // The joins no edge of Definition 1 enters: the regions of those edges hold the
         // others.
-        let entered: HashSet<N> = edges.iter().map(|e| e.to).collect();
+        let entered: FxHashSet<N> = edges.iter().map(|e| e.to).collect();
         let mut extra: Vec<(N, N)> = early_joins
             .into_iter()
             .filter(|(_, j)| !entered.contains(j))
@@ -333,8 +333,8 @@ fn early_join_edges<N: EntityRef + Copy + Eq + Hash + Debug>(
     domtree: &DominatorTree<N>,
     postdom: &PostDominatorTree<N>,
     loops: &LoopForest<N>,
-) -> HashSet<(N, N)> {
-    let mut out = HashSet::new();
+) -> FxHashSet<(N, N)> {
+    let mut out = FxHashSet::default();
     for &b in domtree.rpo() {
         // Branches in cycles are left to Definition 1's loop conditions: a region grown
         // from an early join inside a loop can hold the loop's exits, and linearizing
@@ -349,10 +349,10 @@ fn early_join_edges<N: EntityRef + Copy + Eq + Hash + Debug>(
         }
         let stop = postdom.ipdom(b);
         // The first successor (index) each block was reached from, and the joins.
-        let mut first: std::collections::HashMap<N, usize> = std::collections::HashMap::new();
-        let mut joins: HashSet<N> = HashSet::new();
+        let mut first: FxHashMap<N, usize> = FxHashMap::default();
+        let mut joins: FxHashSet<N> = FxHashSet::default();
         for (i, &s) in succs.iter().enumerate() {
-            let mut seen: HashSet<N> = HashSet::new();
+            let mut seen: FxHashSet<N> = FxHashSet::default();
             let mut stack = vec![s];
             while let Some(n) = stack.pop() {
                 if Some(n) == stop || n == b || !seen.insert(n) {
@@ -591,7 +591,7 @@ impl<N: EntityRef + Copy + Eq + Hash + Debug> Region<N> {
             };
             let mut back_at_d = false;
             let mut ahead: Vec<N> = Vec::new();
-            let mut seen: HashSet<N> = HashSet::new();
+            let mut seen: FxHashSet<N> = FxHashSet::default();
             stack.clear();
             stack.push(p);
             while let Some(b) = stack.pop() {
@@ -1181,7 +1181,7 @@ fn find_regions<N: EntityRef + Copy + Eq + Hash + Debug>(
     }
 
     // Edges in the order of `edges`, which is also the order they were found in.
-    let order: std::collections::HashMap<(N, N), usize> = edges
+    let order: FxHashMap<(N, N), usize> = edges
         .edges()
         .iter()
         .enumerate()

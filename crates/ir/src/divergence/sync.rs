@@ -46,7 +46,8 @@
 use super::order::CycleOrder;
 use crate::cfg::{ControlFlowGraph, Loop, LoopForest};
 use crate::entities::Block;
-use std::collections::{BTreeSet, HashMap};
+use rustc_hash::FxHashMap;
+use std::collections::BTreeSet;
 
 /// The joins and divergent cycle exits of one branch.
 #[derive(Default)]
@@ -61,7 +62,7 @@ pub(super) struct SyncDeps {
 /// The propagation of labels for one branch.
 struct Propagation<'a> {
     order: &'a CycleOrder,
-    labels: HashMap<Block, Block>,
+    labels: FxHashMap<Block, Block>,
     pending: BTreeSet<u32>,
     deps: SyncDeps,
 }
@@ -105,7 +106,7 @@ pub(super) fn sync_deps(
 ) -> SyncDeps {
     let mut p = Propagation {
         order,
-        labels: HashMap::new(),
+        labels: FxHashMap::default(),
         pending: BTreeSet::new(),
         deps: SyncDeps::default(),
     };

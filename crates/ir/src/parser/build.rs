@@ -318,6 +318,9 @@ pub(crate) fn build(k: RawKernel<'_>) -> Result<Function, ParseError> {
             None => {}
         }
     }
+    // Sized once: filled entity by entity, the maps would grow by a call per entity.
+    func.srclocs.resize(datas.len());
+    func.block_srclocs.resize(num_blocks);
     for (bi, b) in k.blocks.iter().enumerate() {
         let Some(&block) = block_of.get(bi) else {
             continue;

@@ -106,8 +106,21 @@ fn is_word_start(b: u8) -> bool {
     b.is_ascii_alphabetic() || b == b'_'
 }
 
+/// Which bytes continue a word (`[A-Za-z0-9_]`), looked up rather than tested range by
+/// range: the lexer asks for every byte of every word.
+static WORD_CHAR: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        t[b] = c.is_ascii_alphanumeric() || c == b'_';
+        b += 1;
+    }
+    t
+};
+
 fn is_word_char(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b == b'_'
+    WORD_CHAR[b as usize]
 }
 
 impl<'a> Lexer<'a> {
@@ -158,15 +171,31 @@ impl<'a> Lexer<'a> {
             .saturating_add(u32::try_from(n).unwrap_or(u32::MAX));
     }
 
-    /// Skips whitespace and comments.
+    /// Skips whitespace and comments. Blanks and line breaks, nearly all of the trivia in
+    /// a kernel, are scanned here byte by byte with the position in locals; a comment
+    /// goes through [`Lexer::bump`], which counts its characters.
     fn skip_trivia(&mut self) {
+        let bytes = self.src.as_bytes();
         loop {
-            match self.peek_byte() {
-                Some(b' ' | b'\t') => self.bump_ascii_while(|b| b == b' ' || b == b'\t'),
-                Some(b'\r' | b'\n') => self.bump(),
-                Some(b';') => self.bump_while(|b| b != b'\n' && b != b'\r'),
-                _ => return,
+            let (mut pos, mut line, mut col) = (self.pos, self.line, self.col);
+            while let Some(&b) = bytes.get(pos) {
+                match b {
+                    b' ' | b'\t' => col = col.saturating_add(1),
+                    // `\r\n` is one break, counted at its `\n`.
+                    b'\r' if bytes.get(pos + 1) == Some(&b'\n') => {}
+                    b'\n' | b'\r' => {
+                        line = line.saturating_add(1);
+                        col = 1;
+                    }
+                    _ => break,
+                }
+                pos += 1;
             }
+            (self.pos, self.line, self.col) = (pos, line, col);
+            if bytes.get(pos) != Some(&b';') {
+                return;
+            }
+            self.bump_while(|b| b != b'\n' && b != b'\r');
         }
     }
 

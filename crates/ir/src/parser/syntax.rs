@@ -89,15 +89,28 @@ pub(crate) struct RawInst {
 
 /// The number in an entity name such as `v12` or `block0`, if `word` is `prefix`
 /// followed by a decimal number of 32 bits written without leading zeros.
+///
+/// The parser asks this of nearly every word, often for a prefix that does not match, so
+/// it compares and converts bytes in one pass instead of going through `str::parse`.
+#[inline]
 pub(crate) fn entity_number(word: &str, prefix: &str) -> Option<u32> {
-    let digits = word.strip_prefix(prefix)?;
-    if digits.is_empty()
-        || !digits.bytes().all(|b| b.is_ascii_digit())
-        || (digits.len() > 1 && digits.starts_with('0'))
-    {
+    let (word, prefix) = (word.as_bytes(), prefix.as_bytes());
+    if word.len() <= prefix.len() || !word.iter().zip(prefix).all(|(a, b)| a == b) {
         return None;
     }
-    digits.parse().ok()
+    let digits = &word[prefix.len()..];
+    if digits.len() > 1 && digits[0] == b'0' {
+        return None;
+    }
+    let mut n: u32 = 0;
+    for &d in digits {
+        let d = d.wrapping_sub(b'0');
+        if d > 9 {
+            return None;
+        }
+        n = n.checked_mul(10)?.checked_add(u32::from(d))?;
+    }
+    Some(n)
 }
 
 /// Does `word` look like an entity name (prefix and digits) that is not a valid one, such

@@ -47,7 +47,7 @@ use crate::pass_util::ssa_repair::{Repair, Slot, Src, Var, VarKind};
 use crate::passes::{IrPass, PassError, PassReport};
 use crate::settings::RegionMode;
 use crate::settings::Settings;
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap, FxHashSet};
 use warplift_ir::cfg::DominatorTree;
 use warplift_ir::{
     Block, BlockCall, Function, Inst, InstructionData, IntCC, Opcode, SourceLoc, Type, Value,
@@ -134,7 +134,7 @@ pub fn linearize_in(
     let domtree = analyses.domtree(func);
     let used_elsewhere = values_used_elsewhere(func);
     let mut repair = Repair::new();
-    let mut sequences: Vec<(HashSet<Block>, Vec<Block>)> = Vec::new();
+    let mut sequences: Vec<(FxHashSet<Block>, Vec<Block>)> = Vec::new();
     for region in &regions {
         let blocks = || region.blocks.iter().copied();
         let terminators = || {
@@ -184,12 +184,12 @@ struct Kernel<'a> {
     /// Dominance before restructuring (see `assign_params`).
     domtree: &'a DominatorTree<Block>,
     /// The values used in a block other than their definition's.
-    used_elsewhere: &'a HashSet<Value>,
+    used_elsewhere: &'a FxHashSet<Value>,
 }
 
 /// The values of `func` used in a block other than the one defining them.
-fn values_used_elsewhere(func: &Function) -> HashSet<Value> {
-    let mut used_elsewhere: HashSet<Value> = HashSet::new();
+fn values_used_elsewhere(func: &Function) -> FxHashSet<Value> {
+    let mut used_elsewhere: FxHashSet<Value> = FxHashSet::default();
     for &b in func.layout.blocks() {
         for &i in func.layout.block_insts(b) {
             for v in func.dfg.insts[i].all_values() {
@@ -208,12 +208,12 @@ fn values_used_elsewhere(func: &Function) -> HashSet<Value> {
 /// guard chain and blocks) where its first block was, every other block in its place,
 /// the blocks the regions made (appended at the end of the layout) moved into their
 /// sequences.
-fn place_sequences(func: &mut Function, sequences: &[(HashSet<Block>, Vec<Block>)]) {
-    let made: HashSet<Block> = sequences
+fn place_sequences(func: &mut Function, sequences: &[(FxHashSet<Block>, Vec<Block>)]) {
+    let made: FxHashSet<Block> = sequences
         .iter()
         .flat_map(|(_, s)| s.iter().copied())
         .collect();
-    let mut region_of: HashMap<Block, usize> = HashMap::new();
+    let mut region_of: FxHashMap<Block, usize> = FxHashMap::default();
     for (r, (members, _)) in sequences.iter().enumerate() {
         for &b in members {
             region_of.insert(b, r);
@@ -421,7 +421,7 @@ fn take_terminator(func: &mut Function, block: Block) -> Result<Branch, String> 
 }
 
 /// The variables of the region's blocks' and exit's parameters.
-type ParamVars = HashMap<Block, Vec<Var>>;
+type ParamVars = FxHashMap<Block, Vec<Var>>;
 
 /// Defines, at the end of `block`, the parameter variables of the destinations in
 /// `dests` that have them, from the branch's arguments. When both arms of a `brif` go to
@@ -496,9 +496,9 @@ fn linearize_region(
     region: &SsaRegion,
     kernel: &Kernel,
     repair: &mut Repair,
-    sequences: &mut Vec<(HashSet<Block>, Vec<Block>)>,
+    sequences: &mut Vec<(FxHashSet<Block>, Vec<Block>)>,
 ) -> Result<Stats, String> {
-    let members: HashSet<Block> = region.blocks.iter().copied().collect();
+    let members: FxHashSet<Block> = region.blocks.iter().copied().collect();
     let succs = |f: &Function, b: Block| f.successors(b).collect::<Vec<_>>();
     let rpo = region_rpo_by(region.entry, &members, |b| succs(func, b));
     // Loops kept whole and blocks after a loop after it, as the machine pass orders them.
@@ -512,7 +512,7 @@ fn linearize_region(
         ));
     }
     let n = order.len();
-    let pos: HashMap<Block, usize> = order.iter().enumerate().map(|(i, &b)| (b, i)).collect();
+    let pos: FxHashMap<Block, usize> = order.iter().enumerate().map(|(i, &b)| (b, i)).collect();
     let id = |i: usize| (i + 1) as u32;
     let exit_id = id(n);
     let (targets, retreating) = back_edge_targets(&order, &pos, |b| succs(func, b));
@@ -528,7 +528,7 @@ fn linearize_region(
     repair.set_zero_block(region.entry);
     let first_var = repair.num_vars();
     let used_elsewhere = kernel.used_elsewhere;
-    let mut param_vars: ParamVars = HashMap::new();
+    let mut param_vars: ParamVars = FxHashMap::default();
     for &b in &order {
         for &i in func.layout.block_insts(b) {
             if let Some(v) = func.dfg.inst_result(i) {

@@ -15,7 +15,7 @@ use core::fmt::Write;
 
 use warplift_ir::{AddrSpace, AtomicRmwOp, Dim, FloatCC, IntCC, Type};
 
-use super::name::{name, Name};
+use super::name::{name, push_u32, Name};
 use super::{is_ptx_identifier, PtxError, PtxOptions};
 use crate::mir::{
     Address, BinOp, Cond, CvtOp, Guard, MBlock, MInst, MInstKind, MType, MirFunction, Operand, Reg,
@@ -107,7 +107,9 @@ impl<'a> Emitter<'a> {
             if data.insts[..n - 1].iter().any(|i| i.kind.is_terminator()) {
                 return Err(PtxError::BadTerminator(block));
             }
-            let _ = writeln!(self.body, "{}:", label(block));
+            self.body.push_str(LABEL_PREFIX);
+            push_u32(&mut self.body, block.as_u32());
+            self.body.push_str(":\n");
             let next = func.order.get(i + 1).copied();
             for (index, inst) in data.insts.iter().enumerate() {
                 self.index = index;
@@ -229,7 +231,7 @@ impl<'a> Emitter<'a> {
         self.ins("", format_args!("st.local.u32 [{a}], 0"));
         self.ins("", format_args!("add.u32 {i}, {i}, 4"));
         self.ins("", format_args!("setp.lt.u32 {p}, {i}, {bytes}"));
-        self.ins(&name!("@{p} "), "bra.uni $Lwl_zl");
+        self.ins(&name!("@{p} "), format_args!("bra.uni $Lwl_zl"));
         self.uses_local = true;
     }
 
@@ -259,20 +261,35 @@ impl<'a> Emitter<'a> {
         self.ins("", format_args!("shl.b32 {step}, {step}, 2"));
         let _ = writeln!(self.body, "$Lwl_zs:");
         self.ins("", format_args!("setp.ge.u32 {p}, {off}, {bytes}"));
-        self.ins(&name!("@{p} "), "bra $Lwl_zs_done");
+        self.ins(&name!("@{p} "), format_args!("bra $Lwl_zs_done"));
         self.ins("", format_args!("add.u32 {t}, %wl_sbase, {off}"));
         self.ins("", format_args!("st.shared.u32 [{t}], 0"));
         self.ins("", format_args!("add.u32 {off}, {off}, {step}"));
-        self.ins("", "bra $Lwl_zs");
+        self.ins("", format_args!("bra $Lwl_zs"));
         let _ = writeln!(self.body, "$Lwl_zs_done:");
-        self.ins("", "bar.sync 0");
+        self.ins("", format_args!("bar.sync 0"));
     }
 
     // ---------------------------------------------------------------------------------
     // Small helpers.
 
-    fn ins(&mut self, guard: &str, text: impl core::fmt::Display) {
-        let _ = writeln!(self.body, "\t{guard}{text};");
+    fn ins(&mut self, guard: &str, text: core::fmt::Arguments<'_>) {
+        self.body.push('\t');
+        self.body.push_str(guard);
+        let _ = self.body.write_fmt(text);
+        self.body.push_str(";\n");
+    }
+
+    /// Writes one instruction line made of `parts` under `guard`: the frequent
+    /// instructions are written piece by piece rather than through the formatting
+    /// machinery, which cost more than the rest of emission.
+    fn line(&mut self, guard: &str, parts: &[&str]) {
+        self.body.push('\t');
+        self.body.push_str(guard);
+        for part in parts {
+            self.body.push_str(part);
+        }
+        self.body.push_str(";\n");
     }
 
     /// A `.loc` before `inst` when its source line differs from the last one given.
@@ -282,11 +299,11 @@ impl<'a> Emitter<'a> {
         }
         if inst.srcloc.line != self.last_line {
             self.last_line = inst.srcloc.line;
-            let _ = writeln!(
-                self.body,
-                "\t.loc 1 {} {}",
-                inst.srcloc.line, inst.srcloc.col
-            );
+            self.body.push_str("\t.loc 1 ");
+            push_u32(&mut self.body, inst.srcloc.line);
+            self.body.push(' ');
+            push_u32(&mut self.body, inst.srcloc.col);
+            self.body.push('\n');
         }
     }
 
@@ -337,7 +354,8 @@ impl<'a> Emitter<'a> {
             None => Ok(Name::from("")),
             Some(g) => {
                 let p = self.reg(g.pred, RegClass::Pred)?;
-                Ok(name!("@{}{p} ", if g.negated { "!" } else { "" }))
+                let n = if g.negated { "!" } else { "" };
+                Ok(Name::concat(&["@", n, &p, " "]))
             }
         }
     }
@@ -380,8 +398,8 @@ impl<'a> Emitter<'a> {
         match op {
             Operand::Reg(r) => self.reg(r, ty.class()),
             Operand::Imm(bits) => Ok(match ty {
-                MType::F32 => name!("0f{:08X}", bits as u32),
-                MType::F64 => name!("0d{bits:016X}"),
+                MType::F32 => Name::hex("0f", bits, 8),
+                MType::F64 => Name::hex("0d", bits, 16),
                 MType::Pred => name!("{}", bits & 1),
                 _ => int_imm(bits, ty, Ext::Any),
             }),
@@ -513,7 +531,7 @@ impl<'a> Emitter<'a> {
             &Mov { ty, dst, src } => {
                 let s = self.bits_src(src, ty)?;
                 let d = self.reg(dst, ty.class())?;
-                self.ins(g, format_args!("mov.{} {d}, {s}", bits_name(ty)));
+                self.line(g, &["mov.", bits_name(ty), " ", &d, ", ", &s]);
                 Ok(())
             }
             &ReadSpecial { dst, sreg } => {
@@ -621,7 +639,7 @@ impl<'a> Emitter<'a> {
                 replacement,
             } => self.atom(g, None, space, ty, dst, addr, expected, Some(replacement)),
             Bar => {
-                self.ins(g, "bar.sync 0");
+                self.ins(g, format_args!("bar.sync 0"));
                 Ok(())
             }
             &Spill { src, slot } => {
@@ -673,7 +691,7 @@ impl<'a> Emitter<'a> {
                     return Err(self.not_allocated("branch arguments"));
                 }
                 if Some(dest.block) != next {
-                    self.ins("", format_args!("bra.uni {}", label(dest.block)));
+                    self.line("", &["bra.uni ", &label(dest.block)]);
                 }
                 Ok(())
             }
@@ -698,15 +716,15 @@ impl<'a> Emitter<'a> {
                 }
                 let n = if neg { "!" } else { "" };
                 if first != second {
-                    self.ins(&name!("@{n}{p} "), format_args!("{bra} {}", label(first)));
+                    self.line("", &["@", n, &p, " ", bra, " ", &label(first)]);
                 }
                 if Some(second) != next {
-                    self.ins("", format_args!("bra.uni {}", label(second)));
+                    self.line("", &["bra.uni ", &label(second)]);
                 }
                 Ok(())
             }
             Ret => {
-                self.ins("", "ret");
+                self.ins("", format_args!("ret"));
                 Ok(())
             }
         }
@@ -779,7 +797,7 @@ impl<'a> Emitter<'a> {
                             (Or, true) => name!("mov.pred {d}, 1"),
                             _ => name!("not.pred {d}, {a}"),
                         };
-                        self.ins(g, &text);
+                        self.ins(g, format_args!("{text}"));
                     }
                 }
                 return Ok(());
@@ -799,7 +817,19 @@ impl<'a> Emitter<'a> {
                             FMul => "mul",
                             _ => "div",
                         };
-                        self.float_result(g, ty, &d, |_| name!("{opc}.rn.{t}"), &name!("{a}, {b}"));
+                        if ty == MType::F32 && op != FDiv {
+                            // The hardware's result is canonical (see `float_result`).
+                            self.line(g, &[opc, ".rn.f32 ", &d, ", ", &a, ", ", &b]);
+                        } else {
+                            let operands = Name::concat(&[&a, ", ", &b]);
+                            self.float_result(
+                                g,
+                                ty,
+                                &d,
+                                |_| Name::concat(&[opc, ".rn.", t]),
+                                &operands,
+                            );
+                        }
                     }
                 }
                 return Ok(());
@@ -814,14 +844,14 @@ impl<'a> Emitter<'a> {
                 let b = self.int_src(b, ty, Ext::Any)?;
                 let d = self.reg(dst, class)?;
                 let opc = match op {
-                    Add => name!("add.s{w}"),
-                    Sub => name!("sub.s{w}"),
-                    Mul => name!("mul.lo.s{w}"),
-                    And => name!("and.b{w}"),
-                    Or => name!("or.b{w}"),
-                    _ => name!("xor.b{w}"),
+                    Add => "add.s",
+                    Sub => "sub.s",
+                    Mul => "mul.lo.s",
+                    And => "and.b",
+                    Or => "or.b",
+                    _ => "xor.b",
                 };
-                self.ins(g, format_args!("{opc} {d}, {a_reg}, {b}"));
+                self.line(g, &[opc, width_digits(w), " ", &d, ", ", &a_reg, ", ", &b]);
             }
             MulHiS | MulHiU => {
                 let (ext, s) = if op == MulHiS {
@@ -954,7 +984,8 @@ impl<'a> Emitter<'a> {
                 let a = self.widen(a_reg, ty, ext);
                 let amount = match b {
                     Operand::Imm(bits) => {
-                        name!("{}", mask(bits, ty.bits()).min(ty.bits() as u64))
+                        // At most 64.
+                        Name::numbered("", mask(bits, ty.bits()).min(ty.bits() as u64) as u32)
                     }
                     Operand::Reg(r) => {
                         let name = self.reg(r, class)?;
@@ -971,11 +1002,11 @@ impl<'a> Emitter<'a> {
                 };
                 let d = self.reg(dst, class)?;
                 let opc = match op {
-                    Shl => name!("shl.b{w}"),
-                    ShrU => name!("shr.u{w}"),
-                    _ => name!("shr.s{w}"),
+                    Shl => "shl.b",
+                    ShrU => "shr.u",
+                    _ => "shr.s",
                 };
-                self.ins(g, format_args!("{opc} {d}, {a}, {amount}"));
+                self.line(g, &[opc, width_digits(w), " ", &d, ", ", &a, ", ", &amount]);
             }
             _ => unreachable!("float and predicate operations are handled above"),
         }
@@ -1133,17 +1164,16 @@ impl<'a> Emitter<'a> {
                 let b = self.int_src(b, ty, ext)?;
                 let d = self.reg(dst, RegClass::Pred)?;
                 let s = if signed { "s" } else { "u" };
-                self.ins(g, format_args!("setp.{name}.{s}{w} {d}, {a}, {b}"));
+                let w = width_digits(w);
+                self.line(g, &["setp.", name, ".", s, w, " ", &d, ", ", &a, ", ", &b]);
             }
             Cond::Float(cc) => {
                 self.require_float(ty, "a float comparison")?;
                 let a = self.reg(a, class)?;
                 let b = self.bits_src(b, ty)?;
                 let d = self.reg(dst, RegClass::Pred)?;
-                self.ins(
-                    g,
-                    format_args!("setp.{}.{} {d}, {a}, {b}", float_cc(cc), float_name(ty)),
-                );
+                let (cc, t) = (float_cc(cc), float_name(ty));
+                self.line(g, &["setp.", cc, ".", t, " ", &d, ", ", &a, ", ", &b]);
             }
         }
         Ok(())
@@ -1397,7 +1427,19 @@ impl<'a> Emitter<'a> {
 
 /// The label of `block`.
 fn label(block: MBlock) -> Name {
-    Name::numbered("$Lbb", block.as_u32())
+    Name::numbered(LABEL_PREFIX, block.as_u32())
+}
+
+/// What a block's label starts with: its number follows.
+const LABEL_PREFIX: &str = "$Lbb";
+
+/// The digits of a PTX instruction's width (see [`width`]) in its opcode.
+fn width_digits(w: u32) -> &'static str {
+    if w == 64 {
+        "64"
+    } else {
+        "32"
+    }
 }
 
 /// The PTX register type of a class.
@@ -1496,11 +1538,11 @@ fn int_imm(bits: u64, ty: MType, ext: Ext) -> Name {
         _ => m,
     };
     if v < 10 {
-        name!("{v}")
+        Name::numbered("", v as u32)
     } else if width(ty) == 64 {
-        name!("0x{v:016X}")
+        Name::hex("0x", v, 16)
     } else {
-        name!("0x{v:08X}")
+        Name::hex("0x", v, 8)
     }
 }
 

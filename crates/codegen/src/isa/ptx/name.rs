@@ -71,6 +71,52 @@ impl Name {
         }
     }
 
+    /// `prefix` followed by the low `digits` hexadecimal digits of `v`, upper case and
+    /// zero-padded (`0f3FC00000`, `0x00000000FFFFFFFF`), written directly.
+    pub(super) fn hex(prefix: &str, v: u64, digits: usize) -> Name {
+        const HEX: &[u8; 16] = b"0123456789ABCDEF";
+        let len = prefix.len() + digits;
+        if len > INLINE || digits > 16 {
+            let v = if digits >= 16 {
+                v
+            } else {
+                v & ((1 << (4 * digits)) - 1)
+            };
+            return Name::Heap(format!("{prefix}{v:0digits$X}"));
+        }
+        let mut buf = [0; INLINE];
+        buf[..prefix.len()].copy_from_slice(prefix.as_bytes());
+        for (i, slot) in buf[prefix.len()..len].iter_mut().enumerate() {
+            let shift = 4 * (digits - 1 - i);
+            *slot = HEX[((v >> shift) & 0xF) as usize];
+        }
+        Name::Inline {
+            len: len as u8,
+            buf,
+        }
+    }
+
+    /// The concatenation of `parts`, without the formatting machinery.
+    pub(super) fn concat(parts: &[&str]) -> Name {
+        let mut w = InlineWriter {
+            len: 0,
+            buf: [0; INLINE],
+        };
+        for (i, part) in parts.iter().enumerate() {
+            if w.write_str(part).is_err() {
+                let mut s = String::from_utf8_lossy(&w.buf[..w.len]).into_owned();
+                for rest in &parts[i..] {
+                    s.push_str(rest);
+                }
+                return Name::Heap(s);
+            }
+        }
+        Name::Inline {
+            len: w.len as u8,
+            buf: w.buf,
+        }
+    }
+
     /// The text.
     pub(super) fn as_str(&self) -> &str {
         match self {
@@ -94,6 +140,25 @@ impl From<&str> for Name {
         } else {
             Name::Heap(s.to_string())
         }
+    }
+}
+
+/// Appends the decimal digits of `n` to `out`, without the formatting machinery (the
+/// emitter writes a line number, a column or a label number on nearly every line).
+pub(super) fn push_u32(out: &mut String, n: u32) {
+    let mut digits = [0u8; 10];
+    let mut i = digits.len();
+    let mut m = n;
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (m % 10) as u8;
+        m /= 10;
+        if m == 0 {
+            break;
+        }
+    }
+    for &d in &digits[i..] {
+        out.push(char::from(d));
     }
 }
 
@@ -153,6 +218,10 @@ pub(super) use name;
 mod tests {
     use super::*;
 
+    fn long_prefix_of(n: usize) -> String {
+        "q".repeat(n)
+    }
+
     #[test]
     fn short_names_stay_inline_and_long_ones_move_to_the_heap() {
         let r = name!("%rd{}", 12);
@@ -172,6 +241,27 @@ mod tests {
         for n in [0, 7, 10, 99, 12345, u32::MAX] {
             assert_eq!(Name::numbered("%rd", n).as_str(), format!("%rd{n}"));
         }
+        for v in [0, 9, 0x3FC0_0000, u64::MAX, 0x0123_4567_89AB_CDEF] {
+            assert_eq!(
+                Name::hex("0f", v, 8).as_str(),
+                format!("0f{:08X}", v as u32)
+            );
+            assert_eq!(Name::hex("0x", v, 16).as_str(), format!("0x{v:016X}"));
+        }
+        assert_eq!(
+            Name::hex(&long_prefix_of(INLINE), 5, 8).as_str(),
+            format!("{}00000005", long_prefix_of(INLINE))
+        );
+        assert_eq!(Name::concat(&["@", "!", "%p3", " "]).as_str(), "@!%p3 ");
+        for n in [0, 7, 10, 99, 12345, u32::MAX] {
+            let mut s = String::from("x");
+            push_u32(&mut s, n);
+            assert_eq!(s, format!("x{n}"));
+        }
+        let parts = ["0123456789"; 4];
+        let joined = Name::concat(&parts);
+        assert!(matches!(joined, Name::Heap(_)));
+        assert_eq!(joined.as_str(), parts.concat());
         let long_prefix = "p".repeat(INLINE - 2);
         assert_eq!(
             Name::numbered(&long_prefix, 123).as_str(),

@@ -20,7 +20,7 @@ use crate::mir::{BlockKind, MInst, MInstKind, MirFunction};
 use crate::passes::PassReport;
 use crate::regalloc::ReservedRegs;
 use crate::settings::Settings;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use warplift_ir::cfg::{ControlFlowGraph, PostDominatorTree};
 
 /// How much one run of the pass grew a kernel, with the bounds' inputs.
@@ -53,7 +53,7 @@ pub fn check_linearized(
     };
 
     // Registers: match the instructions of `after` against those of `before`.
-    let mut original: HashMap<&MInst, usize> = HashMap::new();
+    let mut original: FxHashMap<&MInst, usize> = FxHashMap::default();
     for &b in &before.order {
         for i in &before.blocks[b].insts {
             if !i.kind.is_terminator() {

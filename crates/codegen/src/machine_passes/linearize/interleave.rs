@@ -22,13 +22,14 @@
 
 use super::Part;
 use crate::mir::{MBlock, MInst, MInstKind, MirFunction, Reg, RegRole};
-use std::collections::{BTreeSet, HashMap, HashSet};
+use rustc_hash::{FxHashMap, FxHashSet};
+use std::collections::BTreeSet;
 use warplift_ir::AddrSpace;
 
 /// Where `block` should be split: the index of the first instruction that reads a value a
 /// global or local load earlier in the block wrote, if that is not the block's terminator.
 fn split_point(insts: &[MInst]) -> Option<usize> {
-    let mut pending: HashSet<Reg> = HashSet::new();
+    let mut pending: FxHashSet<Reg> = FxHashSet::default();
     let body = insts.len().checked_sub(1)?;
     for (i, inst) in insts[..body].iter().enumerate() {
         let mut reads = false;
@@ -91,10 +92,10 @@ pub fn split_at_load_uses(func: &mut MirFunction, blocks: &[MBlock]) -> Vec<(MBl
 pub(super) fn interleave(
     func: &MirFunction,
     parts: Vec<Part>,
-    awaiting: &HashSet<MBlock>,
+    awaiting: &FxHashSet<MBlock>,
 ) -> Vec<Part> {
     let n = parts.len();
-    let index: HashMap<MBlock, usize> =
+    let index: FxHashMap<MBlock, usize> =
         parts.iter().enumerate().map(|(i, p)| (p.head, i)).collect();
     // Forward edges of the given order; it is topological for them, so the list scheduler
     // always finds a ready part.

@@ -38,7 +38,8 @@
 use super::{opt, GuardRegs, Linearized, Placed};
 use crate::mir::{MBlock, MBlockData, MirFunction};
 use cranelift_entity::EntityRef;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use rustc_hash::{FxHashMap, FxHashSet};
+use std::collections::BTreeMap;
 
 /// Keys between two blocks of the layout before linearization: room for any sequence.
 const GAP: u64 = 1 << 24;
@@ -121,7 +122,7 @@ struct Cut {
     /// The kernel's block of every small block (`None`: the block after everything).
     global: Vec<Option<MBlock>>,
     /// The small block of every kernel block it holds or stands in for.
-    local: HashMap<MBlock, MBlock>,
+    local: FxHashMap<MBlock, MBlock>,
     /// The small blocks that hold a region block's instructions.
     real: Vec<MBlock>,
 }
@@ -161,7 +162,7 @@ pub(super) fn optimize_region(
     let mut cut = Cut {
         func: MirFunction::new(func.name.clone(), Vec::new()),
         global: Vec::new(),
-        local: HashMap::new(),
+        local: FxHashMap::default(),
         real: Vec::new(),
     };
     // Every block the optimisations read or change, its instructions moved out.
@@ -302,7 +303,7 @@ pub(super) fn optimize_region(
 
     // Back into the kernel: the instructions, renumbered, and the sequence less what the
     // optimisations took out of the order.
-    let kept: HashSet<MBlock> = cut.func.order.iter().copied().collect();
+    let kept: FxHashSet<MBlock> = cut.func.order.iter().copied().collect();
     let mut lost = false;
     for &b in &cut.real {
         let data = std::mem::take(&mut cut.func.blocks[b]);
@@ -330,7 +331,7 @@ pub(super) fn optimize_region(
         .filter(|b| !kept.contains(&cut.local[b]))
         .collect();
     if !removed.is_empty() {
-        let gone: HashSet<MBlock> = removed.iter().copied().collect();
+        let gone: FxHashSet<MBlock> = removed.iter().copied().collect();
         placed.sequence.retain(|b| !gone.contains(b));
         for b in removed {
             layout.unset(b);

@@ -182,7 +182,7 @@ use crate::regalloc::{ReservationRequest, ReservedRegs};
 use crate::settings::Settings;
 pub use crate::settings::{MergeLoops, RegionMode};
 use cranelift_entity::EntityRef;
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap, FxHashSet};
 use warplift_ir::cfg::{ControlFlowGraph, DominatorTree, Loop, LoopForest};
 use warplift_ir::{IntCC, SourceLoc};
 
@@ -659,7 +659,7 @@ fn jump(to: MBlock) -> MInst {
 
 /// The region's blocks in reverse post-order of the region's graph, entered from
 /// `entry`'s successors (an iterative depth-first search: kernels may be deep).
-pub fn region_rpo(func: &MirFunction, entry: MBlock, members: &HashSet<MBlock>) -> Vec<MBlock> {
+pub fn region_rpo(func: &MirFunction, entry: MBlock, members: &FxHashSet<MBlock>) -> Vec<MBlock> {
     region_rpo_by(entry, members, |b| func.successors(b))
 }
 
@@ -677,7 +677,7 @@ struct Part {
 /// The parts of a region in reverse post-order of their heads: each block outside the
 /// structured sub-regions on its own, each sub-region as one part where its entry comes.
 fn parts(order: &[MBlock], subregions: &[SubRegion]) -> Result<Vec<Part>, String> {
-    let mut sub_of: HashMap<MBlock, usize> = HashMap::new();
+    let mut sub_of: FxHashMap<MBlock, usize> = FxHashMap::default();
     for (k, sr) in subregions.iter().enumerate() {
         for &b in &sr.blocks {
             if sub_of.insert(b, k).is_some() {
@@ -731,7 +731,7 @@ fn dominance_order(
     func: &MirFunction,
     parts: Vec<Part>,
     analyses: &KernelAnalyses,
-    split_of: &HashMap<MBlock, MBlock>,
+    split_of: &FxHashMap<MBlock, MBlock>,
     merge_loops: MergeLoops,
 ) -> Vec<Part> {
     let KernelAnalyses { domtree, loops } = analyses;
@@ -742,9 +742,9 @@ fn dominance_order(
         Some(&first) => Some(first),
         None => domtree.idom(b),
     };
-    let index: HashMap<MBlock, usize> =
+    let index: FxHashMap<MBlock, usize> =
         parts.iter().enumerate().map(|(i, p)| (p.head, i)).collect();
-    let inside: HashSet<MBlock> = parts
+    let inside: FxHashSet<MBlock> = parts
         .iter()
         .flat_map(|p| p.blocks.iter().copied())
         .collect();
@@ -803,7 +803,7 @@ fn dominance_order(
     }
     let mut order = preorder(&ranked);
     if order != rpo_order {
-        let pos: HashMap<usize, usize> = order.iter().enumerate().map(|(i, &k)| (k, i)).collect();
+        let pos: FxHashMap<usize, usize> = order.iter().enumerate().map(|(i, &k)| (k, i)).collect();
         let forward_kept = parts.iter().enumerate().all(|(k, part)| {
             func.successors(part.tail)
                 .iter()
@@ -854,9 +854,9 @@ fn loops_to_merge(
     loops: &LoopForest<MBlock>,
     original: &dyn Fn(MBlock) -> MBlock,
     mode: MergeLoops,
-) -> HashSet<Loop> {
+) -> FxHashSet<Loop> {
     if mode == MergeLoops::Never {
-        return HashSet::new();
+        return FxHashSet::default();
     }
     loops
         .loops()
@@ -951,12 +951,12 @@ pub fn linearize_region(
     placement: &mut Vec<Placed>,
 ) -> Result<Linearized, String> {
     let merge_loops = options.merge_loops;
-    let mut members: HashSet<MBlock> = region.blocks.iter().copied().collect();
+    let mut members: FxHashSet<MBlock> = region.blocks.iter().copied().collect();
     // Blocks split for branch interleaving: the first halves, which wait on a load.
-    let mut awaiting: HashSet<MBlock> = HashSet::new();
-    let mut split_of: HashMap<MBlock, MBlock> = HashMap::new();
+    let mut awaiting: FxHashSet<MBlock> = FxHashSet::default();
+    let mut split_of: FxHashMap<MBlock, MBlock> = FxHashMap::default();
     if options.interleave {
-        let in_subregion: HashSet<MBlock> = region
+        let in_subregion: FxHashSet<MBlock> = region
             .subregions
             .iter()
             .flat_map(|sr| sr.blocks.iter().copied())
@@ -1005,7 +1005,7 @@ pub fn linearize_region(
     let order: Vec<MBlock> = parts.iter().map(|p| p.head).collect();
     let tails: Vec<MBlock> = parts.iter().map(|p| p.tail).collect();
     let n = order.len();
-    let pos: HashMap<MBlock, usize> = order.iter().enumerate().map(|(i, &b)| (b, i)).collect();
+    let pos: FxHashMap<MBlock, usize> = order.iter().enumerate().map(|(i, &b)| (b, i)).collect();
     let id = |i: usize| (i + 1) as u32;
     let exit_id = id(n);
     let mut stats = Stats {
@@ -1236,7 +1236,7 @@ fn place_regions(func: &mut MirFunction, placed: &mut Vec<Placed>) {
 fn redirect_entry(
     func: &mut MirFunction,
     entry: MBlock,
-    pos: &HashMap<MBlock, usize>,
+    pos: &FxHashMap<MBlock, usize>,
     regs: GuardRegs,
     first_guard: MBlock,
 ) -> Result<(), String> {

@@ -51,7 +51,9 @@
 
 use super::{GuardRegs, Linearized};
 use crate::mir::{MBlock, MInst, MInstKind, MirFunction, Operand, Reg};
-use std::collections::{BTreeSet, HashMap, HashSet};
+use cranelift_entity::SecondaryMap;
+use rustc_hash::{FxHashMap, FxHashSet};
+use std::collections::BTreeSet;
 use warplift_ir::cfg::{Cfg, ControlFlowGraph, PostDominatorTree};
 
 /// What the optimisations did.
@@ -110,21 +112,21 @@ fn assigned(func: &MirFunction, b: MBlock, regs: GuardRegs) -> Option<Values> {
 fn guard_values(
     func: &MirFunction,
     lin: &Linearized,
-    tests: &HashMap<MBlock, Test>,
+    tests: &FxHashMap<MBlock, Test>,
     regs: GuardRegs,
-) -> HashMap<(MBlock, MBlock), Values> {
-    let mut edges: HashMap<(MBlock, MBlock), Values> = HashMap::new();
-    let mut input: HashMap<MBlock, Values> = HashMap::new();
+) -> FxHashMap<(MBlock, MBlock), Values> {
+    let mut edges: FxHashMap<(MBlock, MBlock), Values> = FxHashMap::default();
+    let mut input: FxHashMap<MBlock, Values> = FxHashMap::default();
     // The analysis stays in the linearized region: lanes leave it at the exit, or at an
     // edge of the entry that bypasses the region.
-    let inside: HashSet<MBlock> = tests
+    let inside: FxHashSet<MBlock> = tests
         .keys()
         .chain(&lin.blocks)
         .copied()
         .chain([lin.entry])
         .collect();
     let mut work: Vec<MBlock> = vec![lin.entry];
-    let mut queued: HashSet<MBlock> = HashSet::from([lin.entry]);
+    let mut queued: FxHashSet<MBlock> = FxHashSet::from_iter([lin.entry]);
     while let Some(b) = work.pop() {
         queued.remove(&b);
         let outs: Vec<(MBlock, Values)> = match (tests.get(&b), func.terminator(b)) {
@@ -185,7 +187,7 @@ struct RegionGraph<'a> {
     func: &'a MirFunction,
     /// The region's blocks still placed, entry first.
     nodes: Vec<MBlock>,
-    members: HashSet<MBlock>,
+    members: FxHashSet<MBlock>,
 }
 
 impl Cfg for RegionGraph<'_> {
@@ -200,12 +202,15 @@ impl Cfg for RegionGraph<'_> {
     }
 
     fn successors(&self, node: MBlock, out: &mut Vec<MBlock>) {
-        out.extend(
-            self.func
-                .successors(node)
-                .into_iter()
-                .filter(|s| self.members.contains(s)),
-        );
+        // Straight from the terminator: asked once per block of every check, a list of
+        // its own per call cost more than the check's analysis.
+        if let Some(t) = self.func.terminator(node) {
+            t.kind.for_each_target(|t| {
+                if self.members.contains(&t.block) {
+                    out.push(t.block);
+                }
+            });
+        }
     }
 
     fn nodes(&self) -> impl Iterator<Item = MBlock> + '_ {
@@ -219,7 +224,7 @@ impl Cfg for RegionGraph<'_> {
 fn structured(
     func: &MirFunction,
     region: &[MBlock],
-    removed: &HashSet<MBlock>,
+    removed: &FxHashSet<MBlock>,
     blocks: &[MBlock],
 ) -> bool {
     let nodes: Vec<MBlock> = region
@@ -227,7 +232,7 @@ fn structured(
         .copied()
         .filter(|b| !removed.contains(b))
         .collect();
-    let members: HashSet<MBlock> = nodes.iter().copied().collect();
+    let members: FxHashSet<MBlock> = nodes.iter().copied().collect();
     let graph = RegionGraph {
         func,
         nodes,
@@ -245,16 +250,16 @@ fn structured(
         })
 }
 
-/// What the optimisations change, cloned to try a batch of changes and roll it back.
-#[derive(Clone)]
+/// What the optimisations change; a [`Snapshot`] of its changeable part rolls a batch of
+/// changes back.
 struct State {
     func: MirFunction,
     /// The guard values on each edge (updated as edges move).
-    edges: HashMap<(MBlock, MBlock), Values>,
+    edges: FxHashMap<(MBlock, MBlock), Values>,
     /// The predecessors of every block of the region (updated as edges move).
-    preds: HashMap<MBlock, Vec<MBlock>>,
+    preds: FxHashMap<MBlock, Vec<MBlock>>,
     /// Guards taken out of the code.
-    removed: HashSet<MBlock>,
+    removed: FxHashSet<MBlock>,
     stats: OptStats,
 }
 
@@ -280,46 +285,97 @@ impl State {
     }
 }
 
+/// What a step can change in a [`State`], saved to roll a batch of steps back: the blocks
+/// it may rewrite, the block order and the region's own maps.
+///
+/// Steps rewrite only the terminators and code of blocks that stand in the predecessor
+/// lists (an edge moves from one of them, a guard merges into one of them), and those
+/// lists only ever rename or move their blocks, so the blocks listed when the snapshot is
+/// taken cover every block the batch can change. Saving them, rather than the whole
+/// function, keeps a region's cost to what the region holds: a copy of the kernel per
+/// batch made the pass quadratic in the kernel.
+struct Snapshot {
+    blocks: Vec<(MBlock, Vec<MInst>)>,
+    order: Vec<MBlock>,
+    edges: FxHashMap<(MBlock, MBlock), Values>,
+    preds: FxHashMap<MBlock, Vec<MBlock>>,
+    removed: FxHashSet<MBlock>,
+    stats: OptStats,
+}
+
+impl Snapshot {
+    fn take(state: &State) -> Snapshot {
+        let mut listed: Vec<MBlock> = state.preds.values().flatten().copied().collect();
+        listed.sort_unstable();
+        listed.dedup();
+        Snapshot {
+            blocks: listed
+                .into_iter()
+                .map(|b| (b, state.func.blocks[b].insts.clone()))
+                .collect(),
+            order: state.func.order.clone(),
+            edges: state.edges.clone(),
+            preds: state.preds.clone(),
+            removed: state.removed.clone(),
+            stats: state.stats,
+        }
+    }
+
+    /// Puts `state` back as it was when the snapshot was taken.
+    fn restore(&self, state: &mut State) {
+        for (b, insts) in &self.blocks {
+            state.func.blocks[*b].insts.clone_from(insts);
+        }
+        state.func.order.clone_from(&self.order);
+        state.edges.clone_from(&self.edges);
+        state.preds.clone_from(&self.preds);
+        state.removed.clone_from(&self.removed);
+        state.stats = self.stats;
+    }
+}
+
 /// Applies `step` to every item in turn, keeping only changes after which `check` holds.
 ///
 /// Checking after every step would cost a whole-function analysis per guard, quadratic in
 /// the kernel; instead the remaining steps are tried all at once, and only when the result
 /// fails the check is the first failing step found by bisection (each probe replays a
-/// prefix from the last good state), dropped, and the rest tried again. A step is kept
-/// exactly when it would have been kept checking one step at a time, provided that a
-/// failing prefix stays failing as it grows; otherwise some later good step may be dropped
-/// too, never a bad one kept.
+/// prefix from the last good state, restored from a [`Snapshot`]), dropped, and the rest
+/// tried again. A step is kept exactly when it would have been kept checking one step at a
+/// time, provided that a failing prefix stays failing as it grows; otherwise some later
+/// good step may be dropped too, never a bad one kept.
 fn apply_checked<T: Copy>(
     state: &mut State,
     items: &[T],
     step: impl Fn(&mut State, T),
     check: impl Fn(&State) -> bool,
 ) {
-    let replay = |base: &State, items: &[T]| {
-        let mut s = base.clone();
-        for &item in items {
-            step(&mut s, item);
-        }
-        s
-    };
     let mut rest = items;
     while !rest.is_empty() {
-        let all = replay(state, rest);
-        if check(&all) {
-            *state = all;
+        let base = Snapshot::take(state);
+        for &item in rest {
+            step(state, item);
+        }
+        if check(state) {
             return;
         }
         // `rest[..good]` passes, `rest[..bad]` fails.
         let (mut good, mut bad) = (0, rest.len());
         while bad - good > 1 {
             let mid = (good + bad) / 2;
-            if check(&replay(state, &rest[..mid])) {
+            base.restore(state);
+            for &item in &rest[..mid] {
+                step(state, item);
+            }
+            if check(state) {
                 good = mid;
             } else {
                 bad = mid;
             }
         }
-        *state = replay(state, &rest[..good]);
+        base.restore(state);
+        for &item in &rest[..good] {
+            step(state, item);
+        }
         rest = &rest[good + 1..];
     }
 }
@@ -346,15 +402,12 @@ pub(super) const LOCAL_SCAN: usize = 64;
 fn breaks_structure(
     state: &State,
     layout: &[MBlock],
-    position: &HashMap<MBlock, usize>,
-    guarded: &HashSet<MBlock>,
+    position: &Positions,
+    guarded: &FxHashSet<MBlock>,
     moves: &Move,
     p: MBlock,
 ) -> bool {
     let new = moves.to;
-    if std::env::var_os("WL_NOPRE").is_some() {
-        return false;
-    }
     let (Some(&from), Some(&to)) = (position.get(&p), position.get(&new)) else {
         return false;
     };
@@ -398,19 +451,52 @@ fn breaks_structure(
     false
 }
 
+/// Each placed block's index in the layout. Built for every region over the whole kernel,
+/// it is a dense table indexed by block: a hashed map cost a hash and an insertion per
+/// block of the kernel per region.
+struct Positions(SecondaryMap<MBlock, usize>);
+
+impl Positions {
+    /// Marks a block that is not placed.
+    const NONE: usize = usize::MAX;
+
+    fn of(func: &MirFunction) -> Positions {
+        let mut map = SecondaryMap::with_default(Self::NONE);
+        map.resize(func.blocks.len());
+        for (i, &b) in func.order.iter().enumerate() {
+            map[b] = i;
+        }
+        Positions(map)
+    }
+
+    /// The index of `b`, if it is placed.
+    fn get(&self, b: &MBlock) -> Option<&usize> {
+        self.0.get(*b).filter(|&&i| i != Self::NONE)
+    }
+}
+
+impl core::ops::Index<&MBlock> for Positions {
+    type Output = usize;
+
+    /// The index of a placed block.
+    fn index(&self, b: &MBlock) -> &usize {
+        &self.0[*b]
+    }
+}
+
 /// What the optimisation steps read and do not change.
 #[derive(Copy, Clone)]
 struct Layout<'a> {
     lin: &'a Linearized,
-    tests: &'a HashMap<MBlock, Test>,
+    tests: &'a FxHashMap<MBlock, Test>,
     /// The blocks in their order before the optimisations.
     layout: &'a [MBlock],
     /// Each block's index in `layout`.
-    position: &'a HashMap<MBlock, usize>,
+    position: &'a Positions,
     /// The guards, back-edge guards and blocks guards may merge into.
-    guarded: &'a HashSet<MBlock>,
+    guarded: &'a FxHashSet<MBlock>,
     /// The empty parts (see [`empty_parts`]), by index.
-    empty: &'a HashSet<usize>,
+    empty: &'a FxHashSet<usize>,
     level: u32,
 }
 
@@ -513,8 +599,8 @@ fn remove_block(state: &mut State, b: MBlock) {
 /// The parts of the region that do nothing: a single block holding only the assignment
 /// the pass gave it (its jump, before linearization) and its jump to the next guard. Their
 /// indices, and for each the id it sends its lanes on to.
-fn empty_parts(func: &MirFunction, lin: &Linearized, regs: GuardRegs) -> HashMap<usize, u32> {
-    let mut out = HashMap::new();
+fn empty_parts(func: &MirFunction, lin: &Linearized, regs: GuardRegs) -> FxHashMap<usize, u32> {
+    let mut out = FxHashMap::default();
     for (i, (&head, &tail)) in lin.order.iter().zip(&lin.tails).enumerate() {
         if head != tail || lin.back_edge_guards[i].is_some() {
             continue;
@@ -548,7 +634,7 @@ fn thread_empty_parts(
     func: &mut MirFunction,
     lin: &Linearized,
     regs: GuardRegs,
-    empty: &HashMap<usize, u32>,
+    empty: &FxHashMap<usize, u32>,
 ) {
     let resolve = |mut v: u32| {
         while let Some(&next) = v.checked_sub(1).and_then(|i| empty.get(&(i as usize))) {
@@ -687,7 +773,7 @@ fn predicate_part(state: &mut State, cx: &Layout<'_>, regs: GuardRegs, limit: u3
 /// decided within the region's guards, or only after a back-edge guard sends it back.
 fn first_stop(
     state: &State,
-    tests: &HashMap<MBlock, Test>,
+    tests: &FxHashMap<MBlock, Test>,
     from: MBlock,
     v: u32,
 ) -> Option<MBlock> {
@@ -723,7 +809,7 @@ fn first_stop(
 /// O3 at guard `g`: merged into its single predecessor when that is a block of the region
 /// that jumps to it (a region block, the region's entry, or a guard whose block was
 /// predicated into it: a chain of predicated blocks becomes one block).
-fn merge_guard(state: &mut State, region: &HashSet<MBlock>, g: MBlock) {
+fn merge_guard(state: &mut State, region: &FxHashSet<MBlock>, g: MBlock) {
     if state.removed.contains(&g) {
         return;
     }
@@ -774,7 +860,7 @@ fn remove_dead_assignments(
         return;
     }
     let placed: Vec<MBlock> = {
-        let members: HashSet<MBlock> = region.iter().copied().collect();
+        let members: FxHashSet<MBlock> = region.iter().copied().collect();
         state
             .func
             .order
@@ -808,7 +894,7 @@ fn remove_dead_assignments(
             }
         }
     }
-    let own: HashMap<MBlock, u32> = lin
+    let own: FxHashMap<MBlock, u32> = lin
         .tails
         .iter()
         .enumerate()
@@ -893,8 +979,8 @@ fn remove_unread_assignments(state: &mut State, regs: GuardRegs) {
     let func = &state.func;
     let blocks: Vec<MBlock> = func.order.clone();
     // Live on entry to each block: the fixpoint of the usual backward equations.
-    let mut live_in: HashMap<MBlock, bool> = blocks.iter().map(|&b| (b, false)).collect();
-    let live_after = |b: MBlock, live_in: &HashMap<MBlock, bool>| {
+    let mut live_in: FxHashMap<MBlock, bool> = blocks.iter().map(|&b| (b, false)).collect();
+    let live_after = |b: MBlock, live_in: &FxHashMap<MBlock, bool>| {
         func.successors(b)
             .iter()
             .any(|s| live_in.get(s).copied().unwrap_or(false))
@@ -993,9 +1079,9 @@ fn read_condition_for_test(x: &mut MInst, p: Reg, c: Reg, negated: bool) {
 struct Known {
     /// Per predicate register `c`: the values `g` may hold in the lanes where `c` is
     /// false (`.0`) and where it is true (`.1`); `None`: any value.
-    facts: HashMap<crate::mir::Reg, [Option<Values>; 2]>,
+    facts: FxHashMap<crate::mir::Reg, [Option<Values>; 2]>,
     /// Predicate registers with one value in every lane (set by the branch edges taken).
-    preds: HashMap<crate::mir::Reg, bool>,
+    preds: FxHashMap<crate::mir::Reg, bool>,
 }
 
 impl Known {
@@ -1123,7 +1209,7 @@ fn fold_tests_across_blocks(state: &mut State, regs: GuardRegs) {
     }
     let entry = func.entry();
     // Knowledge on entry to each block; `None`: not reached yet.
-    let mut at_entry: HashMap<MBlock, Known> = HashMap::new();
+    let mut at_entry: FxHashMap<MBlock, Known> = FxHashMap::default();
     if let Some(e) = entry {
         at_entry.insert(e, Known::default());
     }
@@ -1303,7 +1389,7 @@ pub fn optimize(
     level: u32,
     predicate: u32,
 ) -> OptStats {
-    let mut tests: HashMap<MBlock, Test> = HashMap::new();
+    let mut tests: FxHashMap<MBlock, Test> = FxHashMap::default();
     for (i, &g) in lin.guards.iter().enumerate() {
         tests.insert(g, Test::Eq(i as u32 + 1));
         if let Some(be) = lin.back_edge_guards[i] {
@@ -1312,22 +1398,17 @@ pub fn optimize(
     }
     let empty_targets = empty_parts(func, lin, regs);
     thread_empty_parts(func, lin, regs, &empty_targets);
-    let empty: HashSet<usize> = empty_targets.keys().copied().collect();
+    let empty: FxHashSet<usize> = empty_targets.keys().copied().collect();
     let edges = guard_values(func, lin, &tests, regs);
     let layout = func.order.clone();
-    let position: HashMap<MBlock, usize> = func
-        .order
-        .iter()
-        .enumerate()
-        .map(|(i, &b)| (b, i))
-        .collect();
+    let position = Positions::of(func);
     // The region's own blocks: every edge into a guard comes from one of them.
     let mut region: Vec<MBlock> = vec![lin.entry];
     region.extend(lin.blocks.iter().copied());
     region.extend(lin.guards.iter().copied());
     region.extend(lin.back_edge_guards.iter().flatten().copied());
     region.push(lin.exit);
-    let mut preds: HashMap<MBlock, Vec<MBlock>> = HashMap::new();
+    let mut preds: FxHashMap<MBlock, Vec<MBlock>> = FxHashMap::default();
     for &b in &region {
         for s in func.successors(b) {
             let p = preds.entry(s).or_default();
@@ -1340,7 +1421,7 @@ pub fn optimize(
         func: std::mem::take(func),
         edges,
         preds,
-        removed: HashSet::new(),
+        removed: FxHashSet::default(),
         stats: OptStats::default(),
     };
     // Skipping guards can make two groups of lanes meet a guard along different paths
@@ -1350,7 +1431,7 @@ pub fn optimize(
     checked.extend(lin.back_edge_guards.iter().flatten());
     checked.extend(lin.tails.iter().copied());
     let check = |s: &State| structured(&s.func, &region, &s.removed, &checked);
-    let guarded: HashSet<MBlock> = checked.iter().copied().collect();
+    let guarded: FxHashSet<MBlock> = checked.iter().copied().collect();
     let cx = Layout {
         lin,
         tests: &tests,
@@ -1370,7 +1451,7 @@ pub fn optimize(
                 predicate_part(&mut state, &cx, regs, predicate, i);
             }
         }
-        let mut merge_into: HashSet<MBlock> = lin.tails.iter().copied().collect();
+        let mut merge_into: FxHashSet<MBlock> = lin.tails.iter().copied().collect();
         merge_into.extend(lin.guards.iter().copied());
         merge_into.insert(lin.entry);
         let all_guards: Vec<MBlock> = lin
