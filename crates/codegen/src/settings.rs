@@ -551,7 +551,7 @@ mod tests {
         assert!(Settings::builder().set("verify", "maybe").is_err());
         assert!(Settings::builder().set("ptx_target", "sm_60").is_err());
         assert!(Settings::builder().set_assignment("verify").is_err());
-        assert_eq!(Settings::DESCRIPTIONS.len(), 30);
+        assert_eq!(Settings::DESCRIPTIONS.len(), 31);
         assert!(Settings::builder().set("linearize_stage", "ir").is_err());
         assert!(Settings::builder()
             .set("linearize_regions", "some")
