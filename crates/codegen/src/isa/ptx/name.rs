@@ -47,24 +47,15 @@ impl Name {
     /// `prefix` followed by the decimal digits of `n` (a register, temporary or label name),
     /// written directly: the most frequent names skip the formatting machinery.
     pub(super) fn numbered(prefix: &str, n: u32) -> Name {
-        let mut digits = [0u8; 10];
-        let mut i = digits.len();
-        let mut m = n;
-        loop {
-            i -= 1;
-            digits[i] = b'0' + (m % 10) as u8;
-            m /= 10;
-            if m == 0 {
-                break;
-            }
-        }
-        let len = prefix.len() + digits.len() - i;
+        let mut scratch = [0u8; 10];
+        let digits = decimal(n, &mut scratch);
+        let len = prefix.len() + digits.len();
         if len > INLINE {
             return Name::Heap(format!("{prefix}{n}"));
         }
         let mut buf = [0; INLINE];
         buf[..prefix.len()].copy_from_slice(prefix.as_bytes());
-        buf[prefix.len()..len].copy_from_slice(&digits[i..]);
+        buf[prefix.len()..len].copy_from_slice(digits);
         Name::Inline {
             len: len as u8,
             buf,
@@ -146,20 +137,26 @@ impl From<&str> for Name {
 /// Appends the decimal digits of `n` to `out`, without the formatting machinery (the
 /// emitter writes a line number, a column or a label number on nearly every line).
 pub(super) fn push_u32(out: &mut String, n: u32) {
-    let mut digits = [0u8; 10];
-    let mut i = digits.len();
+    let mut scratch = [0u8; 10];
+    for &d in decimal(n, &mut scratch) {
+        out.push(char::from(d));
+    }
+}
+
+/// The decimal digits of `n`, most significant first, written at the end of `scratch`
+/// (ten digits hold any `u32`).
+fn decimal(n: u32, scratch: &mut [u8; 10]) -> &[u8] {
+    let mut i = scratch.len();
     let mut m = n;
     loop {
         i -= 1;
-        digits[i] = b'0' + (m % 10) as u8;
+        scratch[i] = b'0' + (m % 10) as u8;
         m /= 10;
         if m == 0 {
             break;
         }
     }
-    for &d in &digits[i..] {
-        out.push(char::from(d));
-    }
+    &scratch[i..]
 }
 
 /// Formats into a fixed buffer; fails when the text does not fit.
