@@ -210,8 +210,13 @@ impl MachinePass for Linearize {
     /// (its critical edges split), so they are the ones the pass finds after allocation.
     fn reservation(&self, settings: &Settings, func: &MirFunction) -> ReservationRequest {
         let shaped = crate::regalloc::allocation_cfg(func);
+        // The cost model's estimate counts instructions, and allocation adds some (moves),
+        // so a region it declines now may pay after allocation: reserve for every region
+        // the mode selects, whatever its estimate.
+        let mut candidates = settings.clone();
+        candidates.linearize_min_gain = crate::settings::MinGain::None;
         match shaped {
-            Some(f) if selected_regions(&f, settings).regions.is_empty() => {
+            Some(f) if selected_regions(&f, &candidates).regions.is_empty() => {
                 ReservationRequest::none()
             }
             _ => self.reservation_bound(settings),
@@ -221,6 +226,8 @@ impl MachinePass for Linearize {
     fn variants(&self) -> &'static [&'static [(&'static str, &'static str)]] {
         &[
             &[("linearize_regions", "divergent")],
+            // The cost model declining regions: what is left linearized must still be right.
+            &[("linearize_min_gain", "0"), ("linearize_opt", "2")],
             &[("linearize_regions", "all"), ("linearize_opt", "3")],
             &[
                 ("linearize_regions", "kernel"),
