@@ -487,6 +487,13 @@ declare_settings! {
     /// takes fewer issues and cycles than unpredication (the if-conversion of the paper's
     /// Fig. 4e). Off, every unaligned run is unpredicated (Fig. 4d).
     meld_if_convert: bool = true, check anything;
+    /// The threads per block in x of every launch of the kernel, when known (what CUDA's
+    /// `__launch_bounds__` and PTX's `.reqntid` tell a compiler); 0, the default: unknown.
+    /// Only cost models read it: `meld` judges a branch on the thread index at this block
+    /// size alone (a branch uniform in every warp at this size is not melded, one that
+    /// splits warps is), instead of at every block size it considers. Any launch still
+    /// computes the same results; one of another size may run slower.
+    block_size_hint: u32 = 0, check in_range::<0, 1024>;
 }
 
 impl Settings {
@@ -551,7 +558,7 @@ mod tests {
         assert!(Settings::builder().set("verify", "maybe").is_err());
         assert!(Settings::builder().set("ptx_target", "sm_60").is_err());
         assert!(Settings::builder().set_assignment("verify").is_err());
-        assert_eq!(Settings::DESCRIPTIONS.len(), 31);
+        assert_eq!(Settings::DESCRIPTIONS.len(), 32);
         assert!(Settings::builder().set("linearize_stage", "ir").is_err());
         assert!(Settings::builder()
             .set("linearize_regions", "some")

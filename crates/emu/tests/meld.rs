@@ -477,7 +477,7 @@ fn cycles(file: &str) -> (u64, u64, u64) {
 #[test]
 fn melding_saves_cycles_on_sb1_sb2_and_bitonic_sort_at_warp_width_32() {
     assert_eq!(cycles("meld_sb1.wir"), (4920, 3004, 3004));
-    assert_eq!(cycles("meld_sb2.wir"), (6008, 6008, 4252));
+    assert_eq!(cycles("meld_sb2.wir"), (6008, 6008, 3964));
     assert_eq!(cycles("meld_bitonic_fig4.wir"), (2631, 2631, 2472));
     let (_, func, prepared) = load("meld_sb1.wir");
     let after = emulate(&func, &prepared, &["passes=meld"], 32);
@@ -817,7 +817,8 @@ block0(v0: i64):
     // The results in order: v1, v2, v3, v4, v5, v6, v7, ...
     let v = |n: usize| results[n - 1];
     let div = Divergence::compute(&func);
-    let share = |c| divergent_share(&func, &div, c, &[]);
+    let share = |c| divergent_share(&func, &div, c, &[], None);
+    let at = |c, block| divergent_share(&func, &div, c, &[], Some(block));
     let near = |s: Shares, d: f64, t: f64, f: f64| {
         (s.divergent - d).abs() < 1e-9 && (s.first - t).abs() < 1e-9 && (s.second - f).abs() < 1e-9
     };
@@ -836,6 +837,23 @@ block0(v0: i64):
     assert_eq!(share(v(18)).uniform_at, [true, true]);
     assert_eq!(share(v(7)).uniform_at, [false, false]);
     assert_eq!(share(v(8)).uniform_at, [false, false]);
+    // With the launch's block size known (`block_size_hint`), at that size alone: LUD's
+    // test splits the one warp of blocks 16 and 32 (divergent every time, no bound) and
+    // none of block 64's two (uniform, half each way, bounded); `tid == 0` splits one of
+    // block 64's two warps.
+    for block in [16, 32] {
+        assert!(
+            near(at(v(18), block), 1.0, 0.0, 0.0),
+            "{:?}",
+            at(v(18), block)
+        );
+        assert_eq!(at(v(18), block).uniform_at, [false, false]);
+    }
+    assert!(near(at(v(18), 64), 0.0, 0.5, 0.5), "{:?}", at(v(18), 64));
+    assert_eq!(at(v(18), 64).uniform_at, [true, true]);
+    assert!(near(at(v(8), 64), 0.5, 0.0, 0.5), "{:?}", at(v(8), 64));
+    assert!(near(at(v(7), 256), 1.0, 0.0, 0.0), "{:?}", at(v(7), 256));
+    assert_eq!(at(v(16), 64), Shares::UNKNOWN);
 }
 
 /// DCT's arms (negative coefficients: `ineg; iadd; sdiv; ineg`, the others `iadd; sdiv`)

@@ -290,17 +290,27 @@ fn compile(
         .file
         .file_name()
         .map(|n| n.to_string_lossy().into_owned());
-    let (mut s, program) =
-        measure::compile(&kernel.func, &pipeline.settings, source_name.as_deref())
-            .map_err(|e| format!("{what}: {e}"))?;
+    let settings = settings_for(kernel, pipeline);
+    let (mut s, program) = measure::compile(&kernel.func, &settings, source_name.as_deref())
+        .map_err(|e| format!("{what}: {e}"))?;
     if let Ptxas::At(path) = ptxas {
-        s.ptxas_regs = Some(measure::ptxas_registers(
-            path,
-            &kernel.func,
-            &pipeline.settings,
-        ));
+        s.ptxas_regs = Some(measure::ptxas_registers(path, &kernel.func, &settings));
     }
     Ok((s, program))
+}
+
+/// The settings `kernel` compiles with in `pipeline`: the pipeline's, told the launch's
+/// block size in x (`block_size_hint`, as CUDA's `__launch_bounds__` tells a compiler)
+/// unless the pipeline sets a hint itself. Each block size of a sweep is a kernel of its
+/// own, compiled for that size, as a program compiled for its launch would be.
+fn settings_for(kernel: &Kernel, pipeline: &Pipeline) -> Settings {
+    let mut settings = pipeline.settings.clone();
+    if settings.block_size_hint == 0 {
+        if let Some(launch) = &kernel.launch {
+            settings.block_size_hint = launch.block[0];
+        }
+    }
+    settings
 }
 
 /// Writes a run's timeline as Chrome trace-event JSON.

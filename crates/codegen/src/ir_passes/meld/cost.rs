@@ -245,9 +245,9 @@ impl Shares {
 }
 
 /// The block sizes at which [`divergent_share`] evaluates a condition on the thread
-/// index: the pass does not know the launch's block size, and the tile sizes of the
-/// paper's benchmarks (and of SRAD and LUD in the corpus) range over these.
-const BLOCKS: [u64; 5] = [16, 32, 64, 128, 256];
+/// index when the launch's is not known (the `block_size_hint` setting is 0): the tile
+/// sizes of the paper's benchmarks (and of SRAD and LUD in the corpus) range over these.
+pub const BLOCKS: [u64; 5] = [16, 32, 64, 128, 256];
 
 /// The warp width at which [`divergent_share`] looks for uniform warps (a warp of 64
 /// holds two of them, so it diverges whenever one of them does).
@@ -259,7 +259,13 @@ const WARP: u64 = 32;
 /// `tid == block_dim - 1`, LUD's `tid < block_dim / 2`), it is evaluated lane by lane at
 /// each block size of [`BLOCKS`], among the lanes that reach the branch, in every warp
 /// of [`WARP`] lanes: the shares are those of the warps that split, that are all true and
-/// that are all false, averaged over the block sizes. SB1's parity splits every warp
+/// that are all false, averaged over the block sizes. `block_size` is the launch's block
+/// size in x when the compiler is told it (the `block_size_hint` setting, as CUDA's
+/// `__launch_bounds__` or PTX's `.reqntid`): the condition is then evaluated at that size
+/// alone, so a branch that splits no warp there is judged uniform (melding it can only
+/// cost) and one that splits every warp divergent, where the sizes of [`BLOCKS`] would
+/// average the two (LUD's `tid < block_dim / 2`, divergent at blocks 16 and 32, uniform
+/// from 64 on). SB1's parity splits every warp
 /// (divergent every time); SRAD's `tid == 0` splits one warp of a block and leaves the
 /// others all false, so melding its sides pays in that warp only and costs in the others.
 /// A condition `u & p` or `u | p` whose operand `u` is uniform (by `divergence`; SRAD's
@@ -274,10 +280,16 @@ pub fn divergent_share(
     divergence: &Divergence,
     cond: Value,
     guards: &[(Value, bool)],
+    block_size: Option<u64>,
 ) -> Shares {
+    let hinted = block_size.map(|b| [b]);
+    let blocks: &[u64] = match &hinted {
+        Some(b) => b,
+        None => &BLOCKS,
+    };
     let probe = Lane {
         tid: 0,
-        bdim: BLOCKS[0],
+        bdim: blocks[0],
     };
     // The lane part of the condition, and the uniform operand with which it is combined
     // (`true` for `&`, `false` for `|`).
@@ -308,7 +320,7 @@ pub fn divergent_share(
     };
     let (mut sum, mut sizes) = ([0.0f64; 3], 0u32);
     let mut uniform_at = [false, false];
-    for bdim in BLOCKS {
+    for &bdim in blocks {
         // Warps that split, that are all true, all false.
         let mut count = [0u64; 3];
         for w in 0..bdim.div_ceil(WARP) {

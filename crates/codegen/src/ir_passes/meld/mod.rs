@@ -120,6 +120,7 @@ impl IrPass for Meld {
             &[("meld_threshold", "0")],
             &[("meld_threshold", "0"), ("meld_if_convert", "false")],
             &[("meld_branch_fusion", "true")],
+            &[("block_size_hint", "32")],
         ]
     }
 
@@ -155,6 +156,9 @@ pub struct Options {
     pub align_limit: usize,
     /// Short runs of unaligned instructions that cannot fault stay in the melded block.
     pub if_convert: bool,
+    /// The launch's threads per block in x, when known (`block_size_hint`): branches on
+    /// the thread index are judged at this block size alone.
+    pub block_size: Option<u64>,
 }
 
 impl Default for Options {
@@ -171,6 +175,7 @@ impl Options {
             branch_fusion: s.meld_branch_fusion,
             align_limit: s.meld_align_limit as usize,
             if_convert: s.meld_if_convert,
+            block_size: (s.block_size_hint > 0).then_some(u64::from(s.block_size_hint)),
         }
     }
 }
@@ -390,7 +395,7 @@ fn meld_region(
 ) -> RegionOutcome {
     let (cond, join, [t, f]) = region::candidate(func, postdom, entry)?;
     let guards = cost::guards(func, cfg, domtree, entry);
-    let shares = cost::divergent_share(func, divergence, cond, &guards);
+    let shares = cost::divergent_share(func, divergence, cond, &guards, opts.block_size);
     if touched.contains(&join) {
         return None;
     }
@@ -608,29 +613,36 @@ struct Verdict<'a> {
 
 fn worth_it(func: &Function, v: &Verdict, cond: Value, opts: &Options) -> bool {
     let (pairs, steps, subgraphs) = (v.pairs, v.steps, v.subgraphs);
-    if opts.threshold <= 0.0 {
-        let matches = steps.iter().flatten().any(|s| matches!(s, Step::Match(..)));
-        let empty = pairs
+    let matches = steps.iter().flatten().any(|s| matches!(s, Step::Match(..)));
+    let empty = pairs
+        .iter()
+        .all(|&(a, b)| body(func, a).is_empty() && body(func, b).is_empty());
+    // Empty blocks meld only where the sides go on to the same blocks: melding two
+    // empty blocks that send each lane back to its own side would leave an exit
+    // branch where the region's branch was, a region of the same shape again, melded
+    // again on the next sweep. (The cost model would count the region's branch as
+    // removed and the exit branch as added: no gain, but none lost either, and with the
+    // branch divergent every time, as LUD's at a known block size of 16 or 32, moving
+    // the loops' initial values into selected arguments looked a hair faster.)
+    let inside: HashSet<Block> = subgraphs[0].blocks.iter().copied().collect();
+    let converge = pairs.iter().all(|&(a, b)| {
+        let (Some(ta), Some(tb)) = (func.terminator(a), func.terminator(b)) else {
+            return false;
+        };
+        func.inst(ta)
+            .branch_destinations()
             .iter()
-            .all(|&(a, b)| body(func, a).is_empty() && body(func, b).is_empty());
-        // Empty blocks meld only where the sides go on to the same blocks: melding two
-        // empty blocks that send each lane back to its own side would leave an exit
-        // branch where the region's branch was, a region of the same shape again.
-        let inside: HashSet<Block> = subgraphs[0].blocks.iter().copied().collect();
-        let converge = pairs.iter().all(|&(a, b)| {
-            let (Some(ta), Some(tb)) = (func.terminator(a), func.terminator(b)) else {
-                return false;
-            };
-            func.inst(ta)
-                .branch_destinations()
-                .iter()
-                .zip(func.inst(tb).branch_destinations())
-                .all(|(x, y)| {
-                    inside.contains(&x.block)
-                        || codegen::resolve(func, x).block == codegen::resolve(func, y).block
-                })
-        });
-        return matches || (empty && converge);
+            .zip(func.inst(tb).branch_destinations())
+            .all(|(x, y)| {
+                inside.contains(&x.block)
+                    || codegen::resolve(func, x).block == codegen::resolve(func, y).block
+            })
+    });
+    if empty && !converge {
+        return false;
+    }
+    if opts.threshold <= 0.0 {
+        return matches || empty;
     }
     // As they are: each side alone; a divergent warp runs both and reconverges.
     let alone = |s: &Subgraph| {
