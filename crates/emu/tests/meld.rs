@@ -854,6 +854,47 @@ block0(v0: i64):
     assert!(near(at(v(8), 64), 0.5, 0.0, 0.5), "{:?}", at(v(8), 64));
     assert!(near(at(v(7), 256), 1.0, 0.0, 0.0), "{:?}", at(v(7), 256));
     assert_eq!(at(v(16), 64), Shares::UNKNOWN);
+
+    // SRAD's corner test on the row its loop walks: `y == 0` is true once in the loop's
+    // 8 passes (a counter from 0 by 1 while below 8), so `y == 0 & tid == 0` diverges in
+    // an eighth of them; on a value the pass cannot bound it would be half.
+    let text = "kernel %corner(n: i32) {
+block0(v0: i32):
+    v1 = thread_id x
+    v2 = iconst.i32 0
+    v3 = iconst.i32 1
+    v4 = iconst.i32 8
+    v5 = icmp eq v1, v2
+    jump block1(v2)
+
+block1(v6: i32):
+    v7 = icmp ult v6, v4
+    brif v7, block2, block3
+
+block2:
+    v8 = icmp eq v6, v2
+    v9 = band v8, v5
+    v10 = icmp eq v0, v2
+    v11 = band v10, v5
+    v12 = iadd v6, v3
+    jump block1(v12)
+
+block3:
+    return
+}
+";
+    let func = warplift_ir::parser::parse_function(text).unwrap();
+    let results: Vec<_> = func
+        .layout
+        .insts()
+        .filter_map(|i| func.dfg.inst_result(i))
+        .collect();
+    let div = Divergence::compute(&func);
+    let (row, param) = (results[7], results[9]);
+    let s = divergent_share(&func, &div, row, &[], Some(16));
+    assert!(near(s, 0.125, 0.0, 0.875), "{s:?}");
+    let s = divergent_share(&func, &div, param, &[], Some(16));
+    assert!(near(s, 0.5, 0.0, 0.5), "{s:?}");
 }
 
 /// DCT's arms (negative coefficients: `ineg; iadd; sdiv; ineg`, the others `iadd; sdiv`)

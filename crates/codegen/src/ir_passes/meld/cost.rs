@@ -42,7 +42,7 @@ use std::collections::HashMap;
 use warplift_ir::cfg::{ControlFlowGraph, DominatorTree};
 use warplift_ir::divergence::Divergence;
 use warplift_ir::{
-    AddrSpace, Block, Dim, Function, Inst, InstructionData, Opcode, Value, ValueDef,
+    AddrSpace, Block, Dim, Function, Inst, InstructionData, IntCC, Opcode, Value, ValueDef,
 };
 
 /// The latency of a branch (`jump`, `brif`): one ALU issue.
@@ -311,12 +311,18 @@ pub fn divergent_share(
             return Shares::UNKNOWN;
         }
         let lane = |v: Value| lane_value(func, v, probe, 0).is_some();
-        let part = match (lane(args[0]), lane(args[1])) {
-            (true, false) if divergence.is_uniform(args[1]) => args[0],
-            (false, true) if divergence.is_uniform(args[0]) => args[1],
+        let (part, u) = match (lane(args[0]), lane(args[1])) {
+            (true, false) if divergence.is_uniform(args[1]) => (args[0], args[1]),
+            (false, true) if divergence.is_uniform(args[0]) => (args[1], args[0]),
             _ => return Shares::UNKNOWN,
         };
-        (part, Some(and))
+        // How often `u` lets `p` decide: `u` true for `&`, false for `|`.
+        let decides = if and {
+            true_share(func, u)
+        } else {
+            1.0 - true_share(func, u)
+        };
+        (part, Some((and, decides)))
     };
     let (mut sum, mut sizes) = ([0.0f64; 3], 0u32);
     let mut uniform_at = [false, false];
@@ -368,21 +374,126 @@ pub fn divergent_share(
             second: f,
             uniform_at,
         },
-        // `u & p`: all false when `u` is; `p` otherwise.
-        Some(true) => Shares {
-            divergent: 0.5 * d,
-            first: 0.5 * t,
-            second: 0.5 + 0.5 * f,
+        // `u & p`: all false when `u` is; `p` otherwise (`q`: how often `u` is true).
+        Some((true, q)) => Shares {
+            divergent: q * d,
+            first: q * t,
+            second: (1.0 - q) + q * f,
             uniform_at,
         },
-        // `u | p`: all true when `u` is; `p` otherwise.
-        Some(false) => Shares {
-            divergent: 0.5 * d,
-            first: 0.5 + 0.5 * t,
-            second: 0.5 * f,
+        // `u | p`: all true when `u` is; `p` otherwise (`q`: how often `u` is false).
+        Some((false, q)) => Shares {
+            divergent: q * d,
+            first: (1.0 - q) + q * t,
+            second: q * f,
             uniform_at,
         },
     }
+}
+
+/// How often the uniform condition `u` is true, over the passes through the code that
+/// tests it: where `u` is `x == k` (or `x != k`) with `k` a constant and `x` a loop's
+/// counter, running from a constant `a` by steps of 1 while `x < n` for a constant `n`
+/// (SRAD's corner tests `y == 0` and `y == 7` on the 8 rows its loop walks), once in
+/// `n - a` passes (never when `k` is outside); half the time otherwise.
+fn true_share(func: &Function, u: Value) -> f64 {
+    let unknown = 0.5;
+    let ValueDef::Result(inst) = func.dfg.value_def(u) else {
+        return unknown;
+    };
+    let InstructionData::IntCompare { cond, args, .. } = *func.inst(inst) else {
+        return unknown;
+    };
+    let equal = match cond {
+        IntCC::Equal => true,
+        IntCC::NotEqual => false,
+        _ => return unknown,
+    };
+    let (x, k) = match (constant(func, args[0]), constant(func, args[1])) {
+        (None, Some(k)) => (args[0], k),
+        (Some(k), None) => (args[1], k),
+        _ => return unknown,
+    };
+    let Some((a, n)) = counter(func, x) else {
+        return unknown;
+    };
+    let hit = if (a..n).contains(&k) {
+        1.0 / (n - a) as f64
+    } else {
+        0.0
+    };
+    if equal {
+        hit
+    } else {
+        1.0 - hit
+    }
+}
+
+/// The value of a small non-negative integer constant.
+fn constant(func: &Function, v: Value) -> Option<i64> {
+    let ValueDef::Result(inst) = func.dfg.value_def(v) else {
+        return None;
+    };
+    match *func.inst(inst) {
+        InstructionData::UnaryImm {
+            opcode: Opcode::Iconst,
+            imm,
+        } if imm < 1 << 31 => i64::try_from(imm).ok(),
+        _ => None,
+    }
+}
+
+/// The range `[a, n)` of a loop counter `x`: a parameter of a block that ends in
+/// `brif (x < n), stay, leave` (`ult` or `slt`, `n` a constant) and is entered with the
+/// constant `a` from one edge and with `x + 1` from every other.
+fn counter(func: &Function, x: Value) -> Option<(i64, i64)> {
+    let ValueDef::Param(header, index) = func.dfg.value_def(x) else {
+        return None;
+    };
+    let term = func.terminator(header)?;
+    let InstructionData::Brif { arg, .. } = func.inst(term) else {
+        return None;
+    };
+    let ValueDef::Result(test) = func.dfg.value_def(*arg) else {
+        return None;
+    };
+    let InstructionData::IntCompare { cond, args, .. } = *func.inst(test) else {
+        return None;
+    };
+    if !matches!(cond, IntCC::UnsignedLessThan | IntCC::SignedLessThan) || args[0] != x {
+        return None;
+    }
+    let n = constant(func, args[1])?;
+    let (mut start, mut steps) = (None, 0);
+    for &b in func.layout.blocks() {
+        let Some(t) = func.terminator(b) else {
+            continue;
+        };
+        for dest in func.inst(t).branch_destinations() {
+            if dest.block != header {
+                continue;
+            }
+            let v = *dest.args.get(usize::try_from(index).ok()?)?;
+            if let Some(c) = constant(func, v) {
+                if start.replace(c).is_some() {
+                    return None;
+                }
+                continue;
+            }
+            let ValueDef::Result(step) = func.dfg.value_def(v) else {
+                return None;
+            };
+            match *func.inst(step) {
+                InstructionData::Binary {
+                    opcode: Opcode::Iadd,
+                    args: [y, one],
+                } if y == x && constant(func, one) == Some(1) => steps += 1,
+                _ => return None,
+            }
+        }
+    }
+    let a = start?;
+    (steps > 0 && a < n).then_some((a, n))
 }
 
 /// A thread, for [`lane_value`]: its x index and its block's x size.
