@@ -270,7 +270,8 @@ const WARP: u64 = 32;
 /// others all false, so melding its sides pays in that warp only and costs in the others.
 /// A condition `u & p` or `u | p` whose operand `u` is uniform (by `divergence`; SRAD's
 /// corner tests, `y == 0 & tid == 0`, on the row a loop walks) and `p` such a function
-/// is `p` when `u` lets it decide, half of the time, and uniform otherwise. Any other
+/// is `p` when `u` lets it decide (as often as [`true_share`] finds), and uniform
+/// otherwise. Any other
 /// condition has [`Shares::UNKNOWN`]. `guards` are the branches the region's entry is
 /// control dependent on, as [`guards`] finds them: a lane reaches the region only where
 /// each guard that is also such a function has the value given (the others cannot be
