@@ -322,3 +322,41 @@ fn write_trace(path: &std::path::Path, trace: &Trace) -> Result<(), String> {
     let text = serde_json::to_string(&trace.to_json()).map_err(|e| e.to_string())?;
     std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A launched kernel compiles for its block size unless the pipeline names one; a
+    /// kernel without a launch keeps the pipeline's settings.
+    #[test]
+    fn kernels_compile_for_their_launch_block_size() {
+        let func =
+            warplift_ir::parser::parse_function("kernel %k() {\nblock0:\n    return\n}\n").unwrap();
+        let launch = Launch {
+            block: [64, 1, 1],
+            ..Launch::default()
+        };
+        let kernel = |launch: Option<Launch>| Kernel {
+            id: "k@b64".into(),
+            file: PathBuf::from("k.wir"),
+            func: func.clone(),
+            launch,
+        };
+        let pipeline = |hint: &str| {
+            let mut b = Settings::builder();
+            b.set("block_size_hint", hint).unwrap();
+            Pipeline {
+                label: "p".into(),
+                settings: b.finish(),
+            }
+        };
+        let launched = kernel(Some(launch));
+        assert_eq!(settings_for(&launched, &pipeline("0")).block_size_hint, 64);
+        assert_eq!(settings_for(&launched, &pipeline("32")).block_size_hint, 32);
+        assert_eq!(
+            settings_for(&kernel(None), &pipeline("0")).block_size_hint,
+            0
+        );
+    }
+}
