@@ -172,6 +172,18 @@ impl Worker {
                             return Err(fault_of(fault(ctx, warp, id, kind)));
                         }
                     }
+                    // Straight-line 32-bit code runs without returning here per
+                    // instruction, within the budget and up to the next poll.
+                    let room = (budget - warp.issued).min(POLL_INSTRUCTIONS - self.since_poll);
+                    let (n, acted) = warp.run_simple(ctx, &mut self.scratch, room);
+                    if n > 0 {
+                        warp.issued += n;
+                        self.warp_instructions += n;
+                        self.thread_instructions += acted;
+                        self.active_thread_instructions += n * u64::from(warp.active_lanes());
+                        self.since_poll += n;
+                        continue;
+                    }
                     let pc = warp.pc;
                     let (flow, lanes) = warp
                         .step::<false, _>(
