@@ -388,6 +388,7 @@ pub(crate) fn run(
     if env.stop.load(Relaxed) {
         return Err(EmuError::Interrupted(Box::new(Interrupted {
             blocks_done: env.blocks_done.load(Relaxed),
+            blocks: num_blocks,
             stats,
             warps: positions,
         })));

@@ -772,6 +772,7 @@ impl<'a, 'm: 'a> Machine<'a, 'm> {
             stats,
             warps,
             blocks_done: self.blocks_done,
+            blocks: self.num_blocks,
         })))
     }
 
