@@ -174,8 +174,12 @@ impl Worker {
                     }
                     // Straight-line 32-bit code runs without returning here per
                     // instruction, within the budget and up to the next poll.
-                    let room = (budget - warp.issued).min(POLL_INSTRUCTIONS - self.since_poll);
-                    let (n, acted) = warp.run_simple(ctx, &mut self.scratch, room);
+                    let (n, acted) = if warp.at_simple(ctx) {
+                        let room = (budget - warp.issued).min(POLL_INSTRUCTIONS - self.since_poll);
+                        warp.run_simple(ctx, &mut self.scratch, room)
+                    } else {
+                        (0, 0)
+                    };
                     if n > 0 {
                         warp.issued += n;
                         self.warp_instructions += n;

@@ -516,32 +516,32 @@ impl Warp {
             None => (active, (self.active_lanes, self.active_lanes)),
         };
         self.pc += 1;
-        let flow = match ctx.meta.simple[pc].kind {
-            Simple::No => match inst.op {
-                // A whole warp's global access to consecutive words (the coalesced case):
-                // checked and copied as one run, without per-lane work.
-                Op::Ld {
-                    space: AddrSpace::Global,
-                    ..
-                }
-                | Op::St {
-                    space: AddrSpace::Global,
-                    ..
-                } if emask == lanes_mask(w) && self.global_run(ctx, inst.op, global, counters) => {
-                    Flow::Next
-                }
-                Op::BrUni { .. } | Op::BrDiv { .. } => {
-                    self.branch(ctx, inst.op, active, counters, now)?
-                }
-                // Every other operation: out of line, so that this hot path stays small.
-                _ => self.exec(
-                    ctx, inst.op, emask, active, shared, global, counters, sc, now,
-                )?,
-            },
-            kind => {
-                self.exec_simple(w, kind, emask, &mut sc.out32);
+        let flow = match inst.op {
+            // A whole warp's global access to consecutive words (the coalesced case):
+            // checked and copied as one run, without per-lane work.
+            Op::Ld {
+                space: AddrSpace::Global,
+                ..
+            }
+            | Op::St {
+                space: AddrSpace::Global,
+                ..
+            } if emask == lanes_mask(w) && self.global_run(ctx, inst.op, global, counters) => {
                 Flow::Next
             }
+            Op::BrUni { .. } | Op::BrDiv { .. } => {
+                self.branch(ctx, inst.op, active, counters, now)?
+            }
+            _ => match ctx.meta.simple[pc].kind {
+                // Every other operation: out of line, so that this hot path stays small.
+                Simple::No => self.exec(
+                    ctx, inst.op, emask, active, shared, global, counters, sc, now,
+                )?,
+                kind => {
+                    self.exec_simple(w, kind, emask, &mut sc.out32);
+                    Flow::Next
+                }
+            },
         };
         if TIMED {
             let m = &ctx.meta.insts[pc];
@@ -630,6 +630,18 @@ impl Warp {
             n += 1;
         }
         (n, acted)
+    }
+
+    /// Whether the warp's next instruction is [`Simple`].
+    #[inline(always)]
+    pub(crate) fn at_simple(&self, ctx: &Ctx<'_>) -> bool {
+        !matches!(
+            ctx.meta.simple.get(self.pc as usize),
+            None | Some(Decoded {
+                kind: Simple::No,
+                ..
+            })
+        )
     }
 
     /// The number of active lanes.
