@@ -3,7 +3,9 @@
 //!
 //! A functional run executes exactly the instructions a timed run executes — the same
 //! warps, masks, reconvergence stack and memory accesses, through the same
-//! `Warp::step` — but with no clock: no scheduler, no scoreboard, no stall accounting. A
+//! `Warp::step` (straight-line runs of simple 32-bit operations through
+//! `Warp::run_simple`, which executes them as `step` does, without returning here for
+//! each) — but with no clock: no scheduler, no scoreboard, no stall accounting. A
 //! block's warps run one after the other, each until it waits at a barrier or is done;
 //! when every live warp waits, the barrier is checked and released (or faults, as in a
 //! timed run) and the warps go on. Everything the statistics count per warp is the same

@@ -3,12 +3,15 @@
 //!
 //! # Data layout
 //!
-//! Registers are stored structure-of-arrays: `b32` and `b64` registers as one `u64` per
-//! lane (register `r`'s lanes at `r * width ..`), predicates as one bit mask per register
-//! (bit `l` is lane `l`'s value). An instruction is dispatched once per warp: its
-//! operands are gathered into lane arrays, one loop over the lanes computes the results
-//! with the operation chosen before the loop, and the results are written back under the
-//! lanes it acts in. Results are computed for inactive lanes too (every arithmetic
+//! Registers are stored structure-of-arrays: `b32` registers as one `u32` per lane and
+//! `b64` registers as one `u64` per lane (register `r`'s lanes at `r * width ..`),
+//! predicates as one bit mask per register (bit `l` is lane `l`'s value). An instruction
+//! is dispatched once per warp: the frequent 32-bit operations ([`Simple`], decoded once
+//! per run) are computed on the registers in place, by loops compiled for each kind of
+//! source operand (register or immediate) and, separately, for width 32; the others have
+//! their operands gathered into lane arrays. Either way one loop over the lanes computes
+//! the results with the operation chosen before the loop, and the results are written
+//! back under the lanes it acts in. Results are computed for inactive lanes too (every arithmetic
 //! operation is total, so that is harmless and keeps the loop branch-free); memory
 //! operations visit only their acting lanes.
 //!
