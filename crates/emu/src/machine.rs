@@ -36,7 +36,7 @@ use crate::redundancy::{LaneCounts, LanePaths, PathLog};
 use crate::sched::ReadyQueue;
 use crate::stats::{StallReason, Stats};
 use crate::trace::Trace;
-use crate::warp::{Flow, Scratch, Warp, NONE};
+use crate::warp::{Decoded, Flow, Scratch, Warp, NONE};
 use warplift_ir::launch::PreparedLaunch;
 use warplift_simt::{MType, Op, Reg, RegClass, Role};
 
@@ -60,6 +60,8 @@ pub(crate) struct Meta {
     pub uses: Vec<u32>,
     /// Scoreboard entries: every register of every class.
     pub scoreboard_len: usize,
+    /// Each instruction's [`Simple`](crate::warp::Simple) form at the machine's warp width.
+    pub simple: Vec<Decoded>,
 }
 
 impl Meta {
@@ -121,10 +123,16 @@ impl Meta {
                 memory,
             });
         }
+        let width = config.warp_width as usize;
         Meta {
             insts,
             uses,
             scoreboard_len: (n[0] + n[1] + n[2]) as usize,
+            simple: program
+                .insts
+                .iter()
+                .map(|i| Decoded::new(i, width))
+                .collect(),
         }
     }
 }
@@ -764,6 +772,7 @@ impl<'a, 'm: 'a> Machine<'a, 'm> {
             stats,
             warps,
             blocks_done: self.blocks_done,
+            blocks: self.num_blocks,
         })))
     }
 

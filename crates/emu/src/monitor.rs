@@ -104,6 +104,8 @@ pub struct Interrupted {
     pub warps: Vec<WarpPosition>,
     /// Thread blocks finished.
     pub blocks_done: u64,
+    /// Thread blocks in the grid.
+    pub blocks: u64,
 }
 
 impl PartialEq for Interrupted {
@@ -111,6 +113,7 @@ impl PartialEq for Interrupted {
         self.stats == other.stats
             && self.warps == other.warps
             && self.blocks_done == other.blocks_done
+            && self.blocks == other.blocks
     }
 }
 
@@ -122,11 +125,12 @@ impl fmt::Display for Interrupted {
         writeln!(
             f,
             "run of kernel %{} interrupted after {} warp-instructions ({} cycles), {} of the \
-             {} thread blocks done; the warps not done stood at:",
+             grid's {} thread blocks done ({} started); the warps not done stood at:",
             self.stats.kernel,
             self.stats.warp_instructions,
             self.stats.cycles,
             self.blocks_done,
+            self.blocks,
             self.stats.thread_blocks
         )?;
         for w in &self.warps {

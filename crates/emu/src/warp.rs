@@ -3,12 +3,15 @@
 //!
 //! # Data layout
 //!
-//! Registers are stored structure-of-arrays: `b32` and `b64` registers as one `u64` per
-//! lane (register `r`'s lanes at `r * width ..`), predicates as one bit mask per register
-//! (bit `l` is lane `l`'s value). An instruction is dispatched once per warp: its
-//! operands are gathered into lane arrays, one loop over the lanes computes the results
-//! with the operation chosen before the loop, and the results are written back under the
-//! lanes it acts in. Results are computed for inactive lanes too (every arithmetic
+//! Registers are stored structure-of-arrays: `b32` registers as one `u32` per lane and
+//! `b64` registers as one `u64` per lane (register `r`'s lanes at `r * width ..`),
+//! predicates as one bit mask per register (bit `l` is lane `l`'s value). An instruction
+//! is dispatched once per warp: the frequent 32-bit operations ([`Simple`], decoded once
+//! per run) are computed on the registers in place, by loops compiled for each kind of
+//! source operand (register or immediate) and, separately, for width 32; the others have
+//! their operands gathered into lane arrays. Either way one loop over the lanes computes
+//! the results with the operation chosen before the loop, and the results are written
+//! back under the lanes it acts in. Results are computed for inactive lanes too (every arithmetic
 //! operation is total, so that is harmless and keeps the loop branch-free); memory
 //! operations visit only their acting lanes.
 //!
@@ -44,8 +47,26 @@ use warplift_ir::interp::Access;
 use warplift_ir::launch::memory::{load_le, store_le};
 use warplift_ir::{AddrSpace, IntCC};
 use warplift_simt::{
-    Address, BinOp, Cond, CvtOp, MType, Op, Operand, Reg, RegClass, SpecialReg, UnOp,
+    Address, BinOp, Cond, CvtOp, Guard, MType, Op, Operand, Reg, RegClass, SpecialReg, UnOp,
 };
+
+// Evaluates `$body` with `$x` bound to the `Lanes32` of the `Src32` `$src`: once as a
+// register, once as an immediate, so that the lane loops in `$body` are compiled for
+// each kind.
+macro_rules! with_src {
+    ($src:expr, |$x:ident| $body:expr) => {
+        match $src {
+            Src32::Reg(r) => {
+                let $x = RegLanes(r);
+                $body
+            }
+            Src32::Imm(v) => {
+                let $x = ImmLanes(v);
+                $body
+            }
+        }
+    };
+}
 
 /// A fault, with the lane that caused it when one did.
 pub(crate) type LaneFault = (Option<u32>, FaultKind);
@@ -71,6 +92,8 @@ pub(crate) struct Scratch {
     buf: [u32; MAX_LANES],
     /// Segment or bank keys, for transaction counting.
     keys: [u64; MAX_LANES],
+    /// Results of a 32-bit operation, before they are written to their register.
+    out32: [u32; MAX_LANES],
 }
 
 impl Scratch {
@@ -83,6 +106,7 @@ impl Scratch {
             loc: [0; MAX_LANES],
             buf: [0; MAX_LANES],
             keys: [0; MAX_LANES],
+            out32: [0; MAX_LANES],
         })
     }
 }
@@ -118,6 +142,109 @@ pub(crate) enum Flow {
     Barrier,
     /// This many threads ended (the warp may go on with others, or be done).
     Exit(u32),
+}
+
+/// An instruction the warp executes in place on its `b32` registers, with no effect on
+/// control, memory or counters but the instruction counts, and no fault: the frequent
+/// 32-bit integer operations. Decoded once per run from the program (see
+/// [`Decoded::new`]), with register operands as offsets of their lanes in the warp's
+/// `r32`, so that executing one is a single match and a loop over the lanes.
+#[derive(Copy, Clone, Debug)]
+pub(crate) enum Simple {
+    /// Any other instruction: [`Warp::step`] executes it in full.
+    No,
+    /// `bin.OP.i32 d, a, b`, for the operations of [`fast32`].
+    Bin {
+        op: BinOp,
+        d: usize,
+        a: usize,
+        b: Src32,
+    },
+    /// `mad.i32 d, a, b, c`.
+    Mad {
+        d: usize,
+        a: usize,
+        b: Src32,
+        c: Src32,
+    },
+    /// `mov.i32 d, s` or `mov.f32 d, s`.
+    Mov { d: usize, s: Src32 },
+    /// `setp.CC.i32 p, a, b` (`p` the predicate register's index).
+    Setp {
+        cc: IntCC,
+        p: usize,
+        a: usize,
+        b: Src32,
+    },
+}
+
+/// An instruction's [`Simple`] form and guard.
+#[derive(Copy, Clone, Debug)]
+pub(crate) struct Decoded {
+    pub guard: Option<Guard>,
+    pub kind: Simple,
+}
+
+impl Decoded {
+    /// The form of `inst` at warp width `w`.
+    pub(crate) fn new(inst: &crate::program::Inst, w: usize) -> Decoded {
+        let lanes = |r: Reg| r.index() as usize * w;
+        let src = |o: Operand| match o {
+            Operand::Reg(r) => Src32::Reg(lanes(r)),
+            Operand::Imm(v) => Src32::Imm(v as u32),
+        };
+        let kind = match inst.op {
+            Op::Bin {
+                op,
+                ty: MType::I32,
+                dst,
+                a,
+                b,
+            } if fast32(op) => Simple::Bin {
+                op,
+                d: lanes(dst),
+                a: lanes(a),
+                b: src(b),
+            },
+            Op::Mad {
+                ty: MType::I32,
+                dst,
+                a,
+                b,
+                c,
+            } => Simple::Mad {
+                d: lanes(dst),
+                a: lanes(a),
+                b: src(b),
+                c: src(c),
+            },
+            Op::Setp {
+                cond: Cond::Int(cc),
+                ty: MType::I32,
+                dst,
+                a,
+                b,
+            } => Simple::Setp {
+                cc,
+                p: dst.index() as usize,
+                a: lanes(a),
+                b: src(b),
+            },
+            Op::Mov {
+                ty: MType::I32 | MType::F32,
+                dst,
+                src: s,
+            } => Simple::Mov {
+                d: lanes(dst),
+                s: src(s),
+            },
+            _ => Simple::No,
+        };
+        Decoded {
+            guard: inst.guard,
+            kind,
+        }
+    }
 }
 
 /// The mask of the first `w` lanes.
@@ -393,63 +520,6 @@ impl Warp {
         };
         self.pc += 1;
         let flow = match inst.op {
-            Op::Bin {
-                op,
-                ty: MType::I32,
-                dst,
-                a,
-                b,
-            } if fast32(op) => {
-                let (d, a) = (dst.index() as usize * w, a.index() as usize * w);
-                let b = self.src32(w, b);
-                bin32(op, &mut self.r32, w, emask, d, a, b);
-                Flow::Next
-            }
-            Op::Mad {
-                ty: MType::I32,
-                dst,
-                a,
-                b,
-                c,
-            } => {
-                let (d, a) = (dst.index() as usize * w, a.index() as usize * w);
-                let (b, c) = (self.src32(w, b), self.src32(w, c));
-                map32(
-                    &mut self.r32,
-                    w,
-                    emask,
-                    d,
-                    Src32::Reg(a),
-                    b,
-                    c,
-                    |x, y, z| x.wrapping_mul(y).wrapping_add(z),
-                );
-                Flow::Next
-            }
-            Op::Setp {
-                cond: Cond::Int(cc),
-                ty: MType::I32,
-                dst,
-                a,
-                b,
-            } => {
-                let a = a.index() as usize * w;
-                let bits = setp32(cc, &self.r32, w, a, self.src32(w, b));
-                let p = &mut self.preds[dst.index() as usize];
-                *p = (*p & !emask) | (bits & emask);
-                Flow::Next
-            }
-            Op::Mov {
-                ty: MType::I32 | MType::F32,
-                dst,
-                src,
-            } => {
-                let d = dst.index() as usize * w;
-                let src = self.src32(w, src);
-                let none = Src32::Imm(0);
-                map32(&mut self.r32, w, emask, d, src, none, none, |x, _, _| x);
-                Flow::Next
-            }
             // A whole warp's global access to consecutive words (the coalesced case):
             // checked and copied as one run, without per-lane work.
             Op::Ld {
@@ -465,10 +535,16 @@ impl Warp {
             Op::BrUni { .. } | Op::BrDiv { .. } => {
                 self.branch(ctx, inst.op, active, counters, now)?
             }
-            // Every other operation: out of line, so that this hot path stays small.
-            _ => self.exec(
-                ctx, inst.op, emask, active, shared, global, counters, sc, now,
-            )?,
+            _ => match ctx.meta.simple[pc].kind {
+                // Every other operation: out of line, so that this hot path stays small.
+                Simple::No => self.exec(
+                    ctx, inst.op, emask, active, shared, global, counters, sc, now,
+                )?,
+                kind => {
+                    self.exec_simple(w, kind, emask, &mut sc.out32);
+                    Flow::Next
+                }
+            },
         };
         if TIMED {
             let m = &ctx.meta.insts[pc];
@@ -478,6 +554,103 @@ impl Warp {
             }
         }
         Ok((flow, lanes))
+    }
+
+    /// Executes the [`Simple`] instruction `kind` in the lanes of `emask`.
+    #[inline(always)]
+    fn exec_simple(&mut self, w: usize, kind: Simple, emask: u64, out: &mut [u32; MAX_LANES]) {
+        let r = &mut self.r32;
+        match kind {
+            Simple::No => {}
+            Simple::Bin { op, d, a, b } => bin32(op, r, out, w, emask, d, a, b),
+            Simple::Mad { d, a, b, c } => {
+                let a = RegLanes(a);
+                with_src!(b, |b| with_src!(c, |c| map32(
+                    r,
+                    out,
+                    w,
+                    emask,
+                    d,
+                    a,
+                    b,
+                    c,
+                    |x, y, z| x.wrapping_mul(y).wrapping_add(z)
+                )));
+            }
+            Simple::Mov { d, s } => {
+                let none = ImmLanes(0);
+                with_src!(s, |s| map32(
+                    r,
+                    out,
+                    w,
+                    emask,
+                    d,
+                    s,
+                    none,
+                    none,
+                    |x, _, _| x
+                ));
+            }
+            Simple::Setp { cc, p, a, b } => {
+                let bits = setp32(cc, r, w, a, b);
+                let p = &mut self.preds[p];
+                *p = (*p & !emask) | (bits & emask);
+            }
+        }
+    }
+
+    /// Executes the warp's instructions from `pc` on while they are [`Simple`], at most
+    /// `limit` of them, as that many calls of [`Warp::step`] would, without the
+    /// per-instruction return to the caller: a functional run's straight-line code.
+    /// Returns how many it executed and the lanes that acted in them, summed; the
+    /// lanes active in each are the warp's active lanes, which these instructions do not
+    /// change.
+    #[inline]
+    pub(crate) fn run_simple(&mut self, ctx: &Ctx<'_>, sc: &mut Scratch, limit: u64) -> (u64, u64) {
+        let w = ctx.width;
+        let (mut n, mut acted) = (0, 0);
+        while n < limit {
+            let Some(&Decoded { guard, kind }) = ctx.meta.simple.get(self.pc as usize) else {
+                break;
+            };
+            if let Simple::No = kind {
+                break;
+            }
+            let emask = match guard {
+                None => {
+                    acted += u64::from(self.active_lanes);
+                    self.mask
+                }
+                Some(g) => {
+                    let p = self.preds[g.pred.index() as usize];
+                    let emask = self.mask & if g.negated { !p } else { p };
+                    acted += u64::from(emask.count_ones());
+                    emask
+                }
+            };
+            self.exec_simple(w, kind, emask, &mut sc.out32);
+            self.pc += 1;
+            n += 1;
+        }
+        (n, acted)
+    }
+
+    /// Whether the warp's next instruction is [`Simple`].
+    #[inline(always)]
+    pub(crate) fn at_simple(&self, ctx: &Ctx<'_>) -> bool {
+        !matches!(
+            ctx.meta.simple.get(self.pc as usize),
+            None | Some(Decoded {
+                kind: Simple::No,
+                ..
+            })
+        )
+    }
+
+    /// The number of active lanes.
+    #[inline]
+    pub(crate) fn active_lanes(&self) -> u32 {
+        self.active_lanes
     }
 
     /// Executes the global load or store `op` in every lane of the warp when its lanes'
@@ -1449,8 +1622,8 @@ fn fast32(op: BinOp) -> bool {
 
 /// A 32-bit source operand of an instruction on `b32` registers: the offset of its lanes
 /// in the warp's `r32`, or an immediate.
-#[derive(Copy, Clone)]
-enum Src32 {
+#[derive(Copy, Clone, Debug)]
+pub(crate) enum Src32 {
     Reg(usize),
     Imm(u32),
 }
@@ -1466,58 +1639,119 @@ impl Src32 {
     }
 }
 
-impl Src32 {
-    /// The operand's values in lanes `l .. l + CHUNK`.
+/// A 32-bit source operand whose kind (register or immediate) is known at compile time,
+/// so that a lane loop over it has no per-lane test of the kind and becomes vector
+/// instructions: [`Src32`] is matched once per instruction (see `with_src!`), and each
+/// combination of kinds gets its own loop.
+trait Lanes32: Copy {
+    /// What the loop reads lane `l` from: a register's `w` values, or the immediate.
+    type View<'r>: LaneView;
+    /// The operand's lanes in `regs`, for a warp of `w` lanes.
+    fn view(self, regs: &[u32], w: usize) -> Self::View<'_>;
+}
+
+/// A [`Lanes32`]'s lanes as the loop reads them.
+trait LaneView: Copy {
+    /// The value of lane `l`.
+    fn at(self, l: usize) -> u32;
+}
+
+impl LaneView for &[u32] {
     #[inline(always)]
-    fn chunk(self, regs: &[u32], l: usize) -> [u32; CHUNK] {
-        match self {
-            Src32::Reg(r) => {
-                let mut out = [0; CHUNK];
-                out.copy_from_slice(&regs[r + l..r + l + CHUNK]);
-                out
-            }
-            Src32::Imm(v) => [v; CHUNK],
-        }
+    fn at(self, l: usize) -> u32 {
+        self[l]
     }
 }
 
-/// Lanes computed together by the 32-bit loops: fixed-size groups, which the compiler turns
-/// into vector instructions (a destination may be one of the sources, so whole registers
-/// cannot be taken as separate slices).
-const CHUNK: usize = 8;
+impl LaneView for u32 {
+    #[inline(always)]
+    fn at(self, _: usize) -> u32 {
+        self
+    }
+}
 
-/// `regs[d + l] = f(a, b, c)` in the lanes of `emask`, on `b32` registers in place. When
-/// every lane acts, groups of [`CHUNK`] lanes are read, computed and written at once.
+/// A register operand: its lanes start at `r32[.0]`.
+#[derive(Copy, Clone)]
+struct RegLanes(usize);
+
+/// An immediate operand, the same in every lane.
+#[derive(Copy, Clone)]
+struct ImmLanes(u32);
+
+impl Lanes32 for RegLanes {
+    type View<'r> = &'r [u32];
+
+    #[inline(always)]
+    fn view(self, regs: &[u32], w: usize) -> &[u32] {
+        &regs[self.0..self.0 + w]
+    }
+}
+
+impl Lanes32 for ImmLanes {
+    type View<'r> = u32;
+
+    #[inline(always)]
+    fn view(self, _: &[u32], _: usize) -> u32 {
+        self.0
+    }
+}
+
+/// `regs[d + l] = f(a, b, c)` in the lanes of `emask`, on `b32` registers. Every lane is
+/// computed into `out` first, in one loop over slices of the same length that the compiler
+/// turns into vector instructions (the destination may be one of the sources, so it
+/// cannot be written while they are read), then the acting lanes are copied to the
+/// destination: all at once when every lane acts.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-fn map32(
+fn map32<A: Lanes32, B: Lanes32, C: Lanes32>(
     regs: &mut [u32],
+    out: &mut [u32; MAX_LANES],
     w: usize,
     emask: u64,
     d: usize,
-    a: Src32,
-    b: Src32,
-    c: Src32,
+    a: A,
+    b: B,
+    c: C,
     f: impl Fn(u32, u32, u32) -> u32,
 ) {
+    // The usual width gets a copy of the loops for its constant trip count: no remainder
+    // loop and no bounds checks are left.
+    if w == 32 {
+        map32_at(regs, out, 32, emask, d, a, b, c, f)
+    } else {
+        map32_at(regs, out, w, emask, d, a, b, c, f)
+    }
+}
+
+/// [`map32`] at width `w`.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn map32_at<A: Lanes32, B: Lanes32, C: Lanes32>(
+    regs: &mut [u32],
+    out: &mut [u32; MAX_LANES],
+    w: usize,
+    emask: u64,
+    d: usize,
+    a: A,
+    b: B,
+    c: C,
+    f: impl Fn(u32, u32, u32) -> u32,
+) {
+    let out = &mut out[..w];
+    let (x, y, z) = (a.view(regs, w), b.view(regs, w), c.view(regs, w));
+    for (l, r) in out.iter_mut().enumerate() {
+        *r = f(x.at(l), y.at(l), z.at(l));
+    }
+    let dst = &mut regs[d..d + w];
     let all = lanes_mask(w);
     if emask & all == all {
-        let mut l = 0;
-        while l + CHUNK <= w {
-            let (x, y, z) = (a.chunk(regs, l), b.chunk(regs, l), c.chunk(regs, l));
-            let r: [u32; CHUNK] = std::array::from_fn(|i| f(x[i], y[i], z[i]));
-            regs[d + l..d + l + CHUNK].copy_from_slice(&r);
-            l += CHUNK;
-        }
-        for l in l..w {
-            regs[d + l] = f(a.lane(regs, l), b.lane(regs, l), c.lane(regs, l));
-        }
+        dst.copy_from_slice(out);
     } else {
         let mut m = emask & all;
         while m != 0 {
             let l = m.trailing_zeros() as usize;
             m &= m - 1;
-            regs[d + l] = f(a.lane(regs, l), b.lane(regs, l), c.lane(regs, l));
+            dst[l] = out[l];
         }
     }
 }
@@ -1527,24 +1761,53 @@ fn map32(
 /// which the tests check. The operation is chosen once and the lanes are computed in
 /// place, without gathering the operands first.
 #[inline]
-fn bin32(op: BinOp, regs: &mut [u32], w: usize, emask: u64, d: usize, a: usize, b: Src32) {
-    let a = Src32::Reg(a);
-    let none = Src32::Imm(0);
+#[allow(clippy::too_many_arguments)]
+fn bin32(
+    op: BinOp,
+    regs: &mut [u32],
+    out: &mut [u32; MAX_LANES],
+    w: usize,
+    emask: u64,
+    d: usize,
+    a: usize,
+    b: Src32,
+) {
+    let a = RegLanes(a);
+    let none = ImmLanes(0);
     macro_rules! map2 {
         (|$x:ident, $y:ident| $e:expr) => {
-            map32(regs, w, emask, d, a, b, none, |$x, $y, _| $e)
+            with_src!(b, |b| map32(
+                regs,
+                out,
+                w,
+                emask,
+                d,
+                a,
+                b,
+                none,
+                |$x, $y, _| $e
+            ))
         };
     }
     // A shift by an immediate shifts every lane by the same amount: one vector
     // instruction, where per-lane amounts would be shifted lane by lane.
+    // The operation is chosen before the loop, and an amount of 32 or more (which gives
+    // 0, or the sign for an arithmetic shift) is settled before it too.
     if let (BinOp::Shl | BinOp::ShrU | BinOp::ShrS, Src32::Imm(y)) = (op, b) {
-        let f = |x: u32| match op {
-            BinOp::Shl if y < 32 => x << y,
-            BinOp::ShrU if y < 32 => x >> y,
-            BinOp::ShrS => ((x as i32) >> y.min(31)) as u32,
-            _ => 0,
+        macro_rules! map1 {
+            (|$x:ident| $e:expr) => {
+                map32(regs, out, w, emask, d, a, none, none, |$x, _, _| $e)
+            };
+        }
+        return match op {
+            BinOp::Shl if y < 32 => map1!(|x| x << y),
+            BinOp::ShrU if y < 32 => map1!(|x| x >> y),
+            BinOp::ShrS => {
+                let y = y.min(31);
+                map1!(|x| ((x as i32) >> y) as u32)
+            }
+            _ => map1!(|_x| 0),
         };
-        return map32(regs, w, emask, d, a, none, none, |x, _, _| f(x));
     }
     match op {
         BinOp::Add => map2!(|x, y| x.wrapping_add(y)),
@@ -1572,28 +1835,50 @@ fn bin32(op: BinOp, regs: &mut [u32], w: usize, emask: u64, d: usize, a: usize, 
 /// `u32`, for all `w` lanes.
 #[inline]
 fn setp32(cc: IntCC, regs: &[u32], w: usize, a: usize, b: Src32) -> u64 {
-    let a = Src32::Reg(a);
+    let a = RegLanes(a);
     #[inline(always)]
-    fn cmp(regs: &[u32], w: usize, a: Src32, b: Src32, f: impl Fn(u32, u32) -> bool) -> u64 {
+    fn cmp<B: Lanes32>(
+        regs: &[u32],
+        w: usize,
+        a: RegLanes,
+        b: B,
+        f: impl Fn(u32, u32) -> bool,
+    ) -> u64 {
+        // As in `map32`, the usual width has its own copy.
+        if w == 32 {
+            cmp_at(regs, 32, a, b, f)
+        } else {
+            cmp_at(regs, w, a, b, f)
+        }
+    }
+    #[inline(always)]
+    fn cmp_at<B: Lanes32>(
+        regs: &[u32],
+        w: usize,
+        a: RegLanes,
+        b: B,
+        f: impl Fn(u32, u32) -> bool,
+    ) -> u64 {
+        let (x, y) = (a.view(regs, w), b.view(regs, w));
         let mut bits = 0u64;
         let mut l = 0;
-        while l + CHUNK <= w {
-            let (x, y) = (a.chunk(regs, l), b.chunk(regs, l));
+        // Groups of eight lanes, whose comparisons become vector instructions.
+        while l + 8 <= w {
             let mut group = 0u64;
-            for i in 0..CHUNK {
-                group |= u64::from(f(x[i], y[i])) << i;
+            for i in 0..8 {
+                group |= u64::from(f(x.at(l + i), y.at(l + i))) << i;
             }
             bits |= group << l;
-            l += CHUNK;
+            l += 8;
         }
         for l in l..w {
-            bits |= u64::from(f(a.lane(regs, l), b.lane(regs, l))) << l;
+            bits |= u64::from(f(x.at(l), y.at(l))) << l;
         }
         bits
     }
     macro_rules! cmp {
         (|$x:ident, $y:ident| $e:expr) => {
-            cmp(regs, w, a, b, |$x, $y| $e)
+            with_src!(b, |b| cmp(regs, w, a, b, |$x, $y| $e))
         };
     }
     match cc {
@@ -1884,6 +2169,7 @@ mod tests {
     /// The 32-bit lane loops compute what the 64-bit ones do on the same `i32` values.
     #[test]
     fn lane_loops_on_u32_agree_with_the_u64_ones() {
+        let mut out = [0; MAX_LANES];
         let s = samples(MType::I32);
         let (a, b): (Vec<u64>, Vec<u64>) = s
             .iter()
@@ -1893,7 +2179,11 @@ mod tests {
         for op in [
             Add, Sub, Mul, And, Or, Xor, Shl, ShrU, ShrS, MinS, MinU, MaxS, MaxU, DivS, RemU,
         ] {
-            for (ca, cb) in a.chunks(64).zip(b.chunks(64)) {
+            // Widths 64, 32 (which has loops of its own) and 7.
+            let chunks = [64, 32, 7]
+                .into_iter()
+                .flat_map(|n| a.chunks(n).zip(b.chunks(n)));
+            for (ca, cb) in chunks {
                 let mut r = vec![0; ca.len()];
                 bin(op, MType::I32, ca, cb, &mut r);
                 // Registers a, b, then the result, of `n` lanes each; and the same with b
@@ -1901,14 +2191,33 @@ mod tests {
                 let n = ca.len();
                 let mut regs: Vec<u32> = ca.iter().chain(cb).map(|&x| x as u32).collect();
                 regs.resize(3 * n, 0);
-                bin32(op, &mut regs, n, lanes_mask(n), 2 * n, 0, Src32::Reg(n));
+                bin32(
+                    op,
+                    &mut regs,
+                    &mut out,
+                    n,
+                    lanes_mask(n),
+                    2 * n,
+                    0,
+                    Src32::Reg(n),
+                );
                 let mut imm = regs.clone();
-                bin32(op, &mut imm, 1, 1, 2 * n, 0, Src32::Imm(cb[0] as u32));
+                bin32(
+                    op,
+                    &mut imm,
+                    &mut out,
+                    1,
+                    1,
+                    2 * n,
+                    0,
+                    Src32::Imm(cb[0] as u32),
+                );
                 let mut half = regs.clone();
                 half[2 * n..].fill(7);
                 bin32(
                     op,
                     &mut half,
+                    &mut out,
                     n,
                     0x5555_5555_5555_5555,
                     2 * n,
@@ -1945,7 +2254,10 @@ mod tests {
             IntCC::UnsignedGreaterThan,
             IntCC::UnsignedGreaterThanOrEqual,
         ] {
-            for (ca, cb) in a.chunks(64).zip(b.chunks(64)) {
+            let chunks = [64, 32, 7]
+                .into_iter()
+                .flat_map(|n| a.chunks(n).zip(b.chunks(n)));
+            for (ca, cb) in chunks {
                 let n = ca.len();
                 let regs: Vec<u32> = ca.iter().chain(cb).map(|&x| x as u32).collect();
                 assert_eq!(

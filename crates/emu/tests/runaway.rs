@@ -189,4 +189,11 @@ fn a_monitor_sees_progress_and_can_stop_the_run() {
     assert_eq!(stuck.active_threads, 1);
     assert_eq!(stuck.code_block, "block1");
     assert!(err.to_string().contains("interrupted"), "{err}");
+    // The message counts the blocks done against the whole grid, not only those started.
+    assert_eq!(stop.blocks, 64);
+    assert!(
+        err.to_string()
+            .contains("of the grid's 64 thread blocks done"),
+        "{err}"
+    );
 }

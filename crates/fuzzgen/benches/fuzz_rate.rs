@@ -7,15 +7,15 @@
 //!   them), one compilation, one interpreter run, one emulator run;
 //! - `differential-all-checks`: what every input cost before, every pipeline at every
 //!   width and register file (a few inputs only);
-//! - `ptx-batch-64`: 64 kernels compiled to PTX one by one, then assembled by `ptxas`
-//!   as one module, unoptimised and for one architecture, as the fuzz target does
-//!   ([`check_ptx_batch_quick`]; skipped without `ptxas`).
+//! - `ptx-batch-64`: 64 kernels compiled to PTX one by one, then assembled by `ptxas` as
+//!   one module emitted from their own compilation, unoptimised and for one architecture
+//!   (the checked ones in turn), as the fuzz target does ([`PtxBatches`]; skipped without
+//!   `ptxas`).
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use std::hint::black_box;
 use warplift_codegen::isa::ptx::ptxas::find_ptxas;
-use warplift_codegen::{lookup_by_name, Context, Settings};
-use warplift_fuzzgen::{check_case, check_ptx_batch_quick, CheckConfig, GeneratedCase};
+use warplift_fuzzgen::{check_case, CheckConfig, GeneratedCase, PtxBatches};
 
 fn bench_fuzz(c: &mut Criterion) {
     let mut group = c.benchmark_group("fuzz");
@@ -38,19 +38,17 @@ fn bench_fuzz(c: &mut Criterion) {
         })
     });
     if let Some(ptxas) = find_ptxas() {
-        group.throughput(Throughput::Elements(64));
-        let isa = lookup_by_name("ptx", Settings::default()).unwrap();
+        group.throughput(Throughput::Elements(PtxBatches::SIZE as u64));
+        let mut batches = PtxBatches::new(Some(ptxas));
         group.bench_function("ptx-batch-64", |b| {
             b.iter(|| {
-                let cases: Vec<GeneratedCase> = (0..64)
-                    .map(|_| {
-                        seed += 1;
-                        let case = GeneratedCase::from_seed(seed);
-                        Context::new().compile(&case.func, isa.as_ref()).unwrap();
-                        case
-                    })
-                    .collect();
-                check_ptx_batch_quick(&cases, &ptxas, "sm_80").unwrap()
+                // A full queue is assembled as its last kernel is added; a kernel the
+                // generator made twice is queued once, so the rest is assembled by `flush`.
+                for _ in 0..PtxBatches::SIZE {
+                    seed += 1;
+                    batches.add(GeneratedCase::from_seed(seed)).unwrap();
+                }
+                batches.flush().unwrap()
             })
         });
     }

@@ -364,37 +364,6 @@ pub fn check_ptx(case: &GeneratedCase, ptxas: &Path) -> Result<(), Mismatch> {
 /// that fails is reported (a batch whose kernels are accepted one by one is reported as
 /// such, with the first case).
 pub fn check_ptx_batch(cases: &[GeneratedCase], ptxas: &Path) -> Result<(), Mismatch> {
-    check_batch_with(cases, ptxas, |ptx| check_assembles(ptxas, ptx))
-}
-
-/// [`check_ptx_batch`] at a fuzzer's rate: the batch's module is assembled once, for
-/// `arch` only (or `sm_90` when the PTX targets it) and without optimisation
-/// ([`validate`](warplift_codegen::isa::ptx::ptxas::validate)); a fuzzer that takes the
-/// checked architectures in turn still assembles for each. When the batch fails, each case
-/// gets the full [`check_ptx`], which names the culprit.
-pub fn check_ptx_batch_quick(
-    cases: &[GeneratedCase],
-    ptxas: &Path,
-    arch: &str,
-) -> Result<(), Mismatch> {
-    check_batch_with(cases, ptxas, |ptx| {
-        let arch = if ptx.contains(".target sm_90") {
-            "sm_90"
-        } else {
-            arch
-        };
-        validate(ptxas, ptx, arch).map_err(|e| e.to_string())
-    })
-}
-
-/// Compiles the cases as one PTX module and runs `assemble` on it; when that fails, checks
-/// each case on its own with [`check_ptx`] and reports the first that fails (or the batch,
-/// when each passes alone).
-fn check_batch_with(
-    cases: &[GeneratedCase],
-    ptxas: &Path,
-    assemble: impl FnOnce(&str) -> Result<(), String>,
-) -> Result<(), Mismatch> {
     let Some(first) = cases.first() else {
         return Ok(());
     };
@@ -405,7 +374,7 @@ fn check_batch_with(
         .compile_module(&funcs, isa.as_ref(), None)
         .map_err(|e| e.to_string())
         .and_then(|m| String::from_utf8(m.code).map_err(|e| e.to_string()))
-        .and_then(|ptx| assemble(&ptx));
+        .and_then(|ptx| check_assembles(ptxas, &ptx));
     let Err(batch_error) = batch else {
         return Ok(());
     };
@@ -418,13 +387,15 @@ fn check_batch_with(
     )))
 }
 
-/// The `ptx` fuzz target's work, shared with the `fuzz_rate` example: every kernel is
-/// compiled to PTX on its own (the compilation must not fail), and the kernels are
-/// assembled by `ptxas` in batches of [`PtxBatches::SIZE`], as one module, for one of the
-/// checked architectures taken in turn and without optimisation
-/// ([`check_ptx_batch_quick`]'s economies).
+/// The `ptx` fuzz target's work, shared with the `fuzz_rate` example and bench: every
+/// kernel is compiled to PTX on its own (the compilation must not fail), and the kernels
+/// are assembled by `ptxas` in batches of [`PtxBatches::SIZE`], as one module.
 ///
-/// Two more economies, neither of which checks less:
+/// Economies against [`check_ptx_batch`], none of which checks less over a run:
+/// - a batch is assembled for one of the checked architectures, taken in turn from batch
+///   to batch (or `sm_90` when the PTX targets it), and without optimisation
+///   ([`validate`](warplift_codegen::isa::ptx::ptxas::validate)), so that a fuzzer still
+///   assembles for each architecture;
 /// - the batch's module is emitted from the kernels' final machine IR, kept from their
 ///   own compilation, rather than compiled a second time;
 /// - a kernel whose PTX is the same text as one assembled before is not queued again:

@@ -19,7 +19,7 @@ pub mod mutate;
 
 pub use gen::{generate, generate_with, GenOptions, GeneratedCase, OUT_SLOTS};
 pub use harness::{
-    check_case, check_object_bytes, check_ptx, check_ptx_batch, check_ptx_batch_quick,
-    check_text_round_trip, pipelines, CheckConfig, Mismatch, Pipeline, PtxBatches,
+    check_case, check_object_bytes, check_ptx, check_ptx_batch, check_text_round_trip, pipelines,
+    CheckConfig, Mismatch, Pipeline, PtxBatches,
 };
 pub use mutate::corrupt;
