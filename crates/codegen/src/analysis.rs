@@ -27,7 +27,7 @@
 
 use std::sync::Arc;
 use warplift_ir::cfg::{ControlFlowGraph, DominatorTree, LoopForest, PostDominatorTree};
-use warplift_ir::divergence::Divergence;
+use warplift_ir::divergence::{Divergence, Reconvergence};
 use warplift_ir::{Block, Function};
 
 /// What a pass left valid.
@@ -148,13 +148,22 @@ impl AnalysisCache {
     }
 
     /// Which values and branches of `func` are divergent (for the IPDOM reconvergence the
-    /// IR passes assume, [`Divergence::compute`]).
+    /// IR passes assume, [`Divergence::compute`]). The analysis runs on the cache's
+    /// control-flow graph and dominator tree (computed here when no pass asked for them
+    /// yet, and then kept for the passes that do), rather than building its own copies.
     pub fn divergence(&mut self, func: &Function) -> Arc<Divergence> {
         if let Some(d) = &self.divergence {
             return d.clone();
         }
+        let cfg = self.cfg(func);
+        let domtree = self.domtree(func);
         self.computations.divergence += 1;
-        let d = Arc::new(Divergence::compute(func));
+        let d = Arc::new(Divergence::compute_with(
+            func,
+            Reconvergence::Ipdom,
+            &cfg,
+            &domtree,
+        ));
         self.divergence = Some(d.clone());
         d
     }

@@ -9,7 +9,10 @@
 //! node's children come before it in [`Arm::insts`] — the order the matching table is
 //! filled in, bottom-up, without recursion.
 
-use warplift_ir::{Block, Function, Inst, InstructionData, Value, ValueDef};
+use warplift_ir::{
+    AddrSpace, AtomicRmwOp, Block, Dim, FloatCC, Function, Inst, InstructionData, IntCC, LocalVar,
+    Opcode, SharedVar, Type, Value, ValueDef,
+};
 
 /// One arm: a block and its non-terminator instructions.
 #[derive(Clone, Debug)]
@@ -29,11 +32,13 @@ impl Arm {
     /// The arm of `block`.
     pub fn new(func: &Function, block: Block) -> Arm {
         let all = func.layout.block_insts(block);
-        let insts: Vec<Inst> = all
-            .iter()
-            .copied()
-            .filter(|&i| !func.dfg.insts[i].opcode().is_terminator())
-            .collect();
+        // Sized once (a filtered collect grows its vector step by step).
+        let mut insts = Vec::with_capacity(all.len());
+        insts.extend(
+            all.iter()
+                .copied()
+                .filter(|&i| !func.dfg.insts[i].opcode().is_terminator()),
+        );
         let sorted = if insts.windows(2).all(|w| w[0] < w[1]) {
             Vec::new()
         } else {
@@ -99,12 +104,65 @@ impl Arm {
 
 /// What two instructions must share to be one operator in the matching: everything but
 /// their value operands (opcode, immediates, condition codes, address spaces, offsets),
-/// and their result type.
-pub fn operator_key(func: &Function, inst: Inst) -> (InstructionData, Option<warplift_ir::Type>) {
-    let mut data = func.dfg.insts[inst].clone();
-    data.map_values(|_| Value::from_u32(0));
-    let ty = func.dfg.inst_result(inst).map(|v| func.dfg.value_type(v));
-    (data, ty)
+/// and their result type. A small copied value, read off the instruction without cloning
+/// it: the matching computes one per node of every arm it is given.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Operator {
+    opcode: Opcode,
+    ty: Option<Type>,
+    detail: Detail,
+}
+
+/// The fields of an instruction besides its opcode and value operands.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+enum Detail {
+    None,
+    Bits(u64),
+    Int(IntCC),
+    Float(FloatCC),
+    Dim(Dim),
+    Memory(AddrSpace, i32),
+    Rmw(AtomicRmwOp, AddrSpace, i32),
+    Shared(SharedVar),
+    Local(LocalVar),
+}
+
+impl Operator {
+    /// The operator of `inst`; `None` for a branch, whose destinations are the walk's to
+    /// compare (no matching moves a terminator).
+    pub fn of(func: &Function, inst: Inst) -> Option<Operator> {
+        use InstructionData as D;
+        let data = &func.dfg.insts[inst];
+        let detail = match *data {
+            D::Nullary { .. } | D::Unary { .. } | D::Binary { .. } | D::Ternary { .. } => {
+                Detail::None
+            }
+            D::UnaryImm { imm: bits, .. } | D::FloatConst { bits, .. } => Detail::Bits(bits),
+            D::IntCompare { cond, .. } => Detail::Int(cond),
+            D::FloatCompare { cond, .. } => Detail::Float(cond),
+            D::Geometry { dim, .. } => Detail::Dim(dim),
+            D::Load { space, offset, .. }
+            | D::Store { space, offset, .. }
+            | D::AtomicCas { space, offset, .. } => Detail::Memory(space, offset),
+            D::AtomicRmw {
+                op, space, offset, ..
+            } => Detail::Rmw(op, space, offset),
+            D::SharedAddr { var, .. } => Detail::Shared(var),
+            D::LocalAddr { var, .. } => Detail::Local(var),
+            D::Jump { .. } | D::Brif { .. } | D::BrTable { .. } => return None,
+        };
+        let ty = func.dfg.inst_result(inst).map(|v| func.dfg.value_type(v));
+        Some(Operator {
+            opcode: data.opcode(),
+            ty,
+            detail,
+        })
+    }
+
+    /// The opcode.
+    pub fn opcode(&self) -> Opcode {
+        self.opcode
+    }
 }
 
 /// The value operands of an instruction, the first two swapped when `swapped` (the B side
