@@ -228,6 +228,33 @@ block2:
 }";
 
     #[test]
+    fn divergence_runs_on_the_cached_cfg_and_dominator_tree() {
+        let func = parse_function(DIAMOND).unwrap();
+        let mut cache = AnalysisCache::new();
+        let d = cache.divergence(&func);
+        // The graph and tree it needed were computed once, into the cache, and serve the
+        // passes that ask for them next.
+        let cfg = cache.cfg(&func);
+        cache.domtree(&func);
+        assert_eq!(
+            cache.computations(),
+            Computations {
+                cfg: 1,
+                domtree: 1,
+                divergence: 1,
+                ..Computations::default()
+            }
+        );
+        // The same answer as the analysis building its own.
+        let own = Divergence::compute(&func);
+        for &b in cfg.reverse_post_order().iter() {
+            assert_eq!(d.is_divergent_branch(b), own.is_divergent_branch(b));
+        }
+        assert_eq!(d.divergent_values(), own.divergent_values());
+        assert!(d.is_divergent_branch(func.layout.entry_block().unwrap()));
+    }
+
+    #[test]
     fn analyses_are_computed_once_until_invalidated() {
         let func = parse_function(DIAMOND).unwrap();
         let mut cache = AnalysisCache::new();

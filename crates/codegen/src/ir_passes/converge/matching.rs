@@ -36,7 +36,7 @@ use super::dag::{Arm, Operator};
 use super::pdg::{movable, Direction, MemoryDeps};
 use rustc_hash::FxHashMap as HashMap;
 use std::cell::{Cell as Mark, RefCell};
-use warplift_ir::{Function, Opcode, Value};
+use warplift_ir::{Function, Opcode, Value, ValueDef};
 
 /// No group, row or partner.
 const NONE: u32 = u32::MAX;
@@ -325,9 +325,9 @@ impl<'f> Matcher<'f> {
 
     /// The best of matching the operands' definitions and keeping them as they are.
     fn slot(&self, x: Value, y: Value) -> Option<i64> {
-        let (i, j) = (self.a.node_of(self.func, x), self.b.node_of(self.func, y));
-        let keep = self.leaf_of(x, y, i.is_some(), j.is_some());
-        let matched = match (i, j) {
+        let (dx, dy) = (Def::of(self.func, self.a, x), Def::of(self.func, self.b, y));
+        let keep = self.leaf_of(x, y, dx, dy);
+        let matched = match (dx.node, dy.node) {
             (Some(i), Some(j)) => self.get(i, j),
             _ => None,
         };
@@ -337,23 +337,10 @@ impl<'f> Matcher<'f> {
         }
     }
 
-    /// The profit of keeping operands `x` (arm A) and `y` (arm B) as they are.
-    fn leaf(&self, x: Value, y: Value) -> Option<i64> {
-        let (in_a, in_b) = (
-            self.a.node_of(self.func, x).is_some(),
-            self.b.node_of(self.func, y).is_some(),
-        );
-        self.leaf_of(x, y, in_a, in_b)
-    }
-
-    /// [`Self::leaf`], told whether `x` and `y` are results of their arms' nodes.
-    fn leaf_of(&self, x: Value, y: Value, node_x: bool, node_y: bool) -> Option<i64> {
-        if self.dir == Direction::Hoist
-            && (node_x
-                || node_y
-                || self.a.defines_param(self.func, x)
-                || self.b.defines_param(self.func, y))
-        {
+    /// The profit of keeping operands `x` (arm A) and `y` (arm B), defined as `dx` and
+    /// `dy` say, as they are.
+    fn leaf_of(&self, x: Value, y: Value, dx: Def, dy: Def) -> Option<i64> {
+        if self.dir == Direction::Hoist && (dx.in_arm() || dy.in_arm()) {
             return None;
         }
         if x == y {
@@ -370,9 +357,10 @@ impl<'f> Matcher<'f> {
     /// Does the matching choose to converge the operands' definitions (rather than keep
     /// the operands)?
     fn child(&self, x: Value, y: Value) -> Option<(usize, usize)> {
-        let (i, j) = (self.a.node_of(self.func, x)?, self.b.node_of(self.func, y)?);
+        let (dx, dy) = (Def::of(self.func, self.a, x), Def::of(self.func, self.b, y));
+        let (i, j) = (dx.node?, dy.node?);
         let m = self.get(i, j)?;
-        match self.leaf(x, y) {
+        match self.leaf_of(x, y, dx, dy) {
             Some(k) if k > m => None,
             _ => Some((i, j)),
         }
@@ -570,6 +558,36 @@ impl<'f> Matcher<'f> {
                 && !loads.reaches(node, other)
                 && !loads.reaches(other, node)
         })
+    }
+}
+
+/// Where an operand of an arm's node is defined, looked up once for every question the
+/// table asks of it.
+#[derive(Copy, Clone)]
+struct Def {
+    /// The node of the arm computing it.
+    node: Option<usize>,
+    /// It is a parameter of the arm's block.
+    param: bool,
+}
+
+impl Def {
+    fn of(func: &Function, arm: &Arm, v: Value) -> Def {
+        match func.dfg.value_def(v) {
+            ValueDef::Result(inst) => Def {
+                node: arm.node(inst),
+                param: false,
+            },
+            ValueDef::Param(b, _) => Def {
+                node: None,
+                param: b == arm.block,
+            },
+        }
+    }
+
+    /// Is the value defined in the arm (so not available before its branch)?
+    fn in_arm(self) -> bool {
+        self.node.is_some() || self.param
     }
 }
 
