@@ -27,7 +27,7 @@
 
 use std::sync::Arc;
 use warplift_ir::cfg::{ControlFlowGraph, DominatorTree, LoopForest, PostDominatorTree};
-use warplift_ir::divergence::Divergence;
+use warplift_ir::divergence::{Divergence, Reconvergence};
 use warplift_ir::{Block, Function};
 
 /// What a pass left valid.
@@ -148,13 +148,22 @@ impl AnalysisCache {
     }
 
     /// Which values and branches of `func` are divergent (for the IPDOM reconvergence the
-    /// IR passes assume, [`Divergence::compute`]).
+    /// IR passes assume, [`Divergence::compute`]). The analysis runs on the cache's
+    /// control-flow graph and dominator tree (computed here when no pass asked for them
+    /// yet, and then kept for the passes that do), rather than building its own copies.
     pub fn divergence(&mut self, func: &Function) -> Arc<Divergence> {
         if let Some(d) = &self.divergence {
             return d.clone();
         }
+        let cfg = self.cfg(func);
+        let domtree = self.domtree(func);
         self.computations.divergence += 1;
-        let d = Arc::new(Divergence::compute(func));
+        let d = Arc::new(Divergence::compute_with(
+            func,
+            Reconvergence::Ipdom,
+            &cfg,
+            &domtree,
+        ));
         self.divergence = Some(d.clone());
         d
     }
@@ -217,6 +226,33 @@ block1:
 block2:
     return
 }";
+
+    #[test]
+    fn divergence_runs_on_the_cached_cfg_and_dominator_tree() {
+        let func = parse_function(DIAMOND).unwrap();
+        let mut cache = AnalysisCache::new();
+        let d = cache.divergence(&func);
+        // The graph and tree it needed were computed once, into the cache, and serve the
+        // passes that ask for them next.
+        let cfg = cache.cfg(&func);
+        cache.domtree(&func);
+        assert_eq!(
+            cache.computations(),
+            Computations {
+                cfg: 1,
+                domtree: 1,
+                divergence: 1,
+                ..Computations::default()
+            }
+        );
+        // The same answer as the analysis building its own.
+        let own = Divergence::compute(&func);
+        for &b in cfg.reverse_post_order().iter() {
+            assert_eq!(d.is_divergent_branch(b), own.is_divergent_branch(b));
+        }
+        assert_eq!(d.divergent_values(), own.divergent_values());
+        assert!(d.is_divergent_branch(func.layout.entry_block().unwrap()));
+    }
 
     #[test]
     fn analyses_are_computed_once_until_invalidated() {

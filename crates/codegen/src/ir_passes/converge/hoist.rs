@@ -11,7 +11,6 @@
 use super::dag::{operands, Arm};
 use super::matching::Matching;
 use super::uses::Uses;
-use rustc_hash::FxHashMap as HashMap;
 use warplift_ir::{Block, Function, InstructionData, Opcode, Value};
 
 /// What a hoist did.
@@ -35,7 +34,8 @@ pub fn hoist(
     matching: &Matching,
 ) -> Hoisted {
     let mut done = Hoisted::default();
-    let mut selects: HashMap<(Value, Value), Value> = HashMap::default();
+    // The renamed operand pairs and their `select`s: a few per hoist, searched linearly.
+    let mut selects: Vec<((Value, Value), Value)> = Vec::new();
     for pair in &matching.pairs {
         let (ia, ib) = (then_arm.insts[pair.a], else_arm.insts[pair.b]);
         let xs = operands(func, ia, false);
@@ -46,7 +46,11 @@ pub fn hoist(
             if x == y {
                 continue;
             }
-            let v = *selects.entry((x, y)).or_insert_with(|| {
+            if let Some(&(_, v)) = selects.iter().find(|(k, _)| *k == (x, y)) {
+                args[s] = v;
+                continue;
+            }
+            let v = {
                 let ty = func.dfg.value_type(x);
                 let sel = func.dfg.make_inst(
                     InstructionData::Ternary {
@@ -60,7 +64,8 @@ pub fn hoist(
                 uses.add(func, sel);
                 done.selects += 1;
                 func.dfg.inst_result(sel).expect("select has a result")
-            });
+            };
+            selects.push(((x, y), v));
             args[s] = v;
         }
         data.args_mut().copy_from_slice(&args);

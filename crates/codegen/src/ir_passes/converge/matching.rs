@@ -32,11 +32,11 @@
 //! most).
 
 use super::cost::{benefit, copy_cost, join_param_cost};
-use super::dag::{operator_key, Arm};
+use super::dag::{Arm, Operator};
 use super::pdg::{movable, Direction, MemoryDeps};
 use rustc_hash::FxHashMap as HashMap;
-use std::cell::Cell as Mark;
-use warplift_ir::{Function, Opcode, Value};
+use std::cell::{Cell as Mark, RefCell};
+use warplift_ir::{Function, Opcode, Value, ValueDef};
 
 /// No group, row or partner.
 const NONE: u32 = u32::MAX;
@@ -85,13 +85,11 @@ impl Entry {
     }
 }
 
-/// The DP table of two arms, for one direction.
-pub struct Matcher<'f> {
-    func: &'f Function,
-    a: &'f Arm,
-    b: &'f Arm,
-    dir: Direction,
-    rename: bool,
+/// The storage of a matching table, handed from one table to the next: the pass builds a
+/// few small tables per divergent branch, tens of thousands on a large kernel, and
+/// allocating each one's vectors anew was a fifth of their cost.
+#[derive(Default)]
+pub struct Tables {
     /// The operator group of each node of B that may match, and its position in the
     /// group; `(NONE, NONE)` for a node that must stay.
     group_b: Vec<(u32, u32)>,
@@ -99,10 +97,42 @@ pub struct Matcher<'f> {
     /// `members[start[g]..start[g + 1]]`.
     members: Vec<u32>,
     start: Vec<u32>,
+    /// The number of members of each group.
+    sizes: Vec<u32>,
     /// The group of each node of A that may match, and the first cell of its row (one
     /// cell per member of the group); `(NONE, NONE)` when it has no candidate.
     row_a: Vec<(u32, u32)>,
     cells: Vec<Entry>,
+    /// B's operators, numbered.
+    groups: KeyIndex,
+    /// What choosing roots works in ([`Matcher::choose`] borrows the table).
+    choice: RefCell<Choice>,
+}
+
+/// The working storage of [`Matcher::choose`].
+#[derive(Default)]
+struct Choice {
+    /// Each node's partner so far, per arm.
+    of_a: Vec<u32>,
+    of_b: Vec<u32>,
+    /// The kept roots: their score and their own pairs, `pairs[from..to]`.
+    kept: Vec<(i64, usize, usize)>,
+    /// One traceback's pairs, and the pairs it has still to visit.
+    trace: Vec<Pair>,
+    stack: Vec<(usize, usize)>,
+    /// The arms' load dependences.
+    loads_a: LoadDeps,
+    loads_b: LoadDeps,
+}
+
+/// The DP table of two arms, for one direction.
+pub struct Matcher<'f> {
+    func: &'f Function,
+    a: &'f Arm,
+    b: &'f Arm,
+    dir: Direction,
+    rename: bool,
+    t: Tables,
     /// The tracebacks made so far.
     traces: Mark<u32>,
 }
@@ -127,49 +157,68 @@ impl<'f> Matcher<'f> {
         forbid_a: &[bool],
         forbid_b: &[bool],
     ) -> Matcher<'f> {
-        let deps_b = MemoryDeps::compute(func, b);
+        Matcher::new_in(
+            Tables::default(),
+            func,
+            a,
+            b,
+            dir,
+            rename,
+            forbid_a,
+            forbid_b,
+        )
+    }
+
+    /// [`Matcher::new`], storing the table in `tables` (taken back by
+    /// [`Matcher::into_tables`]).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new_in(
+        mut t: Tables,
+        func: &'f Function,
+        a: &'f Arm,
+        b: &'f Arm,
+        dir: Direction,
+        rename: bool,
+        forbid_a: &[bool],
+        forbid_b: &[bool],
+    ) -> Matcher<'f> {
+        t.groups.clear();
+        t.group_b.clear();
+        t.sizes.clear();
+        t.start.clear();
+        t.members.clear();
+        t.row_a.clear();
+        t.cells.clear();
         // B's movable nodes grouped by operator, groups numbered in order of appearance.
-        let mut groups = KeyIndex {
-            keys: Vec::with_capacity(b.len()),
-            map: None,
-        };
-        let mut group_b = vec![(NONE, NONE); b.len()];
-        let mut sizes: Vec<u32> = Vec::with_capacity(b.len());
+        let deps_b = MemoryDeps::compute(func, b);
+        t.group_b.resize(b.len(), (NONE, NONE));
         for (j, &inst) in b.insts.iter().enumerate() {
-            if !forbid_b[j] && movable(func, b, &deps_b, j, dir) {
-                let g = groups.insert(operator_key(func, inst));
-                if g as usize == sizes.len() {
-                    sizes.push(0);
-                }
-                group_b[j] = (g, sizes[g as usize]);
-                sizes[g as usize] += 1;
+            if forbid_b[j] || !movable(func, b, &deps_b, j, dir) {
+                continue;
             }
-        }
-        let mut start = Vec::with_capacity(sizes.len() + 1);
-        let mut total = 0;
-        for &size in &sizes {
-            start.push(total);
-            total += size;
-        }
-        start.push(total);
-        let mut members = vec![0; total as usize];
-        for (j, &(g, k)) in group_b.iter().enumerate() {
-            if g != NONE {
-                members[(start[g as usize] + k) as usize] = j as u32;
+            let Some(op) = Operator::of(func, inst) else {
+                continue;
+            };
+            let g = t.groups.insert(op);
+            if g as usize == t.sizes.len() {
+                t.sizes.push(0);
             }
+            t.group_b[j] = (g, t.sizes[g as usize]);
+            t.sizes[g as usize] += 1;
         }
-        // A's rows, for its movable nodes whose operator B has.
-        let mut row_a = vec![(NONE, NONE); a.len()];
+        // A's rows, for its movable nodes whose operator B has: arms with no operator in
+        // common get no cell, and nothing below runs.
+        t.row_a.resize(a.len(), (NONE, NONE));
         let mut cells = 0u32;
-        if !groups.keys.is_empty() {
+        if !t.groups.keys.is_empty() {
             let deps_a = MemoryDeps::compute(func, a);
             for (i, &inst) in a.insts.iter().enumerate() {
                 if forbid_a[i] || !movable(func, a, &deps_a, i, dir) {
                     continue;
                 }
-                if let Some(g) = groups.find(&operator_key(func, inst)) {
-                    row_a[i] = (g, cells);
-                    cells += sizes[g as usize];
+                if let Some(g) = Operator::of(func, inst).and_then(|op| t.groups.find(&op)) {
+                    t.row_a[i] = (g, cells);
+                    cells += t.sizes[g as usize];
                 }
             }
         }
@@ -179,24 +228,37 @@ impl<'f> Matcher<'f> {
             b,
             dir,
             rename,
-            group_b,
-            members,
-            start,
-            row_a,
-            cells: vec![Entry::impossible(); cells as usize],
+            t,
             traces: Mark::new(0),
         };
+        if cells == 0 {
+            return m;
+        }
+        let t = &mut m.t;
+        let mut total = 0;
+        for &size in &t.sizes {
+            t.start.push(total);
+            total += size;
+        }
+        t.start.push(total);
+        t.members.resize(total as usize, 0);
+        for (j, &(g, k)) in t.group_b.iter().enumerate() {
+            if g != NONE {
+                t.members[(t.start[g as usize] + k) as usize] = j as u32;
+            }
+        }
+        t.cells.resize(cells as usize, Entry::impossible());
         // Children come before their parents: each row reads only rows filled before it.
         for i in 0..a.len() {
-            let (g, row) = m.row_a[i];
+            let (g, row) = m.t.row_a[i];
             if g == NONE {
                 continue;
             }
-            let (lo, hi) = (m.start[g as usize], m.start[g as usize + 1]);
+            let (lo, hi) = (m.t.start[g as usize], m.t.start[g as usize + 1]);
             for k in lo..hi {
-                let j = m.members[k as usize] as usize;
+                let j = m.t.members[k as usize] as usize;
                 if let Some((score, swapped)) = m.score(i, j) {
-                    let cell = &mut m.cells[(row + k - lo) as usize];
+                    let cell = &mut m.t.cells[(row + k - lo) as usize];
                     cell.score = score;
                     cell.swapped = swapped;
                     cell.possible = true;
@@ -206,16 +268,21 @@ impl<'f> Matcher<'f> {
         m
     }
 
+    /// The table's storage, for the next table.
+    pub fn into_tables(self) -> Tables {
+        self.t
+    }
+
     /// The cell of `(i, j)`, when both may match and have one operator.
     fn cell(&self, i: usize, j: usize) -> Option<usize> {
-        let (g, row) = self.row_a[i];
-        let (h, k) = self.group_b[j];
+        let (g, row) = self.t.row_a[i];
+        let (h, k) = self.t.group_b[j];
         (g != NONE && g == h).then(|| (row + k) as usize)
     }
 
     /// `T(i, j)` and whether B's operands are swapped, when the match is possible.
     fn entry(&self, i: usize, j: usize) -> Option<&Entry> {
-        let e = &self.cells[self.cell(i, j)?];
+        let e = &self.t.cells[self.cell(i, j)?];
         e.possible.then_some(e)
     }
 
@@ -258,9 +325,9 @@ impl<'f> Matcher<'f> {
 
     /// The best of matching the operands' definitions and keeping them as they are.
     fn slot(&self, x: Value, y: Value) -> Option<i64> {
-        let (i, j) = (self.a.node_of(self.func, x), self.b.node_of(self.func, y));
-        let keep = self.leaf_of(x, y, i.is_some(), j.is_some());
-        let matched = match (i, j) {
+        let (dx, dy) = (Def::of(self.func, self.a, x), Def::of(self.func, self.b, y));
+        let keep = self.leaf_of(x, y, dx, dy);
+        let matched = match (dx.node, dy.node) {
             (Some(i), Some(j)) => self.get(i, j),
             _ => None,
         };
@@ -270,23 +337,10 @@ impl<'f> Matcher<'f> {
         }
     }
 
-    /// The profit of keeping operands `x` (arm A) and `y` (arm B) as they are.
-    fn leaf(&self, x: Value, y: Value) -> Option<i64> {
-        let (in_a, in_b) = (
-            self.a.node_of(self.func, x).is_some(),
-            self.b.node_of(self.func, y).is_some(),
-        );
-        self.leaf_of(x, y, in_a, in_b)
-    }
-
-    /// [`Self::leaf`], told whether `x` and `y` are results of their arms' nodes.
-    fn leaf_of(&self, x: Value, y: Value, node_x: bool, node_y: bool) -> Option<i64> {
-        if self.dir == Direction::Hoist
-            && (node_x
-                || node_y
-                || self.a.defines_param(self.func, x)
-                || self.b.defines_param(self.func, y))
-        {
+    /// The profit of keeping operands `x` (arm A) and `y` (arm B), defined as `dx` and
+    /// `dy` say, as they are.
+    fn leaf_of(&self, x: Value, y: Value, dx: Def, dy: Def) -> Option<i64> {
+        if self.dir == Direction::Hoist && (dx.in_arm() || dy.in_arm()) {
             return None;
         }
         if x == y {
@@ -303,9 +357,10 @@ impl<'f> Matcher<'f> {
     /// Does the matching choose to converge the operands' definitions (rather than keep
     /// the operands)?
     fn child(&self, x: Value, y: Value) -> Option<(usize, usize)> {
-        let (i, j) = (self.a.node_of(self.func, x)?, self.b.node_of(self.func, y)?);
+        let (dx, dy) = (Def::of(self.func, self.a, x), Def::of(self.func, self.b, y));
+        let (i, j) = (dx.node?, dy.node?);
         let m = self.get(i, j)?;
-        match self.leaf(x, y) {
+        match self.leaf_of(x, y, dx, dy) {
             Some(k) if k > m => None,
             _ => Some((i, j)),
         }
@@ -317,17 +372,18 @@ impl<'f> Matcher<'f> {
     }
 
     /// The pairs of the best matching rooted at `(i, j)`, into `out` (cleared first).
-    fn traceback(&self, i: usize, j: usize, out: &mut Vec<Pair>) {
+    fn traceback(&self, i: usize, j: usize, out: &mut Vec<Pair>, stack: &mut Vec<(usize, usize)>) {
         out.clear();
+        stack.clear();
         let trace = self.traces.get() + 1;
         self.traces.set(trace);
-        let mut stack = vec![(i, j)];
+        stack.push((i, j));
         while let Some((i, j)) = stack.pop() {
             let cell = self.cell(i, j).expect("a traced pair has a cell");
-            if self.cells[cell].mark.replace(trace) == trace {
+            if self.t.cells[cell].mark.replace(trace) == trace {
                 continue;
             }
-            let swapped = self.cells[cell].swapped;
+            let swapped = self.t.cells[cell].swapped;
             out.push(Pair {
                 a: i,
                 b: j,
@@ -352,14 +408,14 @@ impl<'f> Matcher<'f> {
         let roots: Vec<(usize, usize)> = (0..self.a.len())
             .rev()
             .filter_map(|i| {
-                let (g, _) = self.row_a[i];
+                let (g, _) = self.t.row_a[i];
                 if g == NONE {
                     return None;
                 }
-                let (lo, hi) = (self.start[g as usize], self.start[g as usize + 1]);
+                let (lo, hi) = (self.t.start[g as usize], self.t.start[g as usize + 1]);
                 // The best score; on ties the earliest partner in B.
                 let mut best: Option<(usize, i64)> = None;
-                for &j in &self.members[lo as usize..hi as usize] {
+                for &j in &self.t.members[lo as usize..hi as usize] {
                     let j = j as usize;
                     if let Some(s) = self.get(i, j) {
                         if best.is_none_or(|(_, b)| s > b) {
@@ -381,12 +437,22 @@ impl<'f> Matcher<'f> {
         roots: impl IntoIterator<Item = (usize, usize)>,
         threshold: i64,
     ) -> Matching {
-        let mut of_a = vec![NONE; self.a.len()];
-        let mut of_b = vec![NONE; self.b.len()];
-        // The kept roots: their score and their own pairs, `pairs[from..to]`.
-        let mut kept: Vec<(i64, usize, usize)> = Vec::new();
+        let mut choice = self.t.choice.borrow_mut();
+        let Choice {
+            of_a,
+            of_b,
+            kept,
+            trace,
+            stack,
+            loads_a,
+            loads_b,
+        } = &mut *choice;
+        of_a.clear();
+        of_a.resize(self.a.len(), NONE);
+        of_b.clear();
+        of_b.resize(self.b.len(), NONE);
+        kept.clear();
         let mut pairs: Vec<Pair> = Vec::new();
-        let mut trace = Vec::new();
         // A sink's roots are passed to the reconvergence point: merging them frees the
         // parameter that received them.
         let credit = match self.dir {
@@ -403,7 +469,7 @@ impl<'f> Matcher<'f> {
             if score <= threshold {
                 continue;
             }
-            self.traceback(i, j, &mut trace);
+            self.traceback(i, j, trace, stack);
             let agrees = trace.iter().all(|p| {
                 (of_a[p.a] == NONE || of_a[p.a] as usize == p.b)
                     && (of_b[p.b] == NONE || of_b[p.b] as usize == p.a)
@@ -412,7 +478,7 @@ impl<'f> Matcher<'f> {
                 continue;
             }
             let from = pairs.len();
-            for &p in &trace {
+            for &p in trace.iter() {
                 // A node paired twice in one traceback keeps its first pair.
                 let before = core::mem::replace(&mut of_a[p.a], p.b as u32);
                 if before == NONE {
@@ -427,20 +493,21 @@ impl<'f> Matcher<'f> {
         let load = |arm: &Arm, n: usize| self.func.dfg.insts[arm.insts[n]].opcode() == Opcode::Load;
         let stays = |arm: &Arm, of: &[u32]| (0..arm.len()).any(|n| of[n] == NONE && load(arm, n));
         let matched_load = pairs.iter().any(|p| load(self.a, p.a));
-        if !matched_load || !(stays(self.a, &of_a) || stays(self.b, &of_b)) {
+        if !matched_load || !(stays(self.a, of_a) || stays(self.b, of_b)) {
             let profit = kept.iter().map(|r| r.0).sum();
             pairs.sort_by_key(|p| p.a);
             return Matching { pairs, profit };
         }
         // Each drop unmatches loads, which may hide others: repeat until stable.
-        let loads_a = LoadDeps::of(self.func, self.a);
-        let loads_b = LoadDeps::of(self.func, self.b);
+        loads_a.fill(self.func, self.a);
+        loads_b.fill(self.func, self.b);
+        let (loads_a, loads_b) = (&*loads_a, &*loads_b);
         let realized = |of_a: &[u32], of_b: &[u32], &(score, from, to): &(i64, usize, usize)| {
             let lost: i64 = pairs[from..to]
                 .iter()
                 .filter(|p| {
-                    self.hidden(self.a, &loads_a, p.a, of_a)
-                        || self.hidden(self.b, &loads_b, p.b, of_b)
+                    self.hidden(self.a, loads_a, p.a, of_a)
+                        || self.hidden(self.b, loads_b, p.b, of_b)
                 })
                 .map(|p| benefit(&self.func.dfg.insts[self.a.insts[p.a]]))
                 .sum();
@@ -450,9 +517,9 @@ impl<'f> Matcher<'f> {
         loop {
             let Some(k) = kept
                 .iter()
-                .position(|r| realized(&of_a, &of_b, r) <= threshold)
+                .position(|r| realized(of_a, of_b, r) <= threshold)
             else {
-                profit = kept.iter().map(|r| realized(&of_a, &of_b, r)).sum();
+                profit = kept.iter().map(|r| realized(of_a, of_b, r)).sum();
                 break;
             };
             let (_, from, to) = kept.remove(k);
@@ -494,49 +561,81 @@ impl<'f> Matcher<'f> {
     }
 }
 
-/// What two instructions must share to match ([`operator_key`]).
-type Key = (warplift_ir::InstructionData, Option<warplift_ir::Type>);
+/// Where an operand of an arm's node is defined, looked up once for every question the
+/// table asks of it.
+#[derive(Copy, Clone)]
+struct Def {
+    /// The node of the arm computing it.
+    node: Option<usize>,
+    /// It is a parameter of the arm's block.
+    param: bool,
+}
 
-/// Operator keys numbered in order of first appearance: found by a linear search while
-/// they are few (an arm has a handful of operators, and hashing each key cost more than
-/// comparing it), through a hash map beyond.
+impl Def {
+    fn of(func: &Function, arm: &Arm, v: Value) -> Def {
+        match func.dfg.value_def(v) {
+            ValueDef::Result(inst) => Def {
+                node: arm.node(inst),
+                param: false,
+            },
+            ValueDef::Param(b, _) => Def {
+                node: None,
+                param: b == arm.block,
+            },
+        }
+    }
+
+    /// Is the value defined in the arm (so not available before its branch)?
+    fn in_arm(self) -> bool {
+        self.node.is_some() || self.param
+    }
+}
+
+/// Operators numbered in order of first appearance: found by a linear search while they
+/// are few (an arm has a handful of operators, and hashing each cost more than comparing
+/// it), through a hash map beyond.
+#[derive(Default)]
 struct KeyIndex {
-    keys: Vec<Key>,
-    map: Option<HashMap<Key, u32>>,
+    keys: Vec<Operator>,
+    map: Option<HashMap<Operator, u32>>,
 }
 
 impl KeyIndex {
     /// Past this many keys, a hash map.
     const LINEAR: usize = 16;
 
-    /// The number of `key`, when it has one.
-    fn find(&self, key: &Key) -> Option<u32> {
-        match &self.map {
-            Some(map) => map.get(key).copied(),
-            None => {
-                // Most keys differ in opcode: compare that before the whole key.
-                let op = key.0.opcode();
-                self.keys
-                    .iter()
-                    .position(|k| k.0.opcode() == op && k == key)
-                    .map(|g| g as u32)
-            }
+    /// Forgets every key (keeping the storage).
+    fn clear(&mut self) {
+        self.keys.clear();
+        if let Some(map) = &mut self.map {
+            map.clear();
         }
     }
 
+    /// The number of `key`, when it has one.
+    fn find(&self, key: &Operator) -> Option<u32> {
+        if self.keys.len() > Self::LINEAR {
+            if let Some(map) = &self.map {
+                return map.get(key).copied();
+            }
+        }
+        self.keys.iter().position(|k| k == key).map(|g| g as u32)
+    }
+
     /// The number of `key`, given the next one when it is new.
-    fn insert(&mut self, key: Key) -> u32 {
+    fn insert(&mut self, key: Operator) -> u32 {
         if let Some(g) = self.find(&key) {
             return g;
         }
         let g = self.keys.len() as u32;
-        if let Some(map) = &mut self.map {
-            map.insert(key.clone(), g);
-        }
         self.keys.push(key);
-        if self.map.is_none() && self.keys.len() > Self::LINEAR {
-            let map = self.keys.iter().cloned().zip(0..).collect();
-            self.map = Some(map);
+        if self.keys.len() > Self::LINEAR {
+            let map = self.map.get_or_insert_with(HashMap::default);
+            if self.keys.len() == Self::LINEAR + 1 {
+                map.extend(self.keys.iter().copied().zip(0..));
+            } else {
+                map.insert(key, g);
+            }
         }
         g
     }
@@ -546,6 +645,7 @@ impl KeyIndex {
 /// results it reads, directly or through other nodes of the arm, as a bit set over the
 /// arm's loads (computed once per matching, in arm order, instead of a search per
 /// question).
+#[derive(Default)]
 struct LoadDeps {
     /// The arm's loads, in order.
     loads: Vec<u32>,
@@ -558,49 +658,43 @@ struct LoadDeps {
 }
 
 impl LoadDeps {
-    /// The load dependences of `arm`; none are recorded below two loads (a load can
-    /// only be hidden behind another).
-    fn of(func: &Function, arm: &Arm) -> LoadDeps {
+    /// Makes these the load dependences of `arm` (reusing the storage); none are recorded
+    /// below two loads (a load can only be hidden behind another).
+    fn fill(&mut self, func: &Function, arm: &Arm) {
         let is_load = |i: &warplift_ir::Inst| func.dfg.insts[*i].opcode() == Opcode::Load;
+        self.loads.clear();
+        self.index.clear();
+        self.reads.clear();
+        self.words = 0;
         let count = arm.insts.iter().filter(|i| is_load(i)).count();
         if count < 2 {
-            let loads = (0..arm.len() as u32)
-                .filter(|&n| is_load(&arm.insts[n as usize]))
-                .collect();
-            return LoadDeps {
-                loads,
-                index: Vec::new(),
-                words: 0,
-                reads: Vec::new(),
-            };
+            self.loads
+                .extend((0..arm.len() as u32).filter(|&n| is_load(&arm.insts[n as usize])));
+            return;
         }
         let n = arm.len();
         let words = count.div_ceil(64);
-        let mut deps = LoadDeps {
-            loads: Vec::with_capacity(count),
-            index: vec![NONE; n],
-            words,
-            reads: vec![0; n * words],
-        };
+        self.words = words;
+        self.index.resize(n, NONE);
+        self.reads.resize(n * words, 0);
         for (node, inst) in arm.insts.iter().enumerate() {
             for &v in func.dfg.insts[*inst].args() {
                 let Some(d) = arm.node_of(func, v) else {
                     continue;
                 };
                 for w in 0..words {
-                    deps.reads[node * words + w] |= deps.reads[d * words + w];
+                    self.reads[node * words + w] |= self.reads[d * words + w];
                 }
-                let k = deps.index[d];
+                let k = self.index[d];
                 if k != NONE {
-                    deps.reads[node * words + k as usize / 64] |= 1 << (k % 64);
+                    self.reads[node * words + k as usize / 64] |= 1 << (k % 64);
                 }
             }
             if is_load(inst) {
-                deps.index[node] = deps.loads.len() as u32;
-                deps.loads.push(node as u32);
+                self.index[node] = self.loads.len() as u32;
+                self.loads.push(node as u32);
             }
         }
-        deps
     }
 
     /// Does node `to` read the result of the load `from`, directly or not?

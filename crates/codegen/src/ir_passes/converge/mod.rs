@@ -286,6 +286,8 @@ pub fn converge_in(func: &mut Function, opts: &Options, analyses: &mut AnalysisC
     let mut stats = Stats::default();
     let order = cfg.reverse_post_order();
     let mut flattened_jumps = Vec::new();
+    // One table's storage for every matching of the walk.
+    let mut tables = matching::Tables::default();
     for &block in order.iter().rev() {
         // A Split, a flattening or Unify empties blocks (removed at the end).
         if func.layout.block_insts(block).is_empty() || !divergence.is_divergent_branch(block) {
@@ -345,7 +347,8 @@ pub fn converge_in(func: &mut Function, opts: &Options, analyses: &mut AnalysisC
                 let b = Arm::new(func, else_block);
                 let none_a = vec![false; a.len()];
                 let none_b = vec![false; b.len()];
-                let m = Matcher::new(
+                let matcher = Matcher::new_in(
+                    core::mem::take(&mut tables),
                     func,
                     &a,
                     &b,
@@ -353,8 +356,9 @@ pub fn converge_in(func: &mut Function, opts: &Options, analyses: &mut AnalysisC
                     opts.rename,
                     &none_a,
                     &none_b,
-                )
-                .best(opts.threshold);
+                );
+                let m = matcher.best(opts.threshold);
+                tables = matcher.into_tables();
                 if !m.pairs.is_empty() {
                     let done = hoist::hoist(func, &mut uses, block, cond, &a, &b, &m);
                     stats.hoisted += done.pairs;
@@ -368,7 +372,7 @@ pub fn converge_in(func: &mut Function, opts: &Options, analyses: &mut AnalysisC
             match join.map(|j| (j, sink_arms(func, &edges, j))) {
                 Some((join, Some(preds))) if preds.len() == 2 => {
                     let (a, b) = (Arm::new(func, preds[0]), Arm::new(func, preds[1]));
-                    sink_pair(func, &mut uses, join, &a, &b, opts, &mut stats);
+                    sink_pair(func, &mut uses, &mut tables, join, &a, &b, opts, &mut stats);
                 }
                 Some((join, Some(preds))) => {
                     let arms: Vec<Arm> = preds.iter().map(|&p| Arm::new(func, p)).collect();
@@ -519,9 +523,11 @@ pub(crate) fn returns_to(cfg: &edges::Edges, from: Block, target: Block, stop: B
 /// Sinks the common expressions of the two arms `a` and `b` into `join`: the matching is
 /// recomputed with the nodes whose results are read where the merged result cannot stand
 /// in forbidden, until what is left is legal.
+#[allow(clippy::too_many_arguments)]
 fn sink_pair(
     func: &mut Function,
     uses: &mut Uses,
+    tables: &mut matching::Tables,
     join: Block,
     a: &Arm,
     b: &Arm,
@@ -532,7 +538,8 @@ fn sink_pair(
     let mut forbid_b = vec![false; b.len()];
     // Each round forbids at least one more node, so this ends.
     loop {
-        let matcher = Matcher::new(
+        let matcher = Matcher::new_in(
+            core::mem::take(tables),
             func,
             a,
             b,
@@ -542,6 +549,7 @@ fn sink_pair(
             &forbid_b,
         );
         let m = matcher.choose(sink::roots(func, a, b), opts.threshold);
+        *tables = matcher.into_tables();
         if m.pairs.is_empty() {
             return;
         }

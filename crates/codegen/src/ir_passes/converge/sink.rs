@@ -13,7 +13,6 @@
 use super::dag::{operands, Arm};
 use super::matching::{Matching, Pair};
 use super::uses::Uses;
-use rustc_hash::FxHashMap as HashMap;
 use warplift_ir::{Block, Function, Inst, Value};
 
 /// What a sink did.
@@ -28,9 +27,9 @@ pub struct Sunk {
 /// The argument positions of the two arms' jumps to `join` where both pass a result of
 /// their own arm: the roots of the matching.
 pub fn roots(func: &Function, a: &Arm, b: &Arm) -> Vec<(usize, usize)> {
-    let (xs, ys) = (jump_args(func, a.block), jump_args(func, b.block));
+    let (xs, ys) = (jump_args_ref(func, a.block), jump_args_ref(func, b.block));
     xs.iter()
-        .zip(&ys)
+        .zip(ys)
         .filter_map(|(&x, &y)| Some((a.node_of(func, x)?, b.node_of(func, y)?)))
         .collect()
 }
@@ -40,6 +39,12 @@ pub fn jump_args(func: &Function, block: Block) -> Vec<Value> {
     func.terminator(block)
         .map(|t| func.dfg.insts[t].branch_destinations()[0].args.clone())
         .unwrap_or_default()
+}
+
+/// The arguments of the jump ending `block`, borrowed.
+fn jump_args_ref(func: &Function, block: Block) -> &[Value] {
+    func.terminator(block)
+        .map_or(&[], |t| &func.dfg.insts[t].branch_destinations()[0].args)
 }
 
 /// The nodes of `matching` whose results are read where the merged result cannot stand
@@ -60,7 +65,7 @@ pub fn illegal_uses(
         by_a[p.a] = Some(*p);
         by_b[p.b] = Some(*p);
     }
-    let (ja, jb) = (jump_args(func, a.block), jump_args(func, b.block));
+    let (ja, jb) = (jump_args_ref(func, a.block), jump_args_ref(func, b.block));
     let (ta, tb) = (func.terminator(a.block), func.terminator(b.block));
     let result = |arm: &Arm, n: usize| func.dfg.inst_result(arm.insts[n]);
     // Does every slot where `mine` reads `v` read `other` in `theirs`?
@@ -76,7 +81,7 @@ pub fn illegal_uses(
             (b, tb, &by_b)
         };
         if Some(user) == term {
-            let (mine, theirs) = if side_a { (&ja, &jb) } else { (&jb, &ja) };
+            let (mine, theirs) = if side_a { (ja, jb) } else { (jb, ja) };
             return agree(mine, theirs, v, other);
         }
         let Some(node) = own.node(user) else {
@@ -104,10 +109,10 @@ pub fn illegal_uses(
             bad.0.push(p.a);
             continue;
         };
-        if !uses.of(func, va).all(|u| check(u, true, va, vb)) {
+        if !uses.all_readers(func, va, |u| check(u, true, va, vb)) {
             bad.0.push(p.a);
         }
-        if !uses.of(func, vb).all(|u| check(u, false, vb, va)) {
+        if !uses.all_readers(func, vb, |u| check(u, false, vb, va)) {
             bad.1.push(p.b);
         }
     }
@@ -128,9 +133,11 @@ pub fn sink(
     let ta = func.terminator(a.block).expect("arm ends in a jump");
     let tb = func.terminator(b.block).expect("arm ends in a jump");
     let original_params = func.dfg.block_params(join).len();
-    let mut params: HashMap<(Value, Value), Value> = HashMap::default();
+    // The renamed operand pairs and their parameters, and the merged results: a few per
+    // sink, searched linearly (a hash table per sink cost more than the searches).
+    let mut params: Vec<((Value, Value), Value)> = Vec::new();
     let mut at = 0;
-    let mut merged_results = rustc_hash::FxHashSet::default();
+    let mut merged_results = Vec::with_capacity(matching.pairs.len());
     for pair in &matching.pairs {
         let (ia, ib) = (a.insts[pair.a], b.insts[pair.b]);
         let xs = operands(func, ia, false);
@@ -141,13 +148,17 @@ pub fn sink(
             if x == y {
                 continue;
             }
-            let v = *params.entry((x, y)).or_insert_with(|| {
-                let p = func.dfg.append_block_param(join, func.dfg.value_type(x));
-                func.dfg.insts[ta].branch_destinations_mut()[0].args.push(x);
-                func.dfg.insts[tb].branch_destinations_mut()[0].args.push(y);
-                done.params += 1;
-                p
-            });
+            let v = match params.iter().find(|(k, _)| *k == (x, y)) {
+                Some(&(_, p)) => p,
+                None => {
+                    let p = func.dfg.append_block_param(join, func.dfg.value_type(x));
+                    func.dfg.insts[ta].branch_destinations_mut()[0].args.push(x);
+                    func.dfg.insts[tb].branch_destinations_mut()[0].args.push(y);
+                    done.params += 1;
+                    params.push(((x, y), p));
+                    p
+                }
+            };
             args[s] = v;
         }
         data.args_mut().copy_from_slice(&args);
@@ -169,7 +180,7 @@ pub fn sink(
         func.layout.remove_inst(ib);
         uses.replace(func, ra, r);
         uses.replace(func, rb, r);
-        merged_results.insert(r);
+        merged_results.push(r);
         done.pairs += 1;
     }
     uses.add(func, ta);

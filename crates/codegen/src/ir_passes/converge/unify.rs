@@ -56,7 +56,7 @@
 //! branch each) exceed the `select`s' by more than the threshold.
 
 use super::cost::{benefit, copy_cost, BRANCH_LATENCY};
-use super::dag::operator_key;
+use super::dag::Operator;
 use super::edges::Edges;
 use super::uses::Uses;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
@@ -129,7 +129,7 @@ pub fn operator_match(func: &Function, a: Inst, b: Inst) -> Option<bool> {
         ) if ca != cb => (*ca == swap_float_cc(*cb)).then_some(true),
         // A branch's destinations are the walk's to compare, not the operator's.
         _ if da.opcode().is_branch() => (da.opcode() == db.opcode()).then_some(false),
-        _ => (operator_key(func, a) == operator_key(func, b)).then_some(false),
+        _ => (Operator::of(func, a) == Operator::of(func, b)).then_some(false),
     }
 }
 

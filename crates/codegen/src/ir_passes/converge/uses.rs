@@ -112,6 +112,16 @@ impl Uses {
         out.into_iter()
     }
 
+    /// Does `f` hold for every placed instruction reading `v`? A reader may be asked
+    /// twice (see [`Uses::of`]), so `f` must not count; nothing is allocated, for the
+    /// checks the pass makes on every matched pair.
+    pub fn all_readers(&self, func: &Function, v: Value, f: impl FnMut(Inst) -> bool) -> bool {
+        self.chain(v)
+            .map(|e| self.reader[e as usize])
+            .filter(|&i| func.layout.inst_block(i).is_some())
+            .all(f)
+    }
+
     /// Makes every reader of `old` read `new` instead. Readers no longer placed are
     /// dropped from the lists here, so that a value that many moves replace into does not
     /// drag the dead ones along.
