@@ -328,15 +328,16 @@ impl Context {
             },
             ..AllocOptions::default()
         };
-        let reservation = pipeline.reservation(settings, &lowered);
+        let (reservation, mut carried) = pipeline.plan(settings, &lowered);
         let lowered_insts = lowered.num_insts();
         let mut allocated = allocate_owned(lowered, &regs, &reservation, &options)?;
         let limits = Some([regs.b32, regs.b64, regs.pred]);
         if settings.verify {
             verify_mir_with_limits(&allocated.func, limits)?;
         }
-        for pass in &pipeline.machine {
-            let report = pass.run(&mut allocated.func, &allocated.reserved, settings)?;
+        for (pass, carried) in pipeline.machine.iter().zip(carried.drain(..)) {
+            let report =
+                pass.run_planned(&mut allocated.func, &allocated.reserved, settings, carried)?;
             reports.push((pass.name(), report));
             if settings.verify {
                 verify_mir_with_limits(&allocated.func, limits)?;

@@ -228,11 +228,8 @@ pub(super) fn optimize_region(
                 continue;
             }
             let b = cut.stand_in(g);
-            let beyond_exit = exit_after.is_some_and(|e| {
-                func.successors(g)
-                    .into_iter()
-                    .any(|s| key(s).is_some_and(|k| k > e))
-            });
+            let beyond_exit =
+                exit_after.is_some_and(|e| func.succs(g).any(|s| key(s).is_some_and(|k| k > e)));
             if beyond_exit {
                 beyond_jumps.push(b);
             }
@@ -413,12 +410,14 @@ mod tests {
                         &allocated.reserved,
                         &settings,
                         OptScope::Region,
+                        None,
                     );
                     let oracle = linearize_kernel(
                         &mut whole,
                         &allocated.reserved,
                         &settings,
                         OptScope::Kernel,
+                        None,
                     );
                     let (Ok(local), Ok(oracle)) = (local, oracle) else {
                         panic!("{name} {config:?} layout {layout}: the pass failed");

@@ -152,10 +152,7 @@ fn guard_values(
                 }
                 // A block that does not write `g` passes on what it received.
                 let vals = assigned(func, b, regs).unwrap_or(inp);
-                func.successors(b)
-                    .into_iter()
-                    .map(|s| (s, vals.clone()))
-                    .collect()
+                func.succs(b).map(|s| (s, vals.clone())).collect()
             }
         };
         for (s, vals) in outs {
@@ -443,9 +440,8 @@ fn breaks_structure(
             .any(|i| {
                 state
                     .func
-                    .successors(layout[i])
-                    .iter()
-                    .any(|s| position.get(s).is_some_and(|&j| j > to))
+                    .succs(layout[i])
+                    .any(|s| position.get(&s).is_some_and(|&j| j > to))
             });
     }
     false
@@ -588,7 +584,7 @@ fn skip_guard(state: &mut State, cx: &Layout<'_>, i: usize) {
 /// Takes block `b`, which no lane reaches any more, out of the code.
 fn remove_block(state: &mut State, b: MBlock) {
     state.func.order.retain(|&x| x != b);
-    for s in state.func.successors(b) {
+    for s in state.func.succs(b) {
         if let Some(ps) = state.preds.get_mut(&s) {
             ps.retain(|&x| x != b);
         }
@@ -830,7 +826,7 @@ fn merge_guard(state: &mut State, region: &FxHashSet<MBlock>, g: MBlock) {
     insts.extend(body);
     state.func.order.retain(|&b| b != g);
     // `p` now branches where `g` did.
-    for s in state.func.successors(p) {
+    for s in state.func.succs(p) {
         if let Some(ps) = state.preds.get_mut(&s) {
             for b in ps.iter_mut().filter(|b| **b == g) {
                 *b = p;
@@ -981,9 +977,8 @@ fn remove_unread_assignments(state: &mut State, regs: GuardRegs) {
     // Live on entry to each block: the fixpoint of the usual backward equations.
     let mut live_in: FxHashMap<MBlock, bool> = blocks.iter().map(|&b| (b, false)).collect();
     let live_after = |b: MBlock, live_in: &FxHashMap<MBlock, bool>| {
-        func.successors(b)
-            .iter()
-            .any(|s| live_in.get(s).copied().unwrap_or(false))
+        func.succs(b)
+            .any(|s| live_in.get(&s).copied().unwrap_or(false))
     };
     let mut changed = true;
     while changed {
@@ -1232,11 +1227,7 @@ fn fold_tests_across_blocks(state: &mut State, regs: GuardRegs) {
                 f.learn(pred, negated);
                 vec![(taken.block, t), (not_taken.block, f)]
             }
-            _ => func
-                .successors(b)
-                .into_iter()
-                .map(|s| (s, k.clone()))
-                .collect(),
+            _ => func.succs(b).map(|s| (s, k.clone())).collect(),
         }
     };
     let mut changed = true;
@@ -1410,7 +1401,7 @@ pub fn optimize(
     region.push(lin.exit);
     let mut preds: FxHashMap<MBlock, Vec<MBlock>> = FxHashMap::default();
     for &b in &region {
-        for s in func.successors(b) {
+        for s in func.succs(b) {
             let p = preds.entry(s).or_default();
             if !p.contains(&b) {
                 p.push(b);
