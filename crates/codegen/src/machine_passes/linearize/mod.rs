@@ -935,9 +935,8 @@ fn dominance_order(
     if order != rpo_order {
         let pos: FxHashMap<usize, usize> = order.iter().enumerate().map(|(i, &k)| (k, i)).collect();
         let forward_kept = parts.iter().enumerate().all(|(k, part)| {
-            func.successors(part.tail)
-                .iter()
-                .filter_map(|s| index.get(s))
+            func.succs(part.tail)
+                .filter_map(|s| index.get(&s))
                 .all(|&j| j <= k || pos[&k] < pos[&j])
         });
         if !forward_kept {
@@ -951,9 +950,8 @@ fn dominance_order(
     let succs: Vec<Vec<usize>> = parts
         .iter()
         .map(|p| {
-            func.successors(p.tail)
-                .iter()
-                .filter_map(|s| index.get(s).copied())
+            func.succs(p.tail)
+                .filter_map(|s| index.get(&s).copied())
                 .collect()
         })
         .collect();
@@ -961,15 +959,25 @@ fn dominance_order(
     for (i, &k) in order.iter().enumerate() {
         rank[k] = i;
     }
-    // Parts entered from outside the region have no dominating part (an over-estimate
-    // that only matters to an irreducible cycle's choice of header, as "entered first").
-    let transparent: Vec<bool> = parts
+    // Where every edge between parts goes forward in the order, the parts have no cycle
+    // to keep whole or enter: the order stands as it is (the common case, an acyclic
+    // region, skips the loop analysis).
+    let acyclic = succs
         .iter()
-        .map(|p| p.blocks.len() == 1 && func.blocks[p.head].kind == BlockKind::EdgeSplit)
-        .collect();
-    let nest = order::loop_order(&succs, &roots, &rank, &transparent);
-    if nest.irreducible() || !nest.keeps_cycles_together(&order, !merged.is_empty()) {
-        order = nest.order;
+        .enumerate()
+        .all(|(k, out)| out.iter().all(|&j| rank[j] > rank[k]));
+    if !acyclic {
+        // Parts entered from outside the region have no dominating part (an
+        // over-estimate that only matters to an irreducible cycle's choice of header, as
+        // "entered first").
+        let transparent: Vec<bool> = parts
+            .iter()
+            .map(|p| p.blocks.len() == 1 && func.blocks[p.head].kind == BlockKind::EdgeSplit)
+            .collect();
+        let nest = order::loop_order(&succs, &roots, &rank, &transparent);
+        if nest.irreducible() || !nest.keeps_cycles_together(&order, !merged.is_empty()) {
+            order = nest.order;
+        }
     }
     let mut slots: Vec<Option<Part>> = parts.into_iter().map(Some).collect();
     order.into_iter().filter_map(|k| slots[k].take()).collect()
