@@ -127,8 +127,9 @@ pub trait MachinePass: Sync {
         reserved: &ReservedRegs,
         settings: &Settings,
     ) -> Result<PassReport, PassError>;
-    /// [`MachinePass::reservation`], with what the pass learnt on the way for
-    /// [`MachinePass::run_planned`] to reuse; by default nothing.
+    /// [`MachinePass::reservation`] on `func`, the lowered kernel in the shape allocation
+    /// gives it ([`crate::regalloc::allocation_cfg`]), with what the pass learnt on the
+    /// way for [`MachinePass::run_planned`] to reuse; by default nothing.
     fn plan(&self, settings: &Settings, func: &MirFunction) -> Plan {
         Plan {
             request: self.reservation(settings, func),
@@ -329,8 +330,9 @@ impl Pipeline {
         self.union(|pass| pass.reservation(settings, func))
     }
 
-    /// [`Pipeline::reservation`] with every machine pass's [`Plan`]: the union of their
-    /// requests, and what each carries to its run, in the order of `self.machine`.
+    /// [`Pipeline::reservation`] with every machine pass's [`Plan`] for `func` (in its
+    /// allocation shape, see [`MachinePass::plan`]): the union of their requests, and
+    /// what each carries to its run, in the order of `self.machine`.
     pub fn plan(
         &self,
         settings: &Settings,

@@ -206,33 +206,32 @@ impl MachinePass for Linearize {
 
     /// The guard registers, when the lowered kernel has a region to linearize: a kernel
     /// without one (no divergent unstructured region, in the default mode) pays nothing.
+    /// The regions are looked for in the control flow allocation will give the kernel
+    /// (its critical edges split), so they are the ones the pass finds after allocation.
     fn reservation(&self, settings: &Settings, func: &MirFunction) -> ReservationRequest {
-        self.plan(settings, func).request
+        match crate::regalloc::allocation_cfg(func) {
+            Some(shaped) => self.plan(settings, &shaped).request,
+            None => self.reservation_bound(settings),
+        }
     }
 
-    /// The regions are looked for in the control flow allocation will give the kernel
-    /// (its critical edges split), so they are the ones the pass finds after allocation,
-    /// which adds instructions but no block or edge: they travel to the run (with the
-    /// kernel's [`regions::Shape`], which the run checks), which then looks for none.
-    fn plan(&self, settings: &Settings, func: &MirFunction) -> Plan {
-        let Some(shaped) = crate::regalloc::allocation_cfg(func) else {
-            return Plan {
-                request: self.reservation_bound(settings),
-                carried: None,
-            };
-        };
-        let found = found_regions(&shaped, settings);
+    /// Allocation adds instructions but no block or edge, so the regions found in the
+    /// kernel's allocation shape are the ones the run would find: they travel to the run
+    /// (with the kernel's [`regions::Shape`], which the run checks), which then looks for
+    /// none.
+    fn plan(&self, settings: &Settings, shaped: &MirFunction) -> Plan {
+        let found = found_regions(shaped, settings);
         // The cost model's estimate counts instructions, and allocation adds some (moves),
         // so a region it declines now may pay after allocation: reserve for every region
         // the mode selects, whatever its estimate.
-        let request = if found.any_kept(&shaped, settings) {
+        let request = if found.any_kept(shaped, settings) {
             self.reservation_bound(settings)
         } else {
             ReservationRequest::none()
         };
         let carried: Option<Carried> = match found {
             Found::Candidates(candidates) => Some(Box::new(Planned {
-                shape: regions::Shape::of(&shaped),
+                shape: regions::Shape::of(shaped),
                 mode: settings.linearize_regions,
                 candidates,
             })),
