@@ -27,7 +27,9 @@ use crate::machine_passes::cleanup::remove_empty_edge_blocks;
 use crate::mir::verify::{verify_mir, verify_mir_with_limits, MirVerifyError};
 use crate::mir::MirFunction;
 use crate::passes::{PassError, PassReport, Pipeline, PipelineError};
-use crate::regalloc::{allocate_owned, Algorithm, AllocOptions, RegallocError, RegallocStats};
+use crate::regalloc::{
+    allocate_prepared, prepare_owned, Algorithm, AllocOptions, RegallocError, RegallocStats,
+};
 use crate::settings::OptLevel;
 use thiserror::Error;
 use warplift_ir::verifier::{verify_function, VerifierErrors};
@@ -328,15 +330,19 @@ impl Context {
             },
             ..AllocOptions::default()
         };
-        let reservation = pipeline.reservation(settings, &lowered);
         let lowered_insts = lowered.num_insts();
-        let mut allocated = allocate_owned(lowered, &regs, &reservation, &options)?;
+        // The machine passes plan on the shape allocation gives the kernel: it is given
+        // once, for both.
+        let prepared = prepare_owned(lowered)?;
+        let (reservation, mut carried) = pipeline.plan(settings, prepared.func());
+        let mut allocated = allocate_prepared(prepared, &regs, &reservation, &options)?;
         let limits = Some([regs.b32, regs.b64, regs.pred]);
         if settings.verify {
             verify_mir_with_limits(&allocated.func, limits)?;
         }
-        for pass in &pipeline.machine {
-            let report = pass.run(&mut allocated.func, &allocated.reserved, settings)?;
+        for (pass, carried) in pipeline.machine.iter().zip(carried.drain(..)) {
+            let report =
+                pass.run_planned(&mut allocated.func, &allocated.reserved, settings, carried)?;
             reports.push((pass.name(), report));
             if settings.verify {
                 verify_mir_with_limits(&allocated.func, limits)?;

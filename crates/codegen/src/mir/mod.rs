@@ -141,6 +141,19 @@ impl MirFunction {
         out
     }
 
+    /// [`MirFunction::successors`] without a list of their own: for the loops that ask for
+    /// every block's successors many times.
+    pub fn succs(&self, block: MBlock) -> impl Iterator<Item = MBlock> + Clone {
+        let (a, b) = match self.terminator(block).map(|t| &t.kind) {
+            Some(MInstKind::Jump { dest }) => (Some(dest.block), None),
+            Some(MInstKind::Branch {
+                taken, not_taken, ..
+            }) => (Some(taken.block), Some(not_taken.block)),
+            _ => (None, None),
+        };
+        a.into_iter().chain(b)
+    }
+
     /// Bytes of a spill slot: every slot can hold a register of any class.
     pub const SPILL_SLOT_BYTES: u32 = 8;
 

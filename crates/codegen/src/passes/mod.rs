@@ -8,6 +8,8 @@
 //! - [`MachinePass`]es transform *allocated* machine IR after register allocation
 //!   (linearization). A machine pass may ask, before allocation, for registers that nothing
 //!   else will use ([`MachinePass::reservation`]); it receives them by name when it runs.
+//!   What it learnt deciding that (the regions it found, say) can travel to its run in a
+//!   [`Plan`], so that it is not worked out twice.
 //!
 //! Every IR pass of a pipeline runs before every machine pass, so a pipeline that names a
 //! machine pass before an IR pass is refused rather than silently reordered. Pass options
@@ -125,6 +127,41 @@ pub trait MachinePass: Sync {
         reserved: &ReservedRegs,
         settings: &Settings,
     ) -> Result<PassReport, PassError>;
+    /// [`MachinePass::reservation`] on `func`, the lowered kernel in the shape allocation
+    /// gives it ([`crate::regalloc::allocation_cfg`]), with what the pass learnt on the
+    /// way for [`MachinePass::run_planned`] to reuse; by default nothing.
+    fn plan(&self, settings: &Settings, func: &MirFunction) -> Plan {
+        Plan {
+            request: self.reservation(settings, func),
+            carried: None,
+        }
+    }
+    /// [`MachinePass::run`], given what [`MachinePass::plan`] carried from the function
+    /// before allocation. The pass must check that it still applies (allocation, or a
+    /// machine pass run before this one, may have changed what it was learnt from) and
+    /// give the result `run` would give; by default the carried part is dropped.
+    fn run_planned(
+        &self,
+        func: &mut MirFunction,
+        reserved: &ReservedRegs,
+        settings: &Settings,
+        carried: Option<Carried>,
+    ) -> Result<PassReport, PassError> {
+        drop(carried);
+        self.run(func, reserved, settings)
+    }
+}
+
+/// What a machine pass learnt before allocation for its run to reuse, opaque to the
+/// pipeline.
+pub type Carried = Box<dyn std::any::Any + Send>;
+
+/// A machine pass's plan for a kernel, made before allocation ([`MachinePass::plan`]).
+pub struct Plan {
+    /// The registers allocation must leave to the pass.
+    pub request: ReservationRequest,
+    /// What the pass's run may reuse.
+    pub carried: Option<Carried>,
 }
 
 /// A registered pass.
@@ -293,6 +330,23 @@ impl Pipeline {
         self.union(|pass| pass.reservation(settings, func))
     }
 
+    /// [`Pipeline::reservation`] with every machine pass's [`Plan`] for `func` (in its
+    /// allocation shape, see [`MachinePass::plan`]): the union of their requests, and
+    /// what each carries to its run, in the order of `self.machine`.
+    pub fn plan(
+        &self,
+        settings: &Settings,
+        func: &MirFunction,
+    ) -> (ReservationRequest, Vec<Option<Carried>>) {
+        let plans: Vec<Plan> = self
+            .machine
+            .iter()
+            .map(|pass| pass.plan(settings, func))
+            .collect();
+        let request = union(plans.iter().map(|p| p.request));
+        (request, plans.into_iter().map(|p| p.carried).collect())
+    }
+
     /// The most [`Pipeline::reservation`] may be for any kernel.
     pub fn reservation_bound(&self, settings: &Settings) -> ReservationRequest {
         self.union(|pass| pass.reservation_bound(settings))
@@ -302,23 +356,27 @@ impl Pipeline {
         &self,
         of: impl Fn(&'static dyn MachinePass) -> ReservationRequest,
     ) -> ReservationRequest {
-        let mut request = ReservationRequest::none();
-        for &pass in &self.machine {
-            let wanted = of(pass);
-            for class in crate::mir::RegClass::ALL {
-                let extra = wanted.count(class).saturating_sub(request.count(class));
-                if extra > 0 {
-                    request.reserve(class, extra);
-                }
-            }
-        }
-        request
+        union(self.machine.iter().map(|&pass| of(pass)))
     }
 
     /// Is the pipeline empty?
     pub fn is_empty(&self) -> bool {
         self.ir.is_empty() && self.machine.is_empty()
     }
+}
+
+/// The registers that serve every request in turn: per class, the most any asks for.
+fn union(requests: impl Iterator<Item = ReservationRequest>) -> ReservationRequest {
+    let mut request = ReservationRequest::none();
+    for wanted in requests {
+        for class in crate::mir::RegClass::ALL {
+            let extra = wanted.count(class).saturating_sub(request.count(class));
+            if extra > 0 {
+                request.reserve(class, extra);
+            }
+        }
+    }
+    request
 }
 
 #[cfg(test)]

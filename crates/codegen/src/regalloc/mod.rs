@@ -426,20 +426,62 @@ pub fn allocate_with(
 /// [`allocate_with`] for a caller that no longer needs the lowered function: it is
 /// rewritten in place instead of copied.
 pub fn allocate_owned(
-    mut f: MirFunction,
+    f: MirFunction,
+    regs: &RegisterFile,
+    request: &ReservationRequest,
+    options: &AllocOptions,
+) -> Result<AllocatedFunction, RegallocError> {
+    regs.reserve(request)?;
+    allocate_prepared(prepare_owned(f)?, regs, request, options)
+}
+
+/// A lowered function in the shape allocation gives it ([`allocation_cfg`]), ready to
+/// allocate: a caller that plans on that shape ([`crate::passes::MachinePass::plan`])
+/// and then allocates prepares the function once.
+pub struct Prepared {
+    func: MirFunction,
+    split_edges: u32,
+}
+
+impl Prepared {
+    /// The function in its allocation shape.
+    pub fn func(&self) -> &MirFunction {
+        &self.func
+    }
+}
+
+/// Checks the lowered function `f` and gives it its allocation shape, in place.
+pub fn prepare_owned(mut f: MirFunction) -> Result<Prepared, RegallocError> {
+    if let Err(detail) = prepare::check_input(&mut f) {
+        return Err(RegallocError::Malformed {
+            kernel: f.name.clone(),
+            detail,
+        });
+    }
+    let split_edges = prepare::prepare(&mut f);
+    Ok(Prepared {
+        func: f,
+        split_edges,
+    })
+}
+
+/// [`allocate_owned`] for a function [`prepare_owned`] prepared.
+pub fn allocate_prepared(
+    prepared: Prepared,
     regs: &RegisterFile,
     request: &ReservationRequest,
     options: &AllocOptions,
 ) -> Result<AllocatedFunction, RegallocError> {
     let reservation = regs.reserve(request)?;
+    let Prepared {
+        func: mut f,
+        split_edges,
+    } = prepared;
     let name = f.name.clone();
     let malformed = |detail: String| RegallocError::Malformed {
         kernel: name.clone(),
         detail,
     };
-
-    prepare::check_input(&mut f).map_err(malformed)?;
-    let split_edges = prepare::prepare(&mut f);
     let ra_order = prepare::reverse_postorder(&f);
     let adapter = adapter::Adapter::build(&mut f, ra_order, &reservation)?;
 

@@ -538,10 +538,11 @@ impl<N: EntityRef + Copy + Eq + Hash + Debug> Region<N> {
         is_divergent_branch: impl Fn(N) -> bool,
     ) -> Vec<(N, u32)> {
         // Per block: the walk that last visited it (one stamp per branch and successor)
-        // and how many walks of the current branch reached it.
-        let mut stamp: SecondaryMap<N, u32> = SecondaryMap::with_default(0);
-        let mut groups: SecondaryMap<N, u32> = SecondaryMap::with_default(0);
-        let mut extra: SecondaryMap<N, u32> = SecondaryMap::with_default(0);
+        // and how many walks of the current branch reached it. Maps of the region's own
+        // blocks: a table indexed by block would cost the whole kernel per region.
+        let mut stamp: FxHashMap<N, u32> = FxHashMap::default();
+        let mut groups: FxHashMap<N, u32> = FxHashMap::default();
+        let mut extra: FxHashMap<N, u32> = FxHashMap::default();
         let mut next_stamp = 0u32;
         let mut stack = Vec::new();
         let branches = self.entry.iter().chain(self.blocks.iter());
@@ -556,19 +557,16 @@ impl<N: EntityRef + Copy + Eq + Hash + Debug> Region<N> {
             // The groups that run on alone: those bound for the region's blocks before
             // the post-dominator.
             succs.retain(|&s| self.contains(s) && Some(s) != ipdom);
-            for &b in &self.blocks {
-                groups[b] = 0;
-            }
+            groups.clear();
             for &s in &succs {
                 next_stamp += 1;
                 stack.clear();
                 stack.push(s);
                 while let Some(b) = stack.pop() {
-                    if stamp[b] == next_stamp {
+                    if stamp.insert(b, next_stamp) == Some(next_stamp) {
                         continue;
                     }
-                    stamp[b] = next_stamp;
-                    groups[b] += 1;
+                    *groups.entry(b).or_insert(0) += 1;
                     stack.extend(
                         cfg.succs(b)
                             .iter()
@@ -577,8 +575,10 @@ impl<N: EntityRef + Copy + Eq + Hash + Debug> Region<N> {
                     );
                 }
             }
-            for &b in &self.blocks {
-                extra[b] += groups[b].saturating_sub(1);
+            for (&b, &g) in &groups {
+                if g > 1 {
+                    *extra.entry(b).or_insert(0) += g - 1;
+                }
             }
             // A block one group ran before the post-dominator that the lanes can run
             // again after it, around a cycle of the region that does not come back to
@@ -599,7 +599,7 @@ impl<N: EntityRef + Copy + Eq + Hash + Debug> Region<N> {
                     if !self.contains(t) || !seen.insert(t) {
                         continue;
                     }
-                    if groups[t] > 0 {
+                    if groups.get(&t).is_some_and(|&g| g > 0) {
                         ahead.push(t);
                     }
                     back_at_d |= t == d;
@@ -608,14 +608,14 @@ impl<N: EntityRef + Copy + Eq + Hash + Debug> Region<N> {
             }
             if !back_at_d {
                 for t in ahead {
-                    extra[t] += 1;
+                    *extra.entry(t).or_insert(0) += 1;
                 }
             }
         }
         self.blocks
             .iter()
-            .filter(|&&b| extra[b] > 0)
-            .map(|&b| (b, extra[b]))
+            .filter_map(|b| extra.get(b).map(|&n| (*b, n)))
+            .filter(|&(_, n)| n > 0)
             .collect()
     }
 
@@ -629,11 +629,13 @@ impl<N: EntityRef + Copy + Eq + Hash + Debug> Region<N> {
         postdom: &PostDominatorTree<N>,
         edges: &UnstructuredEdges<N>,
     ) -> Vec<StructuredRegion<N>> {
-        let mut covered: SecondaryMap<N, bool> = SecondaryMap::new();
-        let mut in_piece: SecondaryMap<N, bool> = SecondaryMap::new();
+        // Sets of the region's blocks: a table indexed by block would cost the whole kernel
+        // per region.
+        let mut covered: FxHashSet<N> = FxHashSet::default();
+        let mut in_piece: FxHashSet<N> = FxHashSet::default();
         let mut out = Vec::new();
         for &b in &self.blocks {
-            if covered[b] {
+            if covered.contains(&b) {
                 continue;
             }
             // Algorithm 3, lines 4-6: `b` immediately dominates its immediate
@@ -643,7 +645,7 @@ impl<N: EntityRef + Copy + Eq + Hash + Debug> Region<N> {
             let mut exit = None;
             let mut x = b;
             while let Some(p) = postdom.ipdom(x) {
-                if !self.contains(p) || domtree.idom(p) != Some(x) || covered[p] {
+                if !self.contains(p) || domtree.idom(p) != Some(x) || covered.contains(&p) {
                     break;
                 }
                 let Some(piece) =
@@ -652,12 +654,11 @@ impl<N: EntityRef + Copy + Eq + Hash + Debug> Region<N> {
                     break;
                 };
                 // Later pieces must not reach back into earlier ones.
-                if piece.iter().any(|&n| n != x && covered[n]) {
+                if piece.iter().any(|&n| n != x && covered.contains(&n)) {
                     break;
                 }
                 for &n in &piece {
-                    if !covered[n] {
-                        covered[n] = true;
+                    if covered.insert(n) {
                         blocks.push(n);
                     }
                 }
@@ -687,17 +688,16 @@ impl<N: EntityRef + Copy + Eq + Hash + Debug> Region<N> {
         edges: &UnstructuredEdges<N>,
         d: N,
         p: N,
-        mark: &mut SecondaryMap<N, bool>,
+        mark: &mut FxHashSet<N>,
     ) -> Option<Vec<N>> {
         // visit(idom, ipdom) forwards, then visit(ipdom, idom) backwards.
         let mut nodes = vec![d, p];
-        mark[d] = true;
-        mark[p] = true;
+        mark.insert(d);
+        mark.insert(p);
         let mut stack = vec![d];
         while let Some(n) = stack.pop() {
             for &s in cfg.succs(n) {
-                if !mark[s] {
-                    mark[s] = true;
+                if mark.insert(s) {
                     nodes.push(s);
                     stack.push(s);
                 }
@@ -706,8 +706,7 @@ impl<N: EntityRef + Copy + Eq + Hash + Debug> Region<N> {
         stack.push(p);
         while let Some(n) = stack.pop() {
             for &s in cfg.preds(n) {
-                if domtree.is_reachable(s) && !mark[s] {
-                    mark[s] = true;
+                if domtree.is_reachable(s) && mark.insert(s) {
                     nodes.push(s);
                     stack.push(s);
                 }
@@ -721,19 +720,17 @@ impl<N: EntityRef + Copy + Eq + Hash + Debug> Region<N> {
                     || cfg
                         .preds(n)
                         .iter()
-                        .all(|&k| !domtree.is_reachable(k) || mark[k]))
+                        .all(|&k| !domtree.is_reachable(k) || mark.contains(&k)))
                 && if n == p {
                     // The exit leaves the sub-region (or loops back to its entry).
-                    cfg.succs(n).iter().all(|&s| !mark[s] || s == d)
+                    cfg.succs(n).iter().all(|&s| !mark.contains(&s) || s == d)
                 } else {
                     cfg.succs(n)
                         .iter()
-                        .all(|&s| mark[s] && !edges.contains(n, s))
+                        .all(|&s| mark.contains(&s) && !edges.contains(n, s))
                 }
         });
-        for &n in &nodes {
-            mark[n] = false;
-        }
+        mark.clear();
         ok.then_some(nodes)
     }
 }

@@ -159,14 +159,21 @@ pub(super) fn optimize_region(
     predicate: u32,
 ) -> Result<opt::OptStats, String> {
     layout.place(placed);
+    // Room for the region's blocks and about as many stand-ins, window included: the
+    // tables grow once rather than step by step, in every region.
+    let size = 2 + lin.blocks.len() + lin.guards.len() + lin.back_edge_guards.len();
+    let room = 2 * size + opt::LOCAL_SCAN + 2;
+    let mut small = MirFunction::new(func.name.clone(), Vec::new());
+    small.blocks = cranelift_entity::PrimaryMap::with_capacity(room);
     let mut cut = Cut {
-        func: MirFunction::new(func.name.clone(), Vec::new()),
-        global: Vec::new(),
-        local: FxHashMap::default(),
-        real: Vec::new(),
+        func: small,
+        global: Vec::with_capacity(room),
+        local: FxHashMap::with_capacity_and_hasher(room, Default::default()),
+        real: Vec::with_capacity(size),
     };
     // Every block the optimisations read or change, its instructions moved out.
-    let mut region: Vec<MBlock> = vec![lin.entry];
+    let mut region: Vec<MBlock> = Vec::with_capacity(size);
+    region.push(lin.entry);
     region.extend(lin.blocks.iter().copied());
     region.extend(lin.guards.iter().copied());
     region.extend(lin.back_edge_guards.iter().flatten().copied());
@@ -228,11 +235,8 @@ pub(super) fn optimize_region(
                 continue;
             }
             let b = cut.stand_in(g);
-            let beyond_exit = exit_after.is_some_and(|e| {
-                func.successors(g)
-                    .into_iter()
-                    .any(|s| key(s).is_some_and(|k| k > e))
-            });
+            let beyond_exit =
+                exit_after.is_some_and(|e| func.succs(g).any(|s| key(s).is_some_and(|k| k > e)));
             if beyond_exit {
                 beyond_jumps.push(b);
             }
@@ -413,12 +417,14 @@ mod tests {
                         &allocated.reserved,
                         &settings,
                         OptScope::Region,
+                        None,
                     );
                     let oracle = linearize_kernel(
                         &mut whole,
                         &allocated.reserved,
                         &settings,
                         OptScope::Kernel,
+                        None,
                     );
                     let (Ok(local), Ok(oracle)) = (local, oracle) else {
                         panic!("{name} {config:?} layout {layout}: the pass failed");

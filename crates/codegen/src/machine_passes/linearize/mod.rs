@@ -177,7 +177,7 @@ use crate::mir::{
 };
 use crate::pass_util::loop_order as order;
 use crate::pass_util::region_order::{back_edge_targets, region_rpo_by};
-use crate::passes::{MachinePass, PassError, PassReport};
+use crate::passes::{Carried, MachinePass, PassError, PassReport, Plan};
 use crate::regalloc::{ReservationRequest, ReservedRegs};
 use crate::settings::Settings;
 pub use crate::settings::{MergeLoops, RegionMode};
@@ -209,18 +209,35 @@ impl MachinePass for Linearize {
     /// The regions are looked for in the control flow allocation will give the kernel
     /// (its critical edges split), so they are the ones the pass finds after allocation.
     fn reservation(&self, settings: &Settings, func: &MirFunction) -> ReservationRequest {
-        let shaped = crate::regalloc::allocation_cfg(func);
+        match crate::regalloc::allocation_cfg(func) {
+            Some(shaped) => self.plan(settings, &shaped).request,
+            None => self.reservation_bound(settings),
+        }
+    }
+
+    /// Allocation adds instructions but no block or edge, so the regions found in the
+    /// kernel's allocation shape are the ones the run would find: they travel to the run
+    /// (with the kernel's [`regions::Shape`], which the run checks), which then looks for
+    /// none.
+    fn plan(&self, settings: &Settings, shaped: &MirFunction) -> Plan {
+        let found = found_regions(shaped, settings);
         // The cost model's estimate counts instructions, and allocation adds some (moves),
         // so a region it declines now may pay after allocation: reserve for every region
         // the mode selects, whatever its estimate.
-        let mut candidates = settings.clone();
-        candidates.linearize_min_gain = crate::settings::MinGain::None;
-        match shaped {
-            Some(f) if selected_regions(&f, &candidates).regions.is_empty() => {
-                ReservationRequest::none()
-            }
-            _ => self.reservation_bound(settings),
-        }
+        let request = if found.any_kept(shaped, settings) {
+            self.reservation_bound(settings)
+        } else {
+            ReservationRequest::none()
+        };
+        let carried: Option<Carried> = match found {
+            Found::Candidates(candidates) => Some(Box::new(Planned {
+                shape: regions::Shape::of(shaped),
+                mode: settings.linearize_regions,
+                candidates,
+            })),
+            Found::Kernel(_) => None,
+        };
+        Plan { request, carried }
     }
 
     fn variants(&self) -> &'static [&'static [(&'static str, &'static str)]] {
@@ -256,8 +273,39 @@ impl MachinePass for Linearize {
             kernel: kernel.clone(),
             message,
         };
-        linearize_kernel(func, reserved, settings, OptScope::Region).map_err(error)
+        linearize_kernel(func, reserved, settings, OptScope::Region, None).map_err(error)
     }
+
+    fn run_planned(
+        &self,
+        func: &mut MirFunction,
+        reserved: &ReservedRegs,
+        settings: &Settings,
+        carried: Option<Carried>,
+    ) -> Result<PassReport, PassError> {
+        let kernel = func.name.clone();
+        let error = |message: String| PassError {
+            pass: "linearize",
+            kernel: kernel.clone(),
+            message,
+        };
+        // What the plan found serves where the kernel still has the shape it was found in,
+        // for the same mode.
+        let planned = carried
+            .and_then(|c| c.downcast::<Planned>().ok())
+            .filter(|p| p.mode == settings.linearize_regions && p.shape == regions::Shape::of(func))
+            .map(|p| Found::Candidates(p.candidates));
+        linearize_kernel(func, reserved, settings, OptScope::Region, planned).map_err(error)
+    }
+}
+
+/// The regions [`Linearize::plan`] found before allocation, for the run.
+struct Planned {
+    /// The shape of the kernel they were found in.
+    shape: regions::Shape,
+    /// The mode they were found for.
+    mode: RegionMode,
+    candidates: Vec<Judged>,
 }
 
 /// Where each region's guard optimisations run.
@@ -272,17 +320,20 @@ enum OptScope {
 }
 
 /// The pass on `func`: every selected region linearized, its guards optimised in `scope`.
+/// `found`: the regions found in a kernel of `func`'s shape, if already known.
 fn linearize_kernel(
     func: &mut MirFunction,
     reserved: &ReservedRegs,
     settings: &Settings,
     scope: OptScope,
+    found: Option<Found>,
 ) -> Result<PassReport, String> {
+    let found = found.unwrap_or_else(|| found_regions(func, settings));
     let Selection {
         regions,
         skipped_for_barrier,
         declined_by_cost,
-    } = selected_regions(func, settings);
+    } = selected_regions(func, settings, found);
     let mut stats = Stats {
         skipped_barrier_regions: skipped_for_barrier,
         declined_by_cost,
@@ -334,72 +385,143 @@ fn linearize_kernel(
 /// because they hold a barrier and a divergent branch: linearized, a block runs only in
 /// the lanes whose guard selects it, so where a divergent branch can give lanes different
 /// guards, a barrier in the region could be reached by part of the block's threads only.
-/// (The paper's kernels synchronise outside their unstructured regions.)
-fn selected_regions(func: &MirFunction, settings: &Settings) -> Selection {
-    let mode = settings.linearize_regions;
+/// (The paper's kernels synchronise outside their unstructured regions.) `found` holds
+/// the regions of `func` ([`found_regions`]); what is left is the cost model's decision.
+fn selected_regions(func: &MirFunction, settings: &Settings, found: Found) -> Selection {
     let mut declined_by_cost = 0;
-    let found: Vec<Region> = match mode {
+    let mut skipped_for_barrier = 0;
+    let mut regions = Vec::new();
+    match found {
         // The whole kernel, unless linearizing it can neither remove a redundant
         // execution nor make the reconvergence stack shallower.
-        RegionMode::Kernel => match regions::kernel_region(func) {
-            Some(r) if regions::kernel_gains(func, settings.linearize_merge_loops) => vec![r],
-            Some(_) => {
-                declined_by_cost = 1;
-                Vec::new()
+        Found::Kernel(Some(r)) if regions::kernel_gains(func, settings.linearize_merge_loops) => {
+            let verdict = judge(func, RegionMode::Kernel, &r);
+            skipped_for_barrier += u64::from(verdict == Verdict::Barrier);
+            if verdict == Verdict::Linearize {
+                regions.push(r);
             }
-            None => Vec::new(),
-        },
-        RegionMode::All | RegionMode::Divergent => regions::estimated_regions(func, mode)
-            .into_iter()
-            .filter_map(|(r, gain)| {
-                let pays = !settings.linearize_min_gain.declines(gain);
+        }
+        Found::Kernel(Some(_)) => declined_by_cost = 1,
+        Found::Kernel(None) => {}
+        Found::Candidates(candidates) => {
+            for c in candidates {
+                let pays = !settings.linearize_min_gain.declines(c.candidate.gain(func));
                 declined_by_cost += u64::from(!pays);
-                pays.then_some(r)
-            })
-            .collect(),
-    };
-    let mut skipped = 0;
-    let kept = found
-        .into_iter()
-        // A region of edge-split blocks only (a branch whose two edges meet at once) has
-        // nothing to run twice: guarding it would cost registers and buy nothing.
-        .filter(|region| {
+                if pays {
+                    regions.extend(c.kept(&mut skipped_for_barrier));
+                }
+            }
+        }
+    }
+    Selection {
+        regions,
+        skipped_for_barrier,
+        declined_by_cost,
+    }
+}
+
+/// The regions the mode finds in `func`, each judged, before the cost model has its say.
+fn found_regions(func: &MirFunction, settings: &Settings) -> Found {
+    let mode = settings.linearize_regions;
+    match mode {
+        RegionMode::Kernel => Found::Kernel(regions::kernel_region(func)),
+        RegionMode::All | RegionMode::Divergent => Found::Candidates(
+            regions::candidate_regions(func, mode)
+                .into_iter()
+                .map(|c| Judged {
+                    verdict: judge(func, mode, &c.region),
+                    candidate: c,
+                })
+                .collect(),
+        ),
+    }
+}
+
+/// The regions the mode finds (see [`found_regions`]).
+enum Found {
+    /// In kernel mode: the whole kernel, if it has something to linearize.
+    Kernel(Option<Region>),
+    /// In the other modes: the unstructured regions, judged.
+    Candidates(Vec<Judged>),
+}
+
+impl Found {
+    /// Whether some region of `func` would be linearized if the cost model took every
+    /// one.
+    fn any_kept(&self, func: &MirFunction, settings: &Settings) -> bool {
+        match self {
+            Found::Kernel(r) => r.as_ref().is_some_and(|r| {
+                regions::kernel_gains(func, settings.linearize_merge_loops)
+                    && judge(func, RegionMode::Kernel, r) == Verdict::Linearize
+            }),
+            Found::Candidates(c) => c.iter().any(|j| j.verdict == Verdict::Linearize),
+        }
+    }
+}
+
+/// A region with [`judge`]'s verdict on it.
+struct Judged {
+    candidate: regions::Candidate,
+    verdict: Verdict,
+}
+
+impl Judged {
+    /// The region, when the verdict is to linearize it; a region left alone for its
+    /// barrier is counted in `skipped_for_barrier`.
+    fn kept(self, skipped_for_barrier: &mut u64) -> Option<Region> {
+        *skipped_for_barrier += u64::from(self.verdict == Verdict::Barrier);
+        (self.verdict == Verdict::Linearize).then_some(self.candidate.region)
+    }
+}
+
+/// What the pass does with a region, whatever its estimated gain.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Verdict {
+    /// Linearize it (if the cost model agrees).
+    Linearize,
+    /// Leave it: it holds only edge-split blocks, or (outside kernel mode) nested cycles.
+    Nothing,
+    /// Leave it: it holds a barrier and a divergent branch.
+    Barrier,
+}
+
+/// The checks a region must pass besides the cost model, in `mode`.
+fn judge(func: &MirFunction, mode: RegionMode, region: &Region) -> Verdict {
+    // A region of edge-split blocks only (a branch whose two edges meet at once) has
+    // nothing to run twice: guarding it would cost registers and buy nothing.
+    let only_edge_splits = region
+        .blocks
+        .iter()
+        .all(|&b| func.blocks[b].kind == BlockKind::EdgeSplit);
+    // Nested cycles: the order that keeps each cycle whole makes lanes that leave an
+    // inner cycle early wait for the others before the rest of their outer iteration,
+    // where the IPDOM machine lets them run on; on such regions linearization can run
+    // blocks more often than the hardware does, so only kernel mode (which asks for the
+    // whole kernel) linearizes them.
+    if only_edge_splits || (mode != RegionMode::Kernel && has_nested_cycles(func, region)) {
+        Verdict::Nothing
+    } else {
+        let insts = || {
             region
                 .blocks
                 .iter()
-                .any(|&b| func.blocks[b].kind != BlockKind::EdgeSplit)
-        })
-        // Nested cycles: the order that keeps each cycle whole makes lanes that leave an
-        // inner cycle early wait for the others before the rest of their outer iteration,
-        // where the IPDOM machine lets them run on; on such regions linearization can run
-        // blocks more often than the hardware does, so only kernel mode (which asks for
-        // the whole kernel) linearizes them.
-        .filter(|region| mode == RegionMode::Kernel || !has_nested_cycles(func, region))
-        .filter(|region| {
-            let insts = || {
-                region
-                    .blocks
-                    .iter()
-                    .flat_map(|&b| func.blocks[b].insts.iter())
-            };
-            let has_barrier = insts().any(|i| matches!(i.kind, MInstKind::Bar));
-            let divergent = insts().any(|i| {
-                matches!(
-                    i.kind,
-                    MInstKind::Branch {
-                        divergent: true,
-                        ..
-                    }
-                )
-            });
-            skipped += u64::from(has_barrier && divergent);
-            !(has_barrier && divergent)
-        })
-        .collect();
-    Selection {
-        regions: kept,
-        skipped_for_barrier: skipped,
-        declined_by_cost,
+                .flat_map(|&b| func.blocks[b].insts.iter())
+        };
+        let has_barrier = insts().any(|i| matches!(i.kind, MInstKind::Bar));
+        let divergent = insts().any(|i| {
+            matches!(
+                i.kind,
+                MInstKind::Branch {
+                    divergent: true,
+                    ..
+                }
+            )
+        });
+        if has_barrier && divergent {
+            Verdict::Barrier
+        } else {
+            Verdict::Linearize
+        }
     }
 }
 
@@ -812,9 +934,8 @@ fn dominance_order(
     if order != rpo_order {
         let pos: FxHashMap<usize, usize> = order.iter().enumerate().map(|(i, &k)| (k, i)).collect();
         let forward_kept = parts.iter().enumerate().all(|(k, part)| {
-            func.successors(part.tail)
-                .iter()
-                .filter_map(|s| index.get(s))
+            func.succs(part.tail)
+                .filter_map(|s| index.get(&s))
                 .all(|&j| j <= k || pos[&k] < pos[&j])
         });
         if !forward_kept {
@@ -828,9 +949,8 @@ fn dominance_order(
     let succs: Vec<Vec<usize>> = parts
         .iter()
         .map(|p| {
-            func.successors(p.tail)
-                .iter()
-                .filter_map(|s| index.get(s).copied())
+            func.succs(p.tail)
+                .filter_map(|s| index.get(&s).copied())
                 .collect()
         })
         .collect();
@@ -838,15 +958,25 @@ fn dominance_order(
     for (i, &k) in order.iter().enumerate() {
         rank[k] = i;
     }
-    // Parts entered from outside the region have no dominating part (an over-estimate
-    // that only matters to an irreducible cycle's choice of header, as "entered first").
-    let transparent: Vec<bool> = parts
+    // Where every edge between parts goes forward in the order, the parts have no cycle
+    // to keep whole or enter: the order stands as it is (the common case, an acyclic
+    // region, skips the loop analysis).
+    let acyclic = succs
         .iter()
-        .map(|p| p.blocks.len() == 1 && func.blocks[p.head].kind == BlockKind::EdgeSplit)
-        .collect();
-    let nest = order::loop_order(&succs, &roots, &rank, &transparent);
-    if nest.irreducible() || !nest.keeps_cycles_together(&order, !merged.is_empty()) {
-        order = nest.order;
+        .enumerate()
+        .all(|(k, out)| out.iter().all(|&j| rank[j] > rank[k]));
+    if !acyclic {
+        // Parts entered from outside the region have no dominating part (an
+        // over-estimate that only matters to an irreducible cycle's choice of header, as
+        // "entered first").
+        let transparent: Vec<bool> = parts
+            .iter()
+            .map(|p| p.blocks.len() == 1 && func.blocks[p.head].kind == BlockKind::EdgeSplit)
+            .collect();
+        let nest = order::loop_order(&succs, &roots, &rank, &transparent);
+        if nest.irreducible() || !nest.keeps_cycles_together(&order, !merged.is_empty()) {
+            order = nest.order;
+        }
     }
     let mut slots: Vec<Option<Part>> = parts.into_iter().map(Some).collect();
     order.into_iter().filter_map(|k| slots[k].take()).collect()

@@ -85,7 +85,97 @@ enum Test {
     Le(u32),
 }
 
-type Values = BTreeSet<u32>;
+/// A set of guard values (block ids), iterated in increasing order. The ids below 128
+/// (every id of a region of fewer than 127 parts) are the bits of one word, so the sets
+/// the analyses copy and merge thousands of times cost no allocation; larger ids go to an
+/// ordered set beside them, which is present only while it holds one.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct Values {
+    small: u128,
+    large: Option<BTreeSet<u32>>,
+}
+
+impl Values {
+    fn new() -> Values {
+        Values::default()
+    }
+
+    fn insert(&mut self, v: u32) {
+        if v < 128 {
+            self.small |= 1 << v;
+        } else {
+            self.large.get_or_insert_with(BTreeSet::new).insert(v);
+        }
+    }
+
+    fn contains(&self, v: u32) -> bool {
+        if v < 128 {
+            self.small & (1 << v) != 0
+        } else {
+            self.large.as_ref().is_some_and(|l| l.contains(&v))
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.small.count_ones() as usize + self.large.as_ref().map_or(0, BTreeSet::len)
+    }
+
+    fn is_empty(&self) -> bool {
+        self.small == 0 && self.large.is_none()
+    }
+
+    /// The values, smallest first.
+    fn iter(&self) -> impl Iterator<Item = u32> + '_ {
+        let mut bits = self.small;
+        core::iter::from_fn(move || {
+            (bits != 0).then(|| {
+                let v = bits.trailing_zeros();
+                bits &= bits - 1;
+                v
+            })
+        })
+        .chain(self.large.iter().flatten().copied())
+    }
+
+    /// Adds every value of `other`.
+    fn union_with(&mut self, other: &Values) {
+        self.small |= other.small;
+        if let Some(l) = &other.large {
+            self.large
+                .get_or_insert_with(BTreeSet::new)
+                .extend(l.iter().copied());
+        }
+    }
+
+    /// The values of both.
+    fn union(&self, other: &Values) -> Values {
+        let mut u = self.clone();
+        u.union_with(other);
+        u
+    }
+}
+
+impl Extend<u32> for Values {
+    fn extend<I: IntoIterator<Item = u32>>(&mut self, values: I) {
+        for v in values {
+            self.insert(v);
+        }
+    }
+}
+
+impl FromIterator<u32> for Values {
+    fn from_iter<I: IntoIterator<Item = u32>>(values: I) -> Values {
+        let mut set = Values::new();
+        set.extend(values);
+        set
+    }
+}
+
+impl<const N: usize> From<[u32; N]> for Values {
+    fn from(values: [u32; N]) -> Values {
+        values.into_iter().collect()
+    }
+}
 
 /// The constants a block assigns to the guard variable (its last definition of `g`), or
 /// `None` when it does not write `g` (a block inside a structured sub-region).
@@ -135,7 +225,7 @@ fn guard_values(
                     taken, not_taken, ..
                 } => {
                     let inp = input.get(&b).cloned().unwrap_or_default();
-                    let (yes, no): (Values, Values) = inp.iter().partition(|&&v| match test {
+                    let (yes, no): (Values, Values) = inp.iter().partition(|&v| match test {
                         Test::Eq(k) => v == k,
                         Test::Le(k) => v <= k,
                     });
@@ -152,21 +242,18 @@ fn guard_values(
                 }
                 // A block that does not write `g` passes on what it received.
                 let vals = assigned(func, b, regs).unwrap_or(inp);
-                func.successors(b)
-                    .into_iter()
-                    .map(|s| (s, vals.clone()))
-                    .collect()
+                func.succs(b).map(|s| (s, vals.clone())).collect()
             }
         };
         for (s, vals) in outs {
             let first = !edges.contains_key(&(b, s));
             let e = edges.entry((b, s)).or_default();
             let before = e.len();
-            e.extend(vals.iter().copied());
+            e.union_with(&vals);
             let grew = e.len() != before;
             let inp = input.entry(s).or_default();
             let before = inp.len();
-            inp.extend(vals);
+            inp.union_with(&vals);
             if (first || grew || inp.len() != before)
                 && s != lin.exit
                 && inside.contains(&s)
@@ -267,7 +354,7 @@ impl State {
     /// Moves edge `from -> old` to `new`, with its value set: later guards decide on it.
     fn retarget(&mut self, from: MBlock, old: MBlock, new: MBlock) {
         let vals = self.edges.remove(&(from, old)).unwrap_or_default();
-        self.edges.entry((from, new)).or_default().extend(vals);
+        self.edges.entry((from, new)).or_default().union_with(&vals);
         if let Some(t) = self.func.blocks[from].insts.last_mut() {
             t.kind.for_each_target_mut(|t| {
                 if t.block == old {
@@ -443,9 +530,8 @@ fn breaks_structure(
             .any(|i| {
                 state
                     .func
-                    .successors(layout[i])
-                    .iter()
-                    .any(|s| position.get(s).is_some_and(|&j| j > to))
+                    .succs(layout[i])
+                    .any(|s| position.get(&s).is_some_and(|&j| j > to))
             });
     }
     false
@@ -529,7 +615,7 @@ fn skip_guard(state: &mut State, cx: &Layout<'_>, i: usize) {
         .iter()
         .copied()
         .filter(|p| {
-            forward(p) && movable(p) && !state.edges.get(&(*p, g)).is_some_and(|v| v.contains(&k))
+            forward(p) && movable(p) && !state.edges.get(&(*p, g)).is_some_and(|v| v.contains(k))
         })
         .collect();
     // The guard's edges move together or not at all, as the whole-function check would
@@ -573,7 +659,7 @@ fn skip_guard(state: &mut State, cx: &Layout<'_>, i: usize) {
         state
             .edges
             .get(&(*p, g))
-            .is_some_and(|v| v.iter().all(|&x| x == k))
+            .is_some_and(|v| v.iter().all(|x| x == k))
     });
     if always {
         for &p in &rest {
@@ -588,7 +674,7 @@ fn skip_guard(state: &mut State, cx: &Layout<'_>, i: usize) {
 /// Takes block `b`, which no lane reaches any more, out of the code.
 fn remove_block(state: &mut State, b: MBlock) {
     state.func.order.retain(|&x| x != b);
-    for s in state.func.successors(b) {
+    for s in state.func.succs(b) {
         if let Some(ps) = state.preds.get_mut(&s) {
             ps.retain(|&x| x != b);
         }
@@ -725,7 +811,7 @@ fn predicate_part(state: &mut State, cx: &Layout<'_>, regs: GuardRegs, limit: u3
     // may have sent past guards its values cannot match).
     if dest != fall {
         let vals = state.edges.get(&(b, dest)).cloned().unwrap_or_default();
-        let same = vals.iter().all(|&v| {
+        let same = vals.iter().all(|v| {
             let a = first_stop(state, cx.tests, fall, v);
             a.is_some() && a == first_stop(state, cx.tests, dest, v)
         });
@@ -760,7 +846,7 @@ fn predicate_part(state: &mut State, cx: &Layout<'_>, regs: GuardRegs, limit: u3
     state.func.blocks[g].insts = code;
     let vals = state.edges.remove(&(b, dest)).unwrap_or_default();
     state.edges.remove(&(g, b));
-    state.edges.entry((g, fall)).or_default().extend(vals);
+    state.edges.entry((g, fall)).or_default().union_with(&vals);
     remove_block(state, b);
     if let Some(ps) = state.preds.get_mut(&b) {
         ps.clear();
@@ -830,7 +916,7 @@ fn merge_guard(state: &mut State, region: &FxHashSet<MBlock>, g: MBlock) {
     insts.extend(body);
     state.func.order.retain(|&b| b != g);
     // `p` now branches where `g` did.
-    for s in state.func.successors(p) {
+    for s in state.func.succs(p) {
         if let Some(ps) = state.preds.get_mut(&s) {
             for b in ps.iter_mut().filter(|b| **b == g) {
                 *b = p;
@@ -981,9 +1067,8 @@ fn remove_unread_assignments(state: &mut State, regs: GuardRegs) {
     // Live on entry to each block: the fixpoint of the usual backward equations.
     let mut live_in: FxHashMap<MBlock, bool> = blocks.iter().map(|&b| (b, false)).collect();
     let live_after = |b: MBlock, live_in: &FxHashMap<MBlock, bool>| {
-        func.successors(b)
-            .iter()
-            .any(|s| live_in.get(s).copied().unwrap_or(false))
+        func.succs(b)
+            .any(|s| live_in.get(&s).copied().unwrap_or(false))
     };
     let mut changed = true;
     while changed {
@@ -1088,7 +1173,7 @@ impl Known {
     /// The meet of two points' knowledge (a merge): what holds on both ways in.
     fn meet(&self, other: &Known) -> Known {
         let union = |a: &Option<Values>, b: &Option<Values>| match (a, b) {
-            (Some(a), Some(b)) => Some(a.union(b).copied().collect()),
+            (Some(a), Some(b)) => Some(a.union(b)),
             _ => None,
         };
         Known {
@@ -1138,7 +1223,10 @@ impl Known {
                         *side = Some(Values::new());
                     } else if guarded {
                         *side = match (side.take(), &written) {
-                            (Some(s), Some(w)) => Some(s.union(w).copied().collect()),
+                            (Some(mut s), Some(w)) => {
+                                s.union_with(w);
+                                Some(s)
+                            }
                             _ => None,
                         };
                     } else {
@@ -1232,11 +1320,7 @@ fn fold_tests_across_blocks(state: &mut State, regs: GuardRegs) {
                 f.learn(pred, negated);
                 vec![(taken.block, t), (not_taken.block, f)]
             }
-            _ => func
-                .successors(b)
-                .into_iter()
-                .map(|s| (s, k.clone()))
-                .collect(),
+            _ => func.succs(b).map(|s| (s, k.clone())).collect(),
         }
     };
     let mut changed = true;
@@ -1285,7 +1369,7 @@ fn fold_tests_across_blocks(state: &mut State, regs: GuardRegs) {
                     };
                     let all = |set: &Option<Values>, want: bool| {
                         set.as_ref()
-                            .is_some_and(|s| s.iter().all(|&v| test(v) == Some(want)))
+                            .is_some_and(|s| s.iter().all(|v| test(v) == Some(want)))
                     };
                     // The readers of the test, up to the predicate's next definition.
                     let end = insts[i + 1..]
@@ -1410,7 +1494,7 @@ pub fn optimize(
     region.push(lin.exit);
     let mut preds: FxHashMap<MBlock, Vec<MBlock>> = FxHashMap::default();
     for &b in &region {
-        for s in func.successors(b) {
+        for s in func.succs(b) {
             let p = preds.entry(s).or_default();
             if !p.contains(&b) {
                 p.push(b);

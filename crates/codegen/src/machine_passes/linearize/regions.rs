@@ -136,7 +136,7 @@ impl Cfg for Contracted<'_> {
     }
 
     fn successors(&self, node: MBlock, out: &mut Vec<MBlock>) {
-        for s in self.func.successors(node) {
+        for s in self.func.succs(node) {
             let (v, _) = self.follow(s);
             if !self.forwarding.contains(&v) {
                 out.push(v);
@@ -182,12 +182,128 @@ pub fn unstructured_regions(func: &MirFunction, mode: RegionMode) -> Vec<Region>
 }
 
 /// [`unstructured_regions`], each with the cost model's estimate of what linearizing it
-/// gains per pass of a warp, in instructions ([`estimated_gain`]).
+/// gains per pass of a warp, in instructions ([`Candidate::gain`]).
 pub fn estimated_regions(func: &MirFunction, mode: RegionMode) -> Vec<(Region, i64)> {
+    if mode == RegionMode::Kernel {
+        return kernel_region(func).into_iter().map(|r| (r, 0)).collect();
+    }
+    candidate_regions(func, mode)
+        .into_iter()
+        .map(|c| {
+            let gain = c.gain(func);
+            (c.region, gain)
+        })
+        .collect()
+}
+
+/// A region [`candidate_regions`] found, with what the cost model's estimate of its gain
+/// needs besides the instruction counts of its blocks. Everything here follows from the
+/// shape of the control-flow graph (and the branches' divergence), so it holds for every
+/// function of that shape: register allocation, which adds instructions but no block or
+/// edge, leaves it as it was ([`Shape`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Candidate {
+    /// The region.
+    pub region: Region,
+    /// The blocks an IPDOM stack can run more than once per pass of a warp, and how many
+    /// extra times (`Region::reruns`).
+    reruns: Vec<(MBlock, u32)>,
+    /// What Algorithm 1 adds to every pass (see [`Candidate::gain`]).
+    guard_cost: i64,
+}
+
+impl Candidate {
+    /// The cost model's estimate of what linearizing the region of `func` gains per pass
+    /// of a warp, in instructions: what the blocks an IPDOM stack can run more than once
+    /// cost in their extra runs, minus what Algorithm 1 adds to every pass before the
+    /// guard optimisations — per guarded part (a block, or a structured sub-region) its
+    /// guard's test and branch and its assignment to `g`, two per back-edge guard (one
+    /// after each block with a retreating edge), and the entry's assignment. Each guard
+    /// runs once per pass whichever lanes want its block, so that is a pass's cost; a
+    /// block's own branch becomes its assignment, and costs nothing extra. The
+    /// optimisations of O1-O3 remove much of the guards' cost (on the synthetic CFG
+    /// family O3 runs fewer instructions than the plain kernel), which the estimate does
+    /// not count: it is the gain of Algorithm 1 as the paper states it.
+    pub fn gain(&self, func: &MirFunction) -> i64 {
+        let saved: i64 = self
+            .reruns
+            .iter()
+            .map(|&(b, n)| i64::from(n) * func.blocks[b].insts.len() as i64)
+            .sum();
+        saved - self.guard_cost
+    }
+}
+
+/// What region finding reads of a function: its entry and layout, each block's kind,
+/// its terminator's targets and divergence, whether every lane takes its branch one way,
+/// and whether it holds a barrier. Two functions of one shape have the same
+/// [`candidate_regions`], so regions found before register allocation (which changes
+/// none of this) serve after it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Shape {
+    entry: Option<MBlock>,
+    order: Vec<MBlock>,
+    blocks: Vec<BlockShape>,
+}
+
+/// One block of a [`Shape`].
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+struct BlockShape {
+    kind: BlockKind,
+    /// 0: no jump, branch or return at the end; 1: a jump; 2: a uniform branch; 3: a
+    /// divergent one; 4: a return.
+    terminator: u8,
+    targets: [Option<MBlock>; 2],
+    one_way: bool,
+    barrier: bool,
+}
+
+impl Shape {
+    /// The shape of `func`.
+    pub fn of(func: &MirFunction) -> Shape {
+        let blocks = func
+            .blocks
+            .iter()
+            .map(|(b, data)| {
+                let (terminator, targets) = match data.insts.last().map(|t| &t.kind) {
+                    Some(MInstKind::Jump { dest }) => (1, [Some(dest.block), None]),
+                    Some(MInstKind::Branch {
+                        taken,
+                        not_taken,
+                        divergent,
+                        ..
+                    }) => (
+                        2 + u8::from(*divergent),
+                        [Some(taken.block), Some(not_taken.block)],
+                    ),
+                    Some(MInstKind::Ret) => (4, [None, None]),
+                    _ => (0, [None, None]),
+                };
+                BlockShape {
+                    kind: data.kind,
+                    terminator,
+                    targets,
+                    one_way: func.one_way_branches.contains(&b),
+                    barrier: data.insts.iter().any(|i| matches!(i.kind, MInstKind::Bar)),
+                }
+            })
+            .collect();
+        Shape {
+            entry: func.entry(),
+            order: func.order.clone(),
+            blocks,
+        }
+    }
+}
+
+/// The unstructured regions `mode` (`all` or `divergent`) selects in `func`, as
+/// [`unstructured_regions`] finds them, each with what its cost estimate needs; none in
+/// `kernel` mode, whose region is the whole kernel ([`kernel_region`]).
+pub fn candidate_regions(func: &MirFunction, mode: RegionMode) -> Vec<Candidate> {
     let selection = match mode {
         RegionMode::All => RegionSelection::AllUnstructured,
         RegionMode::Divergent => RegionSelection::DivergentUnstructured,
-        RegionMode::Kernel => return kernel_region(func).into_iter().map(|r| (r, 0)).collect(),
+        RegionMode::Kernel => return Vec::new(),
     };
     let Some(kernel_entry) = func.entry() else {
         return Vec::new();
@@ -238,7 +354,7 @@ pub fn estimated_regions(func: &MirFunction, mode: RegionMode) -> Vec<(Region, i
             if u != entry {
                 blocks.push(u);
             }
-            for s in func.successors(u) {
+            for s in func.succs(u) {
                 let (v, chain) = view.follow(s);
                 if r.holds_edge(u, v) {
                     blocks.extend(chain);
@@ -263,7 +379,7 @@ pub fn estimated_regions(func: &MirFunction, mode: RegionMode) -> Vec<(Region, i
                     if u == sr.exit() {
                         continue;
                     }
-                    for s in func.successors(u) {
+                    for s in func.succs(u) {
                         let (v, chain) = view.follow(s);
                         if sr.blocks().contains(&v) {
                             blocks.extend(chain);
@@ -285,34 +401,24 @@ pub fn estimated_regions(func: &MirFunction, mode: RegionMode) -> Vec<(Region, i
             exit: r.exit(),
             subregions,
         };
-        let gain = estimated_gain(func, &cfg, &domtree, &region, &reruns);
-        out.push((region, gain));
+        let guard_cost = guard_cost(&cfg, &domtree, &region);
+        out.push(Candidate {
+            region,
+            reruns,
+            guard_cost,
+        });
     }
     out
 }
 
-/// The cost model's estimate of what linearizing `region` gains per pass of a warp, in
-/// instructions: what the blocks an IPDOM stack can run more than once cost in their
-/// extra runs (`reruns`, from `Region::reruns`), minus what Algorithm 1 adds to every
-/// pass before the guard optimisations — per guarded part (a block, or a structured
-/// sub-region) its guard's test and branch and its assignment to `g`, two per back-edge
-/// guard (one after each block with a retreating edge), and the entry's assignment.
-/// Each guard runs once per pass whichever lanes want its block, so that is a pass's
-/// cost; a block's own branch becomes its assignment, and costs nothing extra. The
-/// optimisations of O1-O3 remove much of the guards' cost (on the synthetic CFG family
-/// O3 runs fewer instructions than the plain kernel), which the estimate does not count:
-/// it is the gain of Algorithm 1 as the paper states it.
-fn estimated_gain(
-    func: &MirFunction,
+/// What Algorithm 1 adds to every pass of a warp over `region` (see [`Candidate::gain`]):
+/// three instructions per guarded part, two per block with a retreating edge, and one for
+/// the entry's assignment.
+fn guard_cost(
     cfg: &ControlFlowGraph<MBlock>,
     domtree: &DominatorTree<MBlock>,
     region: &Region,
-    reruns: &[(MBlock, u32)],
 ) -> i64 {
-    let saved: i64 = reruns
-        .iter()
-        .map(|&(b, n)| i64::from(n) * func.blocks[b].insts.len() as i64)
-        .sum();
     let in_sub: HashSet<MBlock> = region
         .subregions
         .iter()
@@ -332,7 +438,7 @@ fn estimated_gain(
             })
         })
         .count();
-    saved - (3 * parts as i64 + 2 * retreating as i64 + 1)
+    3 * parts as i64 + 2 * retreating as i64 + 1
 }
 
 /// Kernel mode's test: whether linearizing the whole kernel can change what the IPDOM
