@@ -105,6 +105,7 @@
 
 pub mod check;
 mod cost;
+mod dead;
 pub mod graph;
 mod merge;
 mod shared;
@@ -297,6 +298,9 @@ pub struct Outcome {
     pub blocks_added: u64,
     /// Blocks merged into their only predecessor after restructuring.
     pub merged_blocks: u64,
+    /// Instructions removed because they computed the condition of a branch the
+    /// cleanup removed, and nothing else read them ([`dead`]).
+    pub dead_removed: u64,
     /// Instructions before and after.
     pub insts_before: u64,
     /// Instructions after.
@@ -339,6 +343,7 @@ impl Outcome {
                 ("exit blocks", self.exit_blocks),
                 ("blocks added", self.blocks_added),
                 ("blocks merged", self.merged_blocks),
+                ("dead condition instructions removed", self.dead_removed),
                 ("instructions before", self.insts_before),
                 ("instructions after", self.insts_after),
             ],
@@ -426,6 +431,7 @@ pub fn restructure_in(
     }
     if out.restructured > 0 {
         out.merged_blocks = merge::merge_chains(func, first_new);
+        out.dead_removed = dead::remove_dead_conditions(func, &shared.folded_conditions);
     }
     out.blocks_added = (func.layout.num_blocks() as u64).saturating_sub(blocks_before);
     out.insts_after = func.num_placed_insts() as u64;
@@ -528,8 +534,15 @@ fn restructure_region(
     let (mut g, node_of) =
         build_graph(func, &prepared.region, options.cascade).map_err(Skip::After)?;
     transform(&mut g, func, options, hoist, true).map_err(Skip::After)?;
-    materialize(func, &g, &node_of, &mut shared.repair, &prepared.edge_defs)
-        .map_err(Skip::After)?;
+    materialize(
+        func,
+        &g,
+        &node_of,
+        &mut shared.repair,
+        &prepared.edge_defs,
+        &mut shared.folded_conditions,
+    )
+    .map_err(Skip::After)?;
     let r = &prepared.region;
     let exit = r
         .exit
@@ -682,7 +695,7 @@ fn prepare(
     let exit = match region.exit {
         Some(p) => p,
         None => {
-            let x = func.dfg.make_block();
+            let x = func.dfg.make_pass_block();
             func.layout.append_block(x);
             new_inst(
                 func,
@@ -743,7 +756,7 @@ fn prepare(
             if !with_params.contains(&call.block) {
                 continue;
             }
-            let e = func.dfg.make_block();
+            let e = func.dfg.make_pass_block();
             func.layout.append_block(e);
             shared.place_after(e, u);
             // The arguments are used in the new block now.
@@ -842,7 +855,8 @@ fn is_folded_jump(func: &Function, g: &Graph, n: Node, b: Block) -> bool {
 
 /// Replaces the `brif` ending `b` by the predicate assignments `list` computed from its
 /// condition (`(p, if true, if false)`: the condition, its negation, a constant or a
-/// `select`) and a jump to `to` ([`simplify`]'s folding).
+/// `select`) and a jump to `to` ([`simplify`]'s folding); returns the condition, which
+/// may be left unread.
 fn fold_branch(
     func: &mut Function,
     b: Block,
@@ -851,7 +865,7 @@ fn fold_branch(
     repair: &mut Repair,
     ph: &mut HashMap<Type, Value>,
     to: Block,
-) -> Result<(), String> {
+) -> Result<Value, String> {
     let term = func
         .terminator(b)
         .ok_or_else(|| format!("{b} has no terminator"))?;
@@ -862,7 +876,7 @@ fn fold_branch(
     assign_from(func, b, cond, list, pred_var, repair)?;
     let c = call_to(func, ph, to);
     jump_to(func, b, c);
-    Ok(())
+    Ok(cond)
 }
 
 /// Appends to `b` the predicate assignments `list` computed from `cond` (see
@@ -953,6 +967,7 @@ fn materialize(
     node_of: &HashMap<Block, Node>,
     repair: &mut Repair,
     edge_defs: &HashMap<Block, Vec<(Var, Value)>>,
+    folded_conditions: &mut Vec<Value>,
 ) -> Result<(), String> {
     let exit_block = node_of
         .iter()
@@ -973,8 +988,23 @@ fn materialize(
                 }
                 continue;
             }
-            _ => {
+            // A copy (loop inversion's copied condition) is made by whoever made the
+            // original: kernel code, or a block an earlier region's restructuring made.
+            Kind::Copy(orig) => {
                 let b = func.dfg.make_block();
+                let origin = func.dfg.block_origin(*orig);
+                func.dfg.set_block_origin(b, origin);
+                func.layout.append_block(b);
+                b
+            }
+            // The rest hold only the construction's control flow: the code generator
+            // may drop one left as a lone jump (an empty join, most often).
+            Kind::Assign(_)
+            | Kind::Dispatch(_)
+            | Kind::TestEq(..)
+            | Kind::TestLt(..)
+            | Kind::Dummy => {
+                let b = func.dfg.make_pass_block();
                 func.layout.append_block(b);
                 b
             }
@@ -1004,7 +1034,8 @@ fn materialize(
         match &g.kinds[n] {
             Kind::Exit | Kind::Outside(_) | Kind::Removed(_) => {}
             Kind::Orig(_) if is_folded_jump(func, g, n, b) => {
-                fold_branch(func, b, &g.folded[n], &pred_var, repair, &mut ph, succ(0))?;
+                let cond = fold_branch(func, b, &g.folded[n], &pred_var, repair, &mut ph, succ(0))?;
+                folded_conditions.push(cond);
             }
             Kind::Orig(_) => {
                 let term = func
