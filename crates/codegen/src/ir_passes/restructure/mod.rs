@@ -845,6 +845,26 @@ fn prepare(
     })
 }
 
+/// When `n`'s only way in is one arm of an original block's two-way `brif` (not folded),
+/// that branch's condition and whether the arm is the taken one (the condition holds
+/// there); every lane at `n` took that arm.
+fn edge_condition(func: &Function, g: &Graph, n: Node) -> Option<(Value, bool)> {
+    let [(m, slot)] = g.preds[n][..] else {
+        return None;
+    };
+    let Kind::Orig(bm) = g.kinds[m] else {
+        return None;
+    };
+    if g.succs[m].len() != 2 || g.succs[m][0] == g.succs[m][1] || !g.hidden[m].is_empty() {
+        return None;
+    }
+    let term = func.terminator(bm)?;
+    match func.dfg.insts[term] {
+        InstructionData::Brif { arg, .. } => Some((arg, slot == 0)),
+        _ => None,
+    }
+}
+
 /// Is `n` a two-way branch the cleanup turned into a jump (both arms led to one node)?
 fn is_folded_jump(func: &Function, g: &Graph, n: Node, b: Block) -> bool {
     g.succs[n].len() == 1
@@ -1041,18 +1061,41 @@ fn materialize(
                 let term = func
                     .terminator(b)
                     .ok_or_else(|| format!("{b} has no terminator"))?;
-                // Assignments hoisted ahead of the branch: both edges carry them.
+                // Assignments hoisted ahead of the branch: both edges carry them, but
+                // only the lanes taking the arm they came from read them (the others
+                // assign again first). So a two-valued predicate takes the branch
+                // condition where that equals the value on that arm (no instruction),
+                // else its negation; a wider one takes the constant.
+                let cond = match func.dfg.insts[term] {
+                    InstructionData::Brif { arg, .. } => Some(arg),
+                    _ => None,
+                };
                 for &(p, value) in &g.hoisted[n] {
                     let (var, ty) = pv(p);
-                    let data = InstructionData::UnaryImm {
-                        opcode: Opcode::Iconst,
-                        imm: u64::from(value),
-                    };
-                    let inst = func.dfg.make_inst(data, Some(ty));
+                    let taken = g.hoist_slot[n] == 0;
                     let at = func.layout.block_insts(b).len() - 1;
-                    func.layout.insert_inst(inst, b, at);
-                    let v = func.dfg.inst_result(inst).expect("iconst has a result");
-                    repair.def_at_end(b, var, Src::Fresh(v));
+                    let src = match cond {
+                        Some(c) if ty == Type::I1 && (value == 1) == taken => Src::Old(c),
+                        Some(c) if ty == Type::I1 => {
+                            let data = InstructionData::Unary {
+                                opcode: Opcode::Bnot,
+                                arg: c,
+                            };
+                            let inst = func.dfg.make_inst(data, Some(Type::I1));
+                            func.layout.insert_inst(inst, b, at);
+                            Src::Fresh(func.dfg.inst_result(inst).expect("bnot has a result"))
+                        }
+                        _ => {
+                            let data = InstructionData::UnaryImm {
+                                opcode: Opcode::Iconst,
+                                imm: u64::from(value),
+                            };
+                            let inst = func.dfg.make_inst(data, Some(ty));
+                            func.layout.insert_inst(inst, b, at);
+                            Src::Fresh(func.dfg.inst_result(inst).expect("iconst has a result"))
+                        }
+                    };
+                    repair.def_at_end(b, var, src);
                 }
                 let targets: Vec<Block> = (0..g.succs[n].len()).map(succ).collect();
                 let data = &mut func.dfg.insts[term];
@@ -1080,15 +1123,30 @@ fn materialize(
                 }
             }
             Kind::Assign(list) => {
+                // On one arm of a two-way branch, every lane here took that arm, so the
+                // branch condition holds a known value. When every assignment is of a
+                // two-valued predicate to that value, each takes the condition itself:
+                // no instruction, and the block is left a lone jump, which the code
+                // generator drops. (A negation would cost what the constant costs and
+                // keep the condition live longer; so would a partial copy.)
+                let copies = edge_condition(func, g, n).filter(|&(_, taken)| {
+                    list.iter()
+                        .all(|&(p, value)| pv(p).1 == Type::I1 && (value == 1) == taken)
+                });
                 for &(p, value) in list {
                     let (var, ty) = pv(p);
-                    let data = InstructionData::UnaryImm {
-                        opcode: Opcode::Iconst,
-                        imm: u64::from(value),
+                    let src = match copies {
+                        Some((c, _)) => Src::Old(c),
+                        None => {
+                            let data = InstructionData::UnaryImm {
+                                opcode: Opcode::Iconst,
+                                imm: u64::from(value),
+                            };
+                            let inst = new_inst(func, b, data, Some(ty));
+                            Src::Fresh(func.dfg.inst_result(inst).expect("iconst has a result"))
+                        }
                     };
-                    let inst = new_inst(func, b, data, Some(ty));
-                    let v = func.dfg.inst_result(inst).expect("iconst has a result");
-                    repair.def_at_end(b, var, Src::Fresh(v));
+                    repair.def_at_end(b, var, src);
                 }
                 let c = call_to(func, &mut ph, succ(0));
                 jump_to(func, b, c);
