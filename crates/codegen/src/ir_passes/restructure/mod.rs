@@ -107,6 +107,7 @@ pub mod check;
 mod cost;
 mod dead;
 pub mod graph;
+mod invert;
 mod merge;
 mod shared;
 mod simplify;
@@ -301,6 +302,9 @@ pub struct Outcome {
     /// Instructions removed because they computed the condition of a branch the
     /// cleanup removed, and nothing else read them ([`dead`]).
     pub dead_removed: u64,
+    /// Negations of comparisons made by the pass that became the comparison inverted
+    /// ([`invert`]).
+    pub inverted: u64,
     /// Instructions before and after.
     pub insts_before: u64,
     /// Instructions after.
@@ -344,6 +348,7 @@ impl Outcome {
                 ("blocks added", self.blocks_added),
                 ("blocks merged", self.merged_blocks),
                 ("dead condition instructions removed", self.dead_removed),
+                ("negated comparisons inverted", self.inverted),
                 ("instructions before", self.insts_before),
                 ("instructions after", self.insts_after),
             ],
@@ -392,6 +397,7 @@ pub fn restructure_in(
     };
     let blocks_before = func.layout.num_blocks() as u64;
     let first_new = func.dfg.num_blocks();
+    let first_new_inst = func.dfg.num_insts();
     let regions = find_regions(func, options.regions);
     if regions.is_empty() {
         out.insts_after = out.insts_before;
@@ -432,6 +438,7 @@ pub fn restructure_in(
     if out.restructured > 0 {
         out.merged_blocks = merge::merge_chains(func, first_new);
         out.dead_removed = dead::remove_dead_conditions(func, &shared.folded_conditions);
+        out.inverted = invert::invert_negated_compares(func, first_new_inst);
     }
     out.blocks_added = (func.layout.num_blocks() as u64).saturating_sub(blocks_before);
     out.insts_after = func.num_placed_insts() as u64;
