@@ -127,7 +127,9 @@ fn the_figures_run_blocks_redundantly_before_restructuring_and_never_after() {
         // in different iterations, so a restructured loop runs blocks in iterations where
         // only some threads need them: more redundant executions than the plain kernel.
         // The selective default's cost model declines loops, so it leaves it as it is.
-        vec![[20, 20, 32, 32], [10, 10, 16, 16], [10, 10, 16, 16]],
+        // (32 and 16 before the code generator dropped the pass-made join blocks that
+        // end as lone jumps: they ran redundantly too.)
+        vec![[20, 20, 22, 22], [10, 10, 11, 11], [10, 10, 11, 11]],
         // Figure 4 (a head-controlled loop): structured, nothing runs redundantly.
         vec![[0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]],
     ];
@@ -144,7 +146,7 @@ fn loop_inversion_runs_fewer_instructions_than_predicated_loops() {
     let predicate = measure(&func, &prepared, KERNEL_PREDICATE, 32).warp_instructions;
     let selective = measure(&func, &prepared, SELECTIVE, 32).warp_instructions;
     // At width 32: the loop as written, inverted, and with predicates.
-    assert_eq!((base, selective, copy, predicate), (76, 76, 72, 107));
+    assert_eq!((base, selective, copy, predicate), (76, 76, 72, 91));
 }
 
 /// A random kernel of `n` blocks: block 0 sets up, blocks 1..n-1 each fold their number

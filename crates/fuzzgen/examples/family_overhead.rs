@@ -52,13 +52,15 @@ fn measure(cfg: &SmallCfg, p: &Pipeline) -> (u64, u64) {
 /// `block0` to `block{n-1}`) and `made SHAPE` for the rest.
 fn breakdown(cfg: &SmallCfg, p: &Pipeline, sign: i64, into: &mut BTreeMap<String, i64>) {
     let (mir, stats) = compile_and_run(cfg, p, RunOptions::default());
-    // The printed machine IR: `mblockN:  ; IR-BLOCK` heads each block.
+    // The printed machine IR: `mblockN:  ; IR-BLOCK` heads each block (`; IR-BLOCK,
+    // KIND` for a block of another kind than the kernel's code).
     let text = mir.to_string();
     let mut blocks: Vec<(String, Vec<String>)> = Vec::new();
     for line in text.lines() {
         let t = line.trim();
         if line.starts_with("mblock") {
-            let ir = line.split("; ").nth(1).unwrap_or("").trim().to_string();
+            let ir = line.split("; ").nth(1).unwrap_or("");
+            let ir = ir.split(',').next().unwrap_or("").trim().to_string();
             blocks.push((ir, Vec::new()));
         } else if let Some((_, ops)) = blocks.last_mut() {
             if t.is_empty() || t == "}" {

@@ -29,11 +29,31 @@ pub struct ValueData {
     pub def: ValueDef,
 }
 
-/// What the DFG knows of a block: its parameters.
+/// What the DFG knows of a block: its parameters, and who made it.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct BlockData {
     /// The block's parameters, in order.
     pub params: Vec<Value>,
+    /// Whether the block is the kernel's or a pass made it to hold only control flow.
+    pub origin: BlockOrigin,
+}
+
+/// Who made a block. Passes that restructure control flow add blocks that hold no code
+/// of the kernel (joins, dispatches, predicate assignments); the code generator may drop
+/// such a block when it ends up as a lone jump, where a kernel's own block keeps its
+/// identity (the emulator counts executions per IR block, and a kernel's empty block is
+/// part of what is measured). Like source locations, the origin is metadata: the IR text
+/// does not show it (a parsed kernel's blocks are all the kernel's) and structural
+/// equality does not compare it.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub enum BlockOrigin {
+    /// A block of the kernel as written, or one holding some of its code (a copy, a
+    /// split part of a block).
+    #[default]
+    Kernel,
+    /// A block a pass made for control flow only: its instructions are the pass's own
+    /// (a jump, a branch on a predicate the pass introduced, predicate assignments).
+    Pass,
 }
 
 /// Instructions, values and blocks of one function.
@@ -109,6 +129,26 @@ impl DataFlowGraph {
     /// Creates a block with no parameters. It is not placed in the layout.
     pub fn make_block(&mut self) -> Block {
         self.blocks.push(BlockData::default())
+    }
+
+    /// Creates a block with no parameters that a pass makes for control flow only
+    /// ([`BlockOrigin::Pass`]). It is not placed in the layout.
+    pub fn make_pass_block(&mut self) -> Block {
+        self.blocks.push(BlockData {
+            origin: BlockOrigin::Pass,
+            ..BlockData::default()
+        })
+    }
+
+    /// Who made `block`.
+    pub fn block_origin(&self, block: Block) -> BlockOrigin {
+        self.blocks[block].origin
+    }
+
+    /// Records who made `block` (a pass moving kernel code into a block it made marks
+    /// the block [`BlockOrigin::Kernel`]).
+    pub fn set_block_origin(&mut self, block: Block, origin: BlockOrigin) {
+        self.blocks[block].origin = origin;
     }
 
     /// Appends a parameter of type `ty` to `block`.

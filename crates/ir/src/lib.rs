@@ -35,7 +35,7 @@ pub mod verifier;
 pub mod write;
 
 pub use crate::condcodes::{AddrSpace, AtomicRmwOp, Dim, FloatCC, IntCC};
-pub use crate::dfg::{DataFlowGraph, ValueDef};
+pub use crate::dfg::{BlockOrigin, DataFlowGraph, ValueDef};
 pub use crate::entities::{Block, Inst, LocalVar, SharedVar, Value};
 pub use crate::function::{Function, MemVarData, Param, Signature};
 pub use crate::instructions::{

@@ -28,12 +28,14 @@
 
 mod isle;
 
-use crate::mir::{MBlock, MInstKind, MirFunction, Reg, RegClass, RegRole};
+use crate::mir::{BlockKind, MBlock, MInstKind, MirFunction, Reg, RegClass, RegRole};
 use cranelift_entity::{EntityRef, SecondaryMap};
 use std::collections::{HashMap, HashSet};
 use warplift_ir::cfg::{ControlFlowGraph, DominatorTree};
 use warplift_ir::divergence::{Divergence, Reconvergence};
-use warplift_ir::{Block, Function, Inst, LocalVar, Opcode, SharedVar, SourceLoc, Value};
+use warplift_ir::{
+    Block, BlockOrigin, Function, Inst, LocalVar, Opcode, SharedVar, SourceLoc, Value,
+};
 
 /// Why a function could not be lowered. Lowering expects a verified function; these
 /// errors report what a verified function never has.
@@ -197,6 +199,11 @@ impl<'f> Lower<'f> {
                 self.mir.new_block(Some(b))
             };
             self.block_map[b] = Some(mb);
+            // A block an IR pass made for control flow only may go after allocation
+            // when it is left a lone jump (`machine_passes::cleanup`).
+            if func.dfg.block_origin(b) == BlockOrigin::Pass {
+                self.mir.blocks[mb].kind = BlockKind::PassMade;
+            }
             if b != entry {
                 for &p in func.dfg.block_params(b) {
                     let r = self.mir.new_vreg(RegClass::of_type(func.dfg.value_type(p)));

@@ -1,4 +1,5 @@
-//! Post-allocation cleanup: removes the edge blocks that register allocation left empty.
+//! Post-allocation cleanup: removes the edge blocks that register allocation left empty,
+//! and the control-flow blocks IR passes made that ended up as a lone jump.
 //!
 //! Before allocation every critical edge, and every edge out of a block whose terminator
 //! reads a register into a merge, is split by a block of its own
@@ -34,8 +35,18 @@
 //! used to read `@%p bra THEN; bra.uni JOIN; THEN:` (the second jump being the split
 //! edge), reads `@!%p bra JOIN; THEN:`.
 //!
-//! Only blocks the code generator made for an edge are removed: a kernel's own blocks
-//! keep their identity (the emulator counts executions per IR block). Reconvergence
+//! The same holds for a block an IR pass made for control flow only
+//! ([`BlockKind::PassMade`], from `warplift_ir::BlockOrigin::Pass`): restructuring's
+//! empty join nodes, which tail structure needs in the IR (rule 2 of the paper's
+//! Definition 2 contracts a branch only into a join of its own), and dispatches or
+//! assignment blocks that the machine passes left holding only a jump. On the machine
+//! each costs a warp-instruction per group of lanes that passes it and buys nothing: the
+//! IPDOM stack reconverges at the block's destination just as well.
+//!
+//! Only such blocks are removed: a kernel's own blocks keep their identity (the emulator
+//! counts executions per IR block, and a kernel's empty block is part of what it
+//! measures). A removed pass-made block has no machine code, so the emulator's per-block
+//! counts and redundant executions simply have no entry for it. Reconvergence
 //! points stay right because they are computed from the final graph by the emitters
 //! (immediate post-dominators): removing a block that only jumps moves a branch's
 //! immediate post-dominator from that block to its destination at most, which every lane
@@ -47,7 +58,7 @@ use cranelift_entity::SecondaryMap;
 /// What [`remove_empty_edge_blocks`] did.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub struct CleanupStats {
-    /// Edge blocks removed.
+    /// Edge blocks and pass-made blocks removed.
     pub removed_blocks: usize,
     /// Branch and jump targets redirected past a removed block.
     pub retargeted: usize,
@@ -55,8 +66,8 @@ pub struct CleanupStats {
     pub merged_branches: usize,
 }
 
-/// Removes the edge-split blocks of the allocated function `f` that only jump, and
-/// redirects the branches to them (see the [module documentation](self)).
+/// Removes the edge-split and pass-made blocks of the allocated function `f` that only
+/// jump, and redirects the branches to them (see the [module documentation](self)).
 pub fn remove_empty_edge_blocks(f: &mut MirFunction) -> CleanupStats {
     let mut stats = CleanupStats::default();
     let Some(entry) = f.entry() else {
@@ -67,7 +78,8 @@ pub fn remove_empty_edge_blocks(f: &mut MirFunction) -> CleanupStats {
     let mut any = false;
     for &b in &f.order {
         let data = &f.blocks[b];
-        if b == entry || data.kind != BlockKind::EdgeSplit || !data.params.is_empty() {
+        let removable = matches!(data.kind, BlockKind::EdgeSplit | BlockKind::PassMade);
+        if b == entry || !removable || !data.params.is_empty() {
             continue;
         }
         if let [only] = &data.insts[..] {
@@ -190,6 +202,49 @@ mod tests {
         assert_eq!(f.order, vec![entry, body, exit]);
         assert_eq!(f.successors(body), vec![body, exit]);
         assert!(f.blocks[edge].insts.is_empty());
+    }
+
+    /// An if-then whose arms meet at a pass-made join that only jumps on: the join goes
+    /// and both arms jump to its destination; the kernel's own empty block stays.
+    #[test]
+    fn a_pass_made_join_that_only_jumps_goes() {
+        let mut f = MirFunction::new("k", Vec::new());
+        let p = Reg::phys(0, RegClass::Pred);
+        let [entry, then, join, own, exit] = [(); 5].map(|_| f.new_block(None));
+        f.blocks[join].kind = BlockKind::PassMade;
+        f.blocks[entry].insts.push(branch(p, then, join));
+        f.blocks[then].insts.push(jump(join));
+        f.blocks[join].insts.push(jump(own));
+        f.blocks[own].insts.push(jump(exit));
+        f.blocks[exit]
+            .insts
+            .push(MInst::new(MInstKind::Ret, SourceLoc::default()));
+        f.order = vec![entry, then, join, own, exit];
+        let stats = remove_empty_edge_blocks(&mut f);
+        assert_eq!(
+            stats,
+            CleanupStats {
+                removed_blocks: 1,
+                retargeted: 2,
+                merged_branches: 0
+            }
+        );
+        assert_eq!(f.order, vec![entry, then, own, exit]);
+        assert_eq!(f.successors(entry), vec![then, own]);
+        assert_eq!(f.successors(then), vec![own]);
+
+        // A pass-made block that does work, or that takes parameters, stays.
+        let mut g = MirFunction::new("k", Vec::new());
+        let [entry, made, exit] = [(); 3].map(|_| g.new_block(None));
+        g.blocks[made].kind = BlockKind::PassMade;
+        g.blocks[entry].insts.push(jump(made));
+        g.blocks[made].insts.push(branch(p, exit, exit));
+        g.blocks[exit]
+            .insts
+            .push(MInst::new(MInstKind::Ret, SourceLoc::default()));
+        g.order = vec![entry, made, exit];
+        assert_eq!(remove_empty_edge_blocks(&mut g).removed_blocks, 0);
+        assert_eq!(g.order, vec![entry, made, exit]);
     }
 
     /// Both arms of a branch through empty edge blocks to one block become one jump; a

@@ -40,6 +40,7 @@ pub fn to_dot_marked(
             BlockKind::Code => fill.as_deref().unwrap_or(""),
             BlockKind::Guard => ", style=filled, fillcolor=lightgray",
             BlockKind::EdgeSplit => ", style=dashed",
+            BlockKind::PassMade => ", style=dotted",
         };
         let entry = if position == 0 { ", penwidth=2" } else { "" };
         let _ = writeln!(out, "    {block} [label=\"{label}\"{style}{entry}];");

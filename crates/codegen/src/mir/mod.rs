@@ -55,6 +55,10 @@ pub enum BlockKind {
     EdgeSplit,
     /// A guard block made by linearization.
     Guard,
+    /// A block an IR pass made for control flow only (a restructuring's join, dispatch
+    /// or predicate assignment, `warplift_ir::BlockOrigin::Pass`): the post-allocation
+    /// cleanup may drop it when it ends up as a lone jump.
+    PassMade,
 }
 
 impl BlockKind {
@@ -64,7 +68,15 @@ impl BlockKind {
             BlockKind::Code => "code",
             BlockKind::EdgeSplit => "edge split",
             BlockKind::Guard => "guard",
+            BlockKind::PassMade => "pass-made",
         }
+    }
+
+    /// Does the block hold code of the kernel's control flow, as opposed to a block the
+    /// code generator or linearization made on an edge? A pass-made block of an IR pass
+    /// counts as code: it is part of the IR the machine passes were given.
+    pub fn is_code(self) -> bool {
+        matches!(self, BlockKind::Code | BlockKind::PassMade)
     }
 }
 

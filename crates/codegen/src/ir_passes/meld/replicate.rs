@@ -189,6 +189,9 @@ pub fn replicate(
             continue;
         }
         let r = func.dfg.make_block();
+        // A copy is made by whoever made the original (a pass's control-flow block
+        // stays one, which the code generator may drop when it is a lone jump).
+        func.dfg.set_block_origin(r, func.dfg.block_origin(x));
         made_blocks.push(r);
         func.layout.insert_block_after(r, a);
         for &p in &func.dfg.block_params(x).to_vec() {

@@ -119,6 +119,10 @@ pub struct Graph {
     /// Predicate assignments moved into a branch node, ahead of its branch
     /// ([`super::simplify`]).
     pub(crate) hoisted: SecondaryMap<Node, Vec<(PredVar, u32)>>,
+    /// The slot of the arm a node's hoisted assignments came from: only the lanes taking
+    /// it read them, so a two-valued predicate's hoisted value is materialized as the
+    /// branch condition or its negation, whichever equals it on that arm.
+    pub(crate) hoist_slot: SecondaryMap<Node, u32>,
     pub(crate) entry: Node,
     pub(crate) exit: Node,
     /// The cascade for dispatches of more than two ways.
@@ -142,6 +146,7 @@ impl Graph {
             preds_values: PrimaryMap::new(),
             folded: SecondaryMap::new(),
             hoisted: SecondaryMap::new(),
+            hoist_slot: SecondaryMap::new(),
             entry,
             exit,
             cascade,

@@ -5,11 +5,12 @@
 //! link costs a jump per execution.
 //!
 //! Only links that touch a block the pass made are merged: the rest of the kernel keeps
-//! its blocks as they were.
+//! its blocks as they were. A merged block is the kernel's ([`BlockOrigin::Kernel`]) when
+//! either part was.
 
 use cranelift_entity::EntityRef;
 use std::collections::{HashMap, HashSet};
-use warplift_ir::{Block, Function, InstructionData, Value};
+use warplift_ir::{Block, BlockOrigin, Function, InstructionData, Value};
 
 /// Merges chains in `func` where one of the two blocks has an index of at least
 /// `first_new`; returns the number of blocks merged away.
@@ -52,6 +53,11 @@ pub(crate) fn merge_chains(func: &mut Function, first_new: usize) -> u64 {
             func.layout.remove_inst(term);
             for i in func.layout.take_block_insts(b) {
                 func.layout.append_inst(i, a);
+            }
+            // A block the pass made that takes in kernel code is the kernel's now: the
+            // code generator must not drop it should that code be a lone jump.
+            if func.dfg.block_origin(b) == BlockOrigin::Kernel {
+                func.dfg.set_block_origin(a, BlockOrigin::Kernel);
             }
             gone.insert(b);
             merged += 1;

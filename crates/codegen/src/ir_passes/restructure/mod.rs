@@ -105,7 +105,9 @@
 
 pub mod check;
 mod cost;
+mod dead;
 pub mod graph;
+mod invert;
 mod merge;
 mod shared;
 mod simplify;
@@ -297,6 +299,12 @@ pub struct Outcome {
     pub blocks_added: u64,
     /// Blocks merged into their only predecessor after restructuring.
     pub merged_blocks: u64,
+    /// Instructions removed because they computed the condition of a branch the
+    /// cleanup removed, and nothing else read them ([`dead`]).
+    pub dead_removed: u64,
+    /// Negations of comparisons made by the pass that became the comparison inverted
+    /// ([`invert`]).
+    pub inverted: u64,
     /// Instructions before and after.
     pub insts_before: u64,
     /// Instructions after.
@@ -339,6 +347,8 @@ impl Outcome {
                 ("exit blocks", self.exit_blocks),
                 ("blocks added", self.blocks_added),
                 ("blocks merged", self.merged_blocks),
+                ("dead condition instructions removed", self.dead_removed),
+                ("negated comparisons inverted", self.inverted),
                 ("instructions before", self.insts_before),
                 ("instructions after", self.insts_after),
             ],
@@ -387,6 +397,7 @@ pub fn restructure_in(
     };
     let blocks_before = func.layout.num_blocks() as u64;
     let first_new = func.dfg.num_blocks();
+    let first_new_inst = func.dfg.num_insts();
     let regions = find_regions(func, options.regions);
     if regions.is_empty() {
         out.insts_after = out.insts_before;
@@ -426,6 +437,8 @@ pub fn restructure_in(
     }
     if out.restructured > 0 {
         out.merged_blocks = merge::merge_chains(func, first_new);
+        out.dead_removed = dead::remove_dead_conditions(func, &shared.folded_conditions);
+        out.inverted = invert::invert_negated_compares(func, first_new_inst);
     }
     out.blocks_added = (func.layout.num_blocks() as u64).saturating_sub(blocks_before);
     out.insts_after = func.num_placed_insts() as u64;
@@ -528,8 +541,15 @@ fn restructure_region(
     let (mut g, node_of) =
         build_graph(func, &prepared.region, options.cascade).map_err(Skip::After)?;
     transform(&mut g, func, options, hoist, true).map_err(Skip::After)?;
-    materialize(func, &g, &node_of, &mut shared.repair, &prepared.edge_defs)
-        .map_err(Skip::After)?;
+    materialize(
+        func,
+        &g,
+        &node_of,
+        &mut shared.repair,
+        &prepared.edge_defs,
+        &mut shared.folded_conditions,
+    )
+    .map_err(Skip::After)?;
     let r = &prepared.region;
     let exit = r
         .exit
@@ -682,7 +702,7 @@ fn prepare(
     let exit = match region.exit {
         Some(p) => p,
         None => {
-            let x = func.dfg.make_block();
+            let x = func.dfg.make_pass_block();
             func.layout.append_block(x);
             new_inst(
                 func,
@@ -743,7 +763,7 @@ fn prepare(
             if !with_params.contains(&call.block) {
                 continue;
             }
-            let e = func.dfg.make_block();
+            let e = func.dfg.make_pass_block();
             func.layout.append_block(e);
             shared.place_after(e, u);
             // The arguments are used in the new block now.
@@ -832,6 +852,26 @@ fn prepare(
     })
 }
 
+/// When `n`'s only way in is one arm of an original block's two-way `brif` (not folded),
+/// that branch's condition and whether the arm is the taken one (the condition holds
+/// there); every lane at `n` took that arm.
+fn edge_condition(func: &Function, g: &Graph, n: Node) -> Option<(Value, bool)> {
+    let [(m, slot)] = g.preds[n][..] else {
+        return None;
+    };
+    let Kind::Orig(bm) = g.kinds[m] else {
+        return None;
+    };
+    if g.succs[m].len() != 2 || g.succs[m][0] == g.succs[m][1] || !g.hidden[m].is_empty() {
+        return None;
+    }
+    let term = func.terminator(bm)?;
+    match func.dfg.insts[term] {
+        InstructionData::Brif { arg, .. } => Some((arg, slot == 0)),
+        _ => None,
+    }
+}
+
 /// Is `n` a two-way branch the cleanup turned into a jump (both arms led to one node)?
 fn is_folded_jump(func: &Function, g: &Graph, n: Node, b: Block) -> bool {
     g.succs[n].len() == 1
@@ -842,7 +882,8 @@ fn is_folded_jump(func: &Function, g: &Graph, n: Node, b: Block) -> bool {
 
 /// Replaces the `brif` ending `b` by the predicate assignments `list` computed from its
 /// condition (`(p, if true, if false)`: the condition, its negation, a constant or a
-/// `select`) and a jump to `to` ([`simplify`]'s folding).
+/// `select`) and a jump to `to` ([`simplify`]'s folding); returns the condition, which
+/// may be left unread.
 fn fold_branch(
     func: &mut Function,
     b: Block,
@@ -851,7 +892,7 @@ fn fold_branch(
     repair: &mut Repair,
     ph: &mut HashMap<Type, Value>,
     to: Block,
-) -> Result<(), String> {
+) -> Result<Value, String> {
     let term = func
         .terminator(b)
         .ok_or_else(|| format!("{b} has no terminator"))?;
@@ -862,7 +903,7 @@ fn fold_branch(
     assign_from(func, b, cond, list, pred_var, repair)?;
     let c = call_to(func, ph, to);
     jump_to(func, b, c);
-    Ok(())
+    Ok(cond)
 }
 
 /// Appends to `b` the predicate assignments `list` computed from `cond` (see
@@ -953,6 +994,7 @@ fn materialize(
     node_of: &HashMap<Block, Node>,
     repair: &mut Repair,
     edge_defs: &HashMap<Block, Vec<(Var, Value)>>,
+    folded_conditions: &mut Vec<Value>,
 ) -> Result<(), String> {
     let exit_block = node_of
         .iter()
@@ -973,8 +1015,23 @@ fn materialize(
                 }
                 continue;
             }
-            _ => {
+            // A copy (loop inversion's copied condition) is made by whoever made the
+            // original: kernel code, or a block an earlier region's restructuring made.
+            Kind::Copy(orig) => {
                 let b = func.dfg.make_block();
+                let origin = func.dfg.block_origin(*orig);
+                func.dfg.set_block_origin(b, origin);
+                func.layout.append_block(b);
+                b
+            }
+            // The rest hold only the construction's control flow: the code generator
+            // may drop one left as a lone jump (an empty join, most often).
+            Kind::Assign(_)
+            | Kind::Dispatch(_)
+            | Kind::TestEq(..)
+            | Kind::TestLt(..)
+            | Kind::Dummy => {
+                let b = func.dfg.make_pass_block();
                 func.layout.append_block(b);
                 b
             }
@@ -1004,24 +1061,48 @@ fn materialize(
         match &g.kinds[n] {
             Kind::Exit | Kind::Outside(_) | Kind::Removed(_) => {}
             Kind::Orig(_) if is_folded_jump(func, g, n, b) => {
-                fold_branch(func, b, &g.folded[n], &pred_var, repair, &mut ph, succ(0))?;
+                let cond = fold_branch(func, b, &g.folded[n], &pred_var, repair, &mut ph, succ(0))?;
+                folded_conditions.push(cond);
             }
             Kind::Orig(_) => {
                 let term = func
                     .terminator(b)
                     .ok_or_else(|| format!("{b} has no terminator"))?;
-                // Assignments hoisted ahead of the branch: both edges carry them.
+                // Assignments hoisted ahead of the branch: both edges carry them, but
+                // only the lanes taking the arm they came from read them (the others
+                // assign again first). So a two-valued predicate takes the branch
+                // condition where that equals the value on that arm (no instruction),
+                // else its negation; a wider one takes the constant.
+                let cond = match func.dfg.insts[term] {
+                    InstructionData::Brif { arg, .. } => Some(arg),
+                    _ => None,
+                };
                 for &(p, value) in &g.hoisted[n] {
                     let (var, ty) = pv(p);
-                    let data = InstructionData::UnaryImm {
-                        opcode: Opcode::Iconst,
-                        imm: u64::from(value),
-                    };
-                    let inst = func.dfg.make_inst(data, Some(ty));
+                    let taken = g.hoist_slot[n] == 0;
                     let at = func.layout.block_insts(b).len() - 1;
-                    func.layout.insert_inst(inst, b, at);
-                    let v = func.dfg.inst_result(inst).expect("iconst has a result");
-                    repair.def_at_end(b, var, Src::Fresh(v));
+                    let src = match cond {
+                        Some(c) if ty == Type::I1 && (value == 1) == taken => Src::Old(c),
+                        Some(c) if ty == Type::I1 => {
+                            let data = InstructionData::Unary {
+                                opcode: Opcode::Bnot,
+                                arg: c,
+                            };
+                            let inst = func.dfg.make_inst(data, Some(Type::I1));
+                            func.layout.insert_inst(inst, b, at);
+                            Src::Fresh(func.dfg.inst_result(inst).expect("bnot has a result"))
+                        }
+                        _ => {
+                            let data = InstructionData::UnaryImm {
+                                opcode: Opcode::Iconst,
+                                imm: u64::from(value),
+                            };
+                            let inst = func.dfg.make_inst(data, Some(ty));
+                            func.layout.insert_inst(inst, b, at);
+                            Src::Fresh(func.dfg.inst_result(inst).expect("iconst has a result"))
+                        }
+                    };
+                    repair.def_at_end(b, var, src);
                 }
                 let targets: Vec<Block> = (0..g.succs[n].len()).map(succ).collect();
                 let data = &mut func.dfg.insts[term];
@@ -1049,15 +1130,30 @@ fn materialize(
                 }
             }
             Kind::Assign(list) => {
+                // On one arm of a two-way branch, every lane here took that arm, so the
+                // branch condition holds a known value. When every assignment is of a
+                // two-valued predicate to that value, each takes the condition itself:
+                // no instruction, and the block is left a lone jump, which the code
+                // generator drops. (A negation would cost what the constant costs and
+                // keep the condition live longer; so would a partial copy.)
+                let copies = edge_condition(func, g, n).filter(|&(_, taken)| {
+                    list.iter()
+                        .all(|&(p, value)| pv(p).1 == Type::I1 && (value == 1) == taken)
+                });
                 for &(p, value) in list {
                     let (var, ty) = pv(p);
-                    let data = InstructionData::UnaryImm {
-                        opcode: Opcode::Iconst,
-                        imm: u64::from(value),
+                    let src = match copies {
+                        Some((c, _)) => Src::Old(c),
+                        None => {
+                            let data = InstructionData::UnaryImm {
+                                opcode: Opcode::Iconst,
+                                imm: u64::from(value),
+                            };
+                            let inst = new_inst(func, b, data, Some(ty));
+                            Src::Fresh(func.dfg.inst_result(inst).expect("iconst has a result"))
+                        }
                     };
-                    let inst = new_inst(func, b, data, Some(ty));
-                    let v = func.dfg.inst_result(inst).expect("iconst has a result");
-                    repair.def_at_end(b, var, Src::Fresh(v));
+                    repair.def_at_end(b, var, src);
                 }
                 let c = call_to(func, &mut ph, succ(0));
                 jump_to(func, b, c);

@@ -53,6 +53,8 @@ pub(super) struct Shared {
     /// Blocks made to split an edge, appended at the end of the layout for now, each with
     /// the block it belongs after (see [`Shared::place`]).
     pending: Vec<(Block, Block)>,
+    /// The conditions of the branches the cleanup folded, for [`super::dead`].
+    pub folded_conditions: Vec<Value>,
 }
 
 impl Shared {
@@ -66,6 +68,7 @@ impl Shared {
             repair: Repair::new(),
             batch: HashMap::new(),
             pending: Vec::new(),
+            folded_conditions: Vec::new(),
         };
         for &b in func.layout.blocks() {
             shared.update(func, b);

@@ -209,14 +209,25 @@ impl Graph {
                 changed |= kept.len() != before;
                 *list = kept;
             }
-            // Meet into the successors: what every path agrees on.
+            // Meet into the successors: what every path agrees on. A two-valued
+            // predicate hoisted into a branch holds its value on the arm it came from
+            // only: it is materialized as the branch condition (or its negation), which
+            // differs on the other arm.
             known.retain(|&(p, _)| last[p] > i);
-            for &t in &self.succs[n] {
+            for (slot, &t) in self.succs[n].iter().enumerate() {
+                let mut edge = known.clone();
+                if slot as u32 != self.hoist_slot[n] {
+                    for &(p, _) in &self.hoisted[n] {
+                        if self.preds_values[p] <= 2 {
+                            edge.retain(|&(q, _)| q != p);
+                        }
+                    }
+                }
                 known_in[t] = Some(match known_in[t].take() {
-                    None => known.clone(),
+                    None => edge,
                     Some(k) => k
                         .into_iter()
-                        .filter(|x| known.binary_search(x).is_ok())
+                        .filter(|x| edge.binary_search(x).is_ok())
                         .collect(),
                 });
             }
@@ -279,8 +290,8 @@ impl Graph {
     }
 
     /// Flips the values of a two-valued predicate (and the order of its dispatch's
-    /// targets) where more of its folded assignments negate a condition than copy it:
-    /// a copy costs nothing, a negation an instruction.
+    /// targets) where more of its folded and hoisted assignments negate a condition than
+    /// copy it: a copy costs nothing, a negation an instruction.
     fn relabel(&mut self) {
         // One pass counts, per predicate, the folded assignments that negate and that
         // copy a condition, and one more flips the predicates where negations win: a pass
@@ -292,6 +303,15 @@ impl Graph {
                     (0, 1) => counts[p].0 += 1,
                     (1, 0) => counts[p].1 += 1,
                     _ => {}
+                }
+            }
+            // A hoisted value is the condition where its arm is the taken one (slot 0)
+            // and the value 1, or the other arm and 0; else the condition's negation.
+            for &(p, v) in &self.hoisted[n] {
+                if (v == 1) == (self.hoist_slot[n] == 0) {
+                    counts[p].1 += 1;
+                } else {
+                    counts[p].0 += 1;
                 }
             }
         }
@@ -456,6 +476,7 @@ impl Graph {
             self.remove(a);
             self.set_slot(n, slot, to);
             self.hoisted[n] = list;
+            self.hoist_slot[n] = slot;
             self.stats.hoisted += 1;
             return true;
         }

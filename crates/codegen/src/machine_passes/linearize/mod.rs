@@ -1052,7 +1052,7 @@ fn merging_pays(
         side.guards += 1;
         for &b in &p.blocks {
             side.insts += func.blocks[b].insts.len();
-            side.blocks += usize::from(func.blocks[b].kind == BlockKind::Code);
+            side.blocks += usize::from(func.blocks[b].kind.is_code());
         }
     }
     inside.outweighs(&rest)

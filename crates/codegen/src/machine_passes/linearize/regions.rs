@@ -477,7 +477,7 @@ pub fn kernel_gains(func: &MirFunction, merge_loops: MergeLoops) -> bool {
             };
             side.guards += 1;
             side.insts += func.blocks[b].insts.len();
-            side.blocks += usize::from(func.blocks[b].kind == BlockKind::Code);
+            side.blocks += usize::from(func.blocks[b].kind.is_code());
         }
         inside.outweighs(&rest)
     };
