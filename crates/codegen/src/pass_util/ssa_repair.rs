@@ -21,7 +21,10 @@
 //!   execution of the entry, a lane that reaches a use of a value has run the value's
 //!   definition again, because the definition dominated the use: so the zero is never
 //!   read by a lane, it only extends live ranges, which is the register cost of
-//!   linearizing before allocation.)
+//!   linearizing before allocation.) A zero is made only where one is read. The
+//!   linearizer places it in the region's entry; the restructuring asks for it near its
+//!   reads instead ([`Repair::place_zeros_near_reads`]), since with the whole kernel as
+//!   one region the entry's zeros were live across the kernel.
 //!
 //! [`Repair::run`] then builds pruned SSA form by the classic construction of Cytron et
 //! al.: block parameters at the iterated dominance frontier of each variable's definitions,
