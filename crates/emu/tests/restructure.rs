@@ -149,6 +149,46 @@ fn loop_inversion_runs_fewer_instructions_than_predicated_loops() {
     assert_eq!((base, selective, copy, predicate), (76, 76, 72, 91));
 }
 
+/// A cyclic region where restructuring pays, which the cost model still declines:
+/// `early_return_divergent` returns from two places inside its loop, and the branch that
+/// sends a negative value towards one of them (`block4`) has both arms go on looping. As
+/// it is, the lanes split there reconverge only at the kernel's exit, so each group runs
+/// the rest of the loop on its own; restructured (`all`), they wait for each other at the
+/// end of every iteration. Random cyclic kernels with the same shape (a reducible loop
+/// with such a branch) run more warp-instructions restructured (the test below), so the
+/// selective default, which cannot tell them apart without trip counts, leaves loops as
+/// they are.
+#[test]
+fn a_loop_whose_lanes_split_for_good_pays_restructured_but_is_declined() {
+    let (_, func, prepared) = load("early_return_divergent.wir");
+    let measured: Vec<[u64; 8]> = [4, 32, 64]
+        .into_iter()
+        .map(|w| {
+            let plain = measure(&func, &prepared, &[], w);
+            let selective = measure(&func, &prepared, SELECTIVE, w);
+            let all = measure(&func, &prepared, ALL, w);
+            [
+                redundant(&plain),
+                redundant(&selective),
+                redundant(&all),
+                plain.warp_instructions,
+                selective.warp_instructions,
+                all.warp_instructions,
+                plain.cycles,
+                all.cycles,
+            ]
+        })
+        .collect();
+    // Per width: redundant block executions (as it is, selective, all), warp-instructions
+    // (the same three) and cycles (as it is, all).
+    let expected: Vec<[u64; 8]> = vec![
+        [97, 97, 2, 925, 925, 787, 13871, 7656],
+        [116, 116, 5, 695, 695, 434, 20171, 7695],
+        [116, 116, 5, 695, 695, 434, 20171, 7695],
+    ];
+    assert_eq!(measured, expected);
+}
+
 /// A random kernel of `n` blocks: block 0 sets up, blocks 1..n-1 each fold their number
 /// into a per-thread trace and branch on a bit of the thread id mixed with a step count;
 /// the last block stores the trace. Acyclic kernels branch forward only; cyclic ones may

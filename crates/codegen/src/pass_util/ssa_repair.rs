@@ -21,7 +21,10 @@
 //!   execution of the entry, a lane that reaches a use of a value has run the value's
 //!   definition again, because the definition dominated the use: so the zero is never
 //!   read by a lane, it only extends live ranges, which is the register cost of
-//!   linearizing before allocation.)
+//!   linearizing before allocation.) A zero is made only where one is read. The
+//!   linearizer places it in the region's entry; the restructuring asks for it near its
+//!   reads instead ([`Repair::place_zeros_near_reads`]), since with the whole kernel as
+//!   one region the entry's zeros were live across the kernel.
 //!
 //! [`Repair::run`] then builds pruned SSA form by the classic construction of Cytron et
 //! al.: block parameters at the iterated dominance frontier of each variable's definitions,
@@ -106,6 +109,9 @@ pub(crate) struct Repair {
     slot_uses: Vec<(Inst, Slot, Var)>,
     /// Where the zeros of the variables added next are defined: their region's entry.
     zero_block: Option<Block>,
+    /// Place each zero near its reads instead of in its region's entry (see
+    /// [`Repair::place_zeros_near_reads`]).
+    zeros_near_reads: bool,
 }
 
 impl Repair {
@@ -117,7 +123,22 @@ impl Repair {
             end_defs: FxHashMap::default(),
             slot_uses: Vec::new(),
             zero_block: None,
+            zeros_near_reads: false,
         }
+    }
+
+    /// Places each variable's zero at the nearest common dominator of the places that
+    /// read it, moved out of any loop below its region's entry, rather than in the
+    /// region's entry. A zero is read only on paths no lane takes, so any place that
+    /// dominates its reads gives the same program; the entry is the worst for the
+    /// register allocator when the region is large. Restructuring the whole kernel as one
+    /// region put every variable's zero in the kernel's first block, live from there to
+    /// its unit of the kernel: as many values live at once as the kernel has variables,
+    /// which made allocation quadratic and spilled (1617 spills at 37k instructions).
+    /// Out of loops, because a zero inside one would run once per iteration; a zero
+    /// that reads nowhere stays in the region's entry.
+    pub(crate) fn place_zeros_near_reads(&mut self) {
+        self.zeros_near_reads = true;
     }
 
     /// The variables added from now on belong to the region entered at `block`, where
@@ -209,8 +230,12 @@ struct Builder<'f> {
     top: Vec<Option<Block>>,
     /// The value of a variable on entry to a block.
     entry_cache: FxHashMap<(Var, Block), Value>,
-    /// The zero of each variable, once placed.
+    /// The zero of each variable, once made.
     zeros: FxHashMap<Var, Value>,
+    /// Zeros made but not yet placed ([`Repair::place_zeros_near_reads`]), in order.
+    unplaced: Vec<(Var, Inst, Value)>,
+    /// The loop forest of the kernel, once computed.
+    forest: Option<LoopForest<Block>>,
     /// The depth of every reachable block in the dominator tree.
     depth: FxHashMap<Block, u32>,
     stats: RepairStats,
@@ -232,6 +257,8 @@ impl<'f> Builder<'f> {
             top: Vec::new(),
             entry_cache: FxHashMap::default(),
             zeros: FxHashMap::default(),
+            unplaced: Vec::new(),
+            forest: None,
             depth: FxHashMap::default(),
             stats: RepairStats::default(),
         }
@@ -271,6 +298,7 @@ impl<'f> Builder<'f> {
         }
         self.pass_new_params();
         self.remove_trivial_params();
+        self.place_zeros();
         self.remove_replaced_params()?;
         Ok(self.stats)
     }
@@ -507,15 +535,17 @@ impl<'f> Builder<'f> {
     /// passes a definition (each lies below it), so the variable is the zero on entry to
     /// it on every path, no block above it joins two of its values, and none needs a
     /// parameter for it.
-    fn liveness_cuts(&self, places: &[Vec<Block>]) -> Vec<Option<Block>> {
+    fn liveness_cuts(&mut self, places: &[Vec<Block>]) -> Vec<Option<Block>> {
         let forest = LoopForest::compute(&self.cfg);
-        places
+        let cuts = places
             .iter()
             .map(|blocks| {
                 self.common_dominator(blocks)
                     .filter(|&b| forest.innermost_loop(b).is_none())
             })
-            .collect()
+            .collect();
+        self.forest = Some(forest);
+        cuts
     }
 
     /// Sets [`Builder::top`]: per variable, the nearest common dominator of its
@@ -637,7 +667,9 @@ impl<'f> Builder<'f> {
         }
     }
 
-    /// The zero of `var`'s type, placed in its region's entry before its terminator.
+    /// The zero of `var`'s type, placed in its region's entry before its terminator (or,
+    /// with [`Repair::place_zeros_near_reads`], made now and placed by
+    /// [`Builder::place_zeros`] once every read is known).
     fn zero(&mut self, var: Var) -> Value {
         if let Some(&z) = self.zeros.get(&var) {
             return z;
@@ -645,17 +677,93 @@ impl<'f> Builder<'f> {
         let ty = self.r.vars[var].ty;
         let data = InstructionData::zero(ty);
         let inst = self.func.dfg.make_inst(data, Some(ty));
-        let block = self.r.vars[var].zero_block;
-        let at = self.func.layout.block_insts(block).len().saturating_sub(1);
-        self.func.layout.insert_inst(inst, block, at);
         let z = self
             .func
             .dfg
             .inst_result(inst)
             .expect("constants have a result");
+        if self.r.zeros_near_reads {
+            self.unplaced.push((var, inst, z));
+        } else {
+            self.place_zero_at_end(inst, self.r.vars[var].zero_block);
+        }
         self.zeros.insert(var, z);
         self.stats.zeros += 1;
         z
+    }
+
+    /// Places `inst` in `block` before its terminator.
+    fn place_zero_at_end(&mut self, inst: Inst, block: Block) {
+        let at = self.func.layout.block_insts(block).len().saturating_sub(1);
+        self.func.layout.insert_inst(inst, block, at);
+    }
+
+    /// Places the zeros made but not placed ([`Repair::place_zeros_near_reads`]): each at
+    /// the nearest common dominator of the blocks that read it, at the start of that
+    /// block; where that block lies in a loop below the region's entry, at the end of the
+    /// block that dominates the outermost such loop instead. A zero read nowhere, or
+    /// read where the dominator tree does not reach, goes to its region's entry.
+    fn place_zeros(&mut self) {
+        if self.unplaced.is_empty() {
+            return;
+        }
+        let index: FxHashMap<Value, usize> = self
+            .unplaced
+            .iter()
+            .enumerate()
+            .map(|(i, &(_, _, z))| (z, i))
+            .collect();
+        let mut reads: Vec<Vec<Block>> = vec![Vec::new(); self.unplaced.len()];
+        for &block in self.func.layout.blocks() {
+            for &inst in self.func.layout.block_insts(block) {
+                for v in self.func.dfg.insts[inst].all_values() {
+                    if let Some(&i) = index.get(&v) {
+                        if reads[i].last() != Some(&block) {
+                            reads[i].push(block);
+                        }
+                    }
+                }
+            }
+        }
+        for (i, (var, inst, _)) in std::mem::take(&mut self.unplaced).into_iter().enumerate() {
+            let zero_block = self.r.vars[var].zero_block;
+            let near = self
+                .common_dominator(&reads[i])
+                .filter(|&b| self.domtree.dominates(zero_block, b));
+            match near {
+                Some(b) if b != zero_block => match self.out_of_loops(b, zero_block) {
+                    Some(above) => self.place_zero_at_end(inst, above),
+                    None => self.func.layout.insert_inst(inst, b, 0),
+                },
+                _ => self.place_zero_at_end(inst, zero_block),
+            }
+        }
+    }
+
+    /// When `block` lies in a loop whose blocks `zero_block` strictly dominates, a block
+    /// dominating `block` outside every such loop (the immediate dominator of the
+    /// outermost one's entries' common dominator); `None` when no such loop holds it.
+    fn out_of_loops(&self, block: Block, zero_block: Block) -> Option<Block> {
+        let forest = self.forest.as_ref()?;
+        let mut out = None;
+        let mut cur = block;
+        while let Some(l) = forest.innermost_loop(cur) {
+            let head = self.common_dominator(forest.entries(l))?;
+            if head == zero_block || !self.domtree.dominates(zero_block, head) {
+                break;
+            }
+            let mut above = self.domtree.idom(head)?;
+            // The entries' common dominator of an irreducible loop may lie inside it.
+            while forest.contains(l, above) && above != zero_block {
+                above = self.domtree.idom(above)?;
+            }
+            if forest.contains(l, above) {
+                break;
+            }
+            out = Some(above);
+            cur = above;
+        }
+        out
     }
 
     /// Passes every new parameter its argument on every edge into its block.

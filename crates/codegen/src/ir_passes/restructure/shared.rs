@@ -65,7 +65,7 @@ impl Shared {
             preds: SecondaryMap::new(),
             position: SecondaryMap::with_default(u32::MAX),
             used_elsewhere: HashSet::new(),
-            repair: Repair::new(),
+            repair: new_repair(),
             batch: HashMap::new(),
             pending: Vec::new(),
             folded_conditions: Vec::new(),
@@ -189,7 +189,16 @@ impl Shared {
             return Ok(());
         }
         self.batch.clear();
-        std::mem::replace(&mut self.repair, Repair::new()).run(func)?;
+        std::mem::replace(&mut self.repair, new_repair()).run(func)?;
         Ok(())
     }
+}
+
+/// An SSA repair for a batch. Its zeros go near their reads, not into their region's
+/// entry: restructuring the whole kernel makes the kernel's first block every variable's
+/// region entry, and zeros there were live across the kernel.
+fn new_repair() -> Repair {
+    let mut repair = Repair::new();
+    repair.place_zeros_near_reads();
+    repair
 }
