@@ -38,7 +38,7 @@
 //! loop, the branch reconverges only after it, so each group of lanes runs the rest of
 //! the loop on its own) when the lanes split often and the loop runs long: on the
 //! corpus's `early_return_divergent`, 116 redundant executions become 5 and 695
-//! warp-instructions 434 at width 32. But the shape does not decide it: on the random
+//! warp-instructions 385 at width 32. But the shape does not decide it: on the random
 //! cyclic kernels of the emulator's tests, reducible loops with such a branch included,
 //! restructuring every unstructured region ran more warp-instructions in all 32 runs it
 //! changed and fewer in none, and a rule accepting reducible loops with a splitting
