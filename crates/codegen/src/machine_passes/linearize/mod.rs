@@ -267,13 +267,8 @@ impl MachinePass for Linearize {
         reserved: &ReservedRegs,
         settings: &Settings,
     ) -> Result<PassReport, PassError> {
-        let kernel = func.name.clone();
-        let error = |message: String| PassError {
-            pass: "linearize",
-            kernel: kernel.clone(),
-            message,
-        };
-        linearize_kernel(func, reserved, settings, OptScope::Region, None).map_err(error)
+        // With nothing carried, the planned run finds its regions itself.
+        self.run_planned(func, reserved, settings, None)
     }
 
     fn run_planned(
