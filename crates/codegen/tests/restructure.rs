@@ -17,6 +17,10 @@ use warplift_ir::parser::parse_functions;
 use warplift_ir::verifier::verify_function;
 use warplift_ir::Function;
 
+// The restructuring bench's kernel: Figure 1's short circuit in sequence.
+#[path = "../../../benches/common/short_circuit.rs"]
+mod short_circuit;
+
 fn corpus_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/corpus")
 }
@@ -286,58 +290,6 @@ fn a_region_over_the_block_limit_is_left_as_it_is_with_a_message() {
     );
 }
 
-/// Figure 1's short circuit `units` times in sequence, each carrying a value through its
-/// blocks (the kernel of the restructuring bench, smaller).
-fn short_circuit_chain(units: usize) -> String {
-    let mut s = String::from("kernel %chain(out: i64) {\nblock0(v0: i64):\n");
-    s += "    v1 = thread_id x\n    v2 = iconst.i32 1\n    v3 = iconst.i32 0\n";
-    s += "    v4 = band v1, v2\n    v5 = icmp ne v4, v3\n    v6 = iconst.i32 2\n";
-    s += "    v7 = band v1, v6\n    v8 = icmp ne v7, v3\n    jump block1(v1)\n";
-    let mut v = 100;
-    for u in 0..units {
-        let (head, d, s1, s2, next) = (1 + 4 * u, 2 + 4 * u, 3 + 4 * u, 4 + 4 * u, 5 + 4 * u);
-        let p = 10_000 + 4 * u;
-        s += &format!("block{head}(v{p}: i32):\n    v{v} = iadd v{p}, v2\n");
-        s += &format!("    brif v5, block{s1}(v{v}), block{d}(v{v})\n");
-        s += &format!(
-            "block{d}(v{}: i32):\n    v{} = imul v{}, v6\n",
-            p + 1,
-            v + 1,
-            p + 1
-        );
-        s += &format!(
-            "    brif v8, block{s1}(v{}), block{s2}(v{})\n",
-            v + 1,
-            v + 1
-        );
-        s += &format!(
-            "block{s1}(v{}: i32):\n    v{} = bxor v{}, v6\n",
-            p + 2,
-            v + 2,
-            p + 2
-        );
-        s += &format!("    jump block{next}(v{})\n", v + 2);
-        s += &format!(
-            "block{s2}(v{}: i32):\n    v{} = iadd v{}, v6\n",
-            p + 3,
-            v + 3,
-            p + 3
-        );
-        s += &format!("    jump block{next}(v{})\n", v + 3);
-        v += 4;
-    }
-    let last = 1 + 4 * units;
-    s += &format!(
-        "block{last}(v{v}: i32):\n    v{a} = uextend.i64 v1\n    v{b} = iconst.i64 2\n    \
-         v{c} = ishl v{a}, v{b}\n    v{d} = iadd v0, v{c}\n    store global v{v}, v{d}\n    return\n}}\n",
-        a = v + 1,
-        b = v + 2,
-        c = v + 3,
-        d = v + 4,
-    );
-    s
-}
-
 /// Restructuring the whole kernel as one region makes the kernel's first block every
 /// variable's region entry. The zeros the SSA repair defines for paths no lane takes used
 /// to go there, each live from the kernel's start to its short circuit: as many values
@@ -346,7 +298,9 @@ fn short_circuit_chain(units: usize) -> String {
 /// still computes what it computed.
 #[test]
 fn whole_kernel_restructuring_keeps_its_zeros_out_of_the_kernels_entry() {
-    let func = parse_functions(&short_circuit_chain(12)).unwrap().remove(0);
+    let func = parse_functions(&short_circuit::short_circuit_kernel(12))
+        .unwrap()
+        .remove(0);
     let entry = func.entry_block().unwrap();
     let options = Options {
         regions: RegionMode::Kernel,
