@@ -729,6 +729,51 @@ fn region_replication_melds_a_block_with_a_block_inside_a_region() {
     assert!(after > before, "{after} against {before}");
 }
 
+/// Merge sort's take-left diamond (MS): each arm stores its head at the same `dst[k]`
+/// and advances its own index. Melded (forced, threshold 0) the loop body ends with the
+/// selected value's store and the two indices advanced through selects, the join merged
+/// in: `select; store; select; iadd; select; select; iadd; jump`, 8 issues where a warp
+/// all of one side issues 6 (the `brif`, the arm, the join) and a divergent warp 9. The
+/// branch depends on the data, and the late passes merge with one or two threads per
+/// warp, so it rarely diverges: at the corpus launch the melded kernel issues more
+/// warp-instructions and takes more cycles at widths 32 and 64, and by default the pass
+/// leaves the kernel as it was.
+#[test]
+fn merge_sort_melded_step_costs_more_than_one_arm_and_is_declined() {
+    let (name, func, prepared) = load("darm_ms.wir");
+    let mut f = func.clone();
+    let s = meld(&mut f, &Options::default());
+    assert_eq!(s.melded, 0, "{:?}", s.report());
+    assert_eq!(f.to_string(), func.to_string());
+    let forced = Options {
+        threshold: 0.0,
+        ..Options::default()
+    };
+    let s = meld(&mut f, &forced);
+    assert_eq!(s.melded, 1, "{:?}\n{f}", s.report());
+    warplift_ir::verifier::verify_function(&f).unwrap();
+    let got = shape(&f);
+    assert!(
+        got.iter()
+            .any(|b| b.ends_with("select; store; select; iadd; select; select; iadd; jump block6")),
+        "{got:#?}"
+    );
+    assert_eq!(count(&func, Opcode::Store) - count(&f, Opcode::Store), 1);
+    assert!(matches_interpreter(&name, &func, &f, &prepared) >= 4);
+    for width in [32, 64] {
+        let before = emulate(&func, &prepared, &[], width);
+        let after = emulate(&f, &prepared, &[], width);
+        assert!(
+            after.warp_instructions > before.warp_instructions && after.cycles > before.cycles,
+            "width {width}: {} / {} against {} / {}",
+            after.warp_instructions,
+            after.cycles,
+            before.warp_instructions,
+            before.cycles
+        );
+    }
+}
+
 /// The number of placed instructions of `func` with opcode `op`.
 fn count(func: &Function, op: Opcode) -> usize {
     func.layout
