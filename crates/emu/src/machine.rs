@@ -1155,7 +1155,7 @@ fn pick_queued(sm: &mut Sm, now: u64, start: usize, chosen: Option<usize>) -> Sc
             reason_other: StallReason::Dependency,
         };
     }
-    match q.earliest(&sm.ready) {
+    match q.earliest() {
         None => Scan {
             chosen,
             next_other: u64::MAX,
@@ -1165,7 +1165,7 @@ fn pick_queued(sm: &mut Sm, now: u64, start: usize, chosen: Option<usize>) -> Sc
         Some(m) => Scan {
             chosen,
             next_other: m,
-            reason_other: sm.why[q.first_at(m, start, &sm.ready)],
+            reason_other: sm.why[q.first_at(m, start)],
         },
     }
 }

@@ -19,13 +19,23 @@
 //! set of occupied buckets). Filing a warp costs two bit operations, instead of a visit
 //! of every warp.
 //!
-//! Updates are lazy: a warp whose cycle changed is only marked, and filed when the queue
-//! is next read, so that a scheduler which mostly finds its warp without the queue (many
-//! warps ready: a short scan of the oldest settles it) pays almost nothing for it.
+//! Updates are lazy: a warp whose cycle changed is only marked (a bit in a set of
+//! slots), and filed when the queue is next read, so that a scheduler which mostly finds
+//! its warp without the queue (many warps ready: a short scan of the oldest settles it)
+//! pays two bit operations per issue for it.
 //!
-//! Entries are never searched for and removed: an entry whose cycle is no longer its
-//! warp's (the warp was retired or re-placed meanwhile) is recognised against the SM's
-//! ready array when its cycle comes, and dropped.
+//! Removal is eager: the queue remembers under which cycle each slot is filed, and a
+//! slot filed anew leaves its old bucket at once. So every wheel entry is live: draining
+//! a bucket is a copy of its bits, the earliest pending cycle is the first occupied
+//! bucket, and the first warp of a cycle in slot order is a bit search. Only the heap,
+//! whose entries cannot be found cheaply, keeps entries that are no longer a slot's; they
+//! are recognised by the slot's filed cycle when they reach the top, and dropped.
+
+/// [`ReadyQueue::filed`]'s value for a slot that is ready or never ready (not pending).
+const UNFILED: u64 = u64::MAX;
+
+/// [`ReadyQueue::filed`]'s mark of a cycle filed in the heap rather than on the wheel.
+const FAR: u64 = 1 << 63;
 
 /// The scheduling queue of one SM's warp slots.
 pub(crate) struct ReadyQueue {
@@ -45,16 +55,18 @@ pub(crate) struct ReadyQueue {
     horizon: u64,
     /// The buckets, `words` words each.
     wheel: Vec<u64>,
-    /// Bit `b % 64` of word `b / 64`: bucket `b` may hold an entry.
+    /// Bit `b % 64` of word `b / 64`: bucket `b` holds an entry.
     occupied: Vec<u64>,
     /// The first cycle not yet drained.
     next: u64,
+    /// Per slot, the cycle it is filed under: on the wheel, or with [`FAR`] set in the
+    /// heap; [`UNFILED`] when it is ready or never ready.
+    filed: Vec<u64>,
     /// The warps whose cycle lies beyond the horizon when it is set.
     far: Heap,
-    /// Slots whose cycle changed since the queue was last brought up to date.
-    dirty: Vec<u32>,
-    /// Per slot, whether it is in `dirty`.
-    marked: Vec<bool>,
+    /// Bit `s % 64` of word `s / 64`: slot `s`'s cycle changed since the queue was last
+    /// brought up to date.
+    dirty: Vec<u64>,
 }
 
 impl ReadyQueue {
@@ -74,18 +86,17 @@ impl ReadyQueue {
             wheel: vec![0; horizon as usize * words],
             occupied: vec![0; horizon as usize / 64],
             next: 0,
+            filed: vec![UNFILED; n],
             far: Heap::default(),
-            dirty: Vec::with_capacity(n),
-            marked: vec![false; n],
+            dirty: vec![0; words],
         }
     }
 
     /// Notes that slot `slot`'s ready cycle changed.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn touch(&mut self, slot: usize) {
-        if !self.marked[slot] {
-            self.marked[slot] = true;
-            self.dirty.push(slot as u32);
+        if let Some(word) = self.dirty.get_mut(slot / 64) {
+            *word |= 1 << (slot % 64);
         }
     }
 
@@ -96,16 +107,31 @@ impl ReadyQueue {
     pub(crate) fn update(&mut self, now: u64, cycles: &[u64]) {
         // Drained first, so that `next` is `now + 1` and every changed cycle falls
         // inside the horizon.
-        self.drain(now, cycles);
-        while let Some(s) = self.dirty.pop() {
-            self.marked[s as usize] = false;
-            self.refile(s as usize, cycles[s as usize]);
+        self.drain(now);
+        for k in 0..self.words {
+            let mut bits = std::mem::take(&mut self.dirty[k]);
+            while bits != 0 {
+                let s = k * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                self.refile(s, cycles[s]);
+            }
         }
     }
 
-    /// Files slot `slot` anew under `cycle` (`u64::MAX`: never ready).
+    /// Files slot `slot` anew under `cycle` (`u64::MAX`: never ready), out of its old
+    /// place.
     #[inline]
     fn refile(&mut self, slot: usize, cycle: u64) {
+        let old = self.filed[slot];
+        if old != UNFILED && old & FAR == 0 {
+            let b = (old & (self.horizon - 1)) as usize;
+            let row = &mut self.wheel[b * self.words..(b + 1) * self.words];
+            row[slot / 64] &= !(1 << (slot % 64));
+            if row.iter().all(|&w| w == 0) {
+                self.occupied[b / 64] &= !(1 << (b % 64));
+            }
+        }
+        self.filed[slot] = UNFILED;
         let r = self.rank[slot] as usize;
         let bit = 1u64 << (r % 64);
         let word = &mut self.ready[r / 64];
@@ -118,7 +144,7 @@ impl ReadyQueue {
         }
     }
 
-    /// Files slot `slot` under `cycle`.
+    /// Files slot `slot`, not filed, under `cycle`.
     #[inline]
     fn push(&mut self, slot: usize, cycle: u64) {
         if cycle < self.next {
@@ -128,14 +154,17 @@ impl ReadyQueue {
             let b = (cycle & (self.horizon - 1)) as usize;
             self.wheel[b * self.words + slot / 64] |= 1 << (slot % 64);
             self.occupied[b / 64] |= 1 << (b % 64);
+            self.filed[slot] = cycle;
         } else {
             self.far.push((cycle, slot as u32));
+            self.filed[slot] = cycle | FAR;
         }
     }
 
     /// Adds slot `slot` to the ready set.
     #[inline]
     fn mark_ready(&mut self, slot: usize) {
+        self.filed[slot] = UNFILED;
         let r = self.rank[slot] as usize;
         let bit = 1u64 << (r % 64);
         let word = &mut self.ready[r / 64];
@@ -152,27 +181,23 @@ impl ReadyQueue {
         self.next + ((b as u64).wrapping_sub(self.next) & m)
     }
 
-    /// Empties bucket `b`, whose cycle is `cycle`, into the ready set (the warps whose
-    /// cycle it still is).
+    /// Empties bucket `b` into the ready set.
     #[inline]
-    fn empty_bucket(&mut self, b: usize, cycle: u64, cycles: &[u64]) {
+    fn empty_bucket(&mut self, b: usize) {
         self.occupied[b / 64] &= !(1 << (b % 64));
         for k in 0..self.words {
             let mut bits = std::mem::take(&mut self.wheel[b * self.words + k]);
             while bits != 0 {
                 let s = k * 64 + bits.trailing_zeros() as usize;
                 bits &= bits - 1;
-                if cycles[s] == cycle {
-                    self.mark_ready(s);
-                }
+                self.mark_ready(s);
             }
         }
     }
 
-    /// Moves the warps whose cycle is at most `now` into the ready set; `cycles` is every
-    /// slot's current ready cycle, against which stale entries are dropped.
+    /// Moves the warps whose cycle is at most `now` into the ready set.
     #[inline]
-    fn drain(&mut self, now: u64, cycles: &[u64]) {
+    fn drain(&mut self, now: u64) {
         if now < self.next {
             return;
         }
@@ -195,8 +220,7 @@ impl ReadyQueue {
             while bits != 0 {
                 let bb = (b / 64) * 64 + bits.trailing_zeros() as usize;
                 bits &= bits - 1;
-                let c = self.cycle_of(bb);
-                self.empty_bucket(bb, c, cycles);
+                self.empty_bucket(bb);
             }
             done += take;
         }
@@ -206,7 +230,7 @@ impl ReadyQueue {
                 break;
             }
             self.far.pop();
-            if cycles[s as usize] == c {
+            if self.filed[s as usize] == c | FAR {
                 self.mark_ready(s as usize);
             }
         }
@@ -228,33 +252,17 @@ impl ReadyQueue {
         u64::from(self.nready) > own
     }
 
-    /// Whether bucket `b` holds a warp whose cycle is still `cycle`.
+    /// The earliest cycle of a pending warp (after [`ReadyQueue::update`]); `None` if no
+    /// warp is pending.
     #[inline]
-    fn bucket_live(&self, b: usize, cycle: u64, cycles: &[u64]) -> bool {
-        (0..self.words).any(|k| {
-            let mut bits = self.wheel[b * self.words + k];
-            while bits != 0 {
-                let s = k * 64 + bits.trailing_zeros() as usize;
-                bits &= bits - 1;
-                if cycles[s] == cycle {
-                    return true;
-                }
-            }
-            false
-        })
-    }
-
-    /// The earliest cycle of a pending warp (after [`ReadyQueue::update`]), dropping the
-    /// stale entries before it; `None` if no warp is pending.
-    pub(crate) fn earliest(&mut self, cycles: &[u64]) -> Option<u64> {
+    pub(crate) fn earliest(&mut self) -> Option<u64> {
         let m = self.horizon as usize - 1;
         let nwords = self.occupied.len();
         let first = self.next as usize & m;
         let mut near = None;
         // The occupied words from `first`'s on, wrapping around once (the first word is
         // visited twice, below and then above `first`).
-        let mut i = 0;
-        while i <= nwords {
+        for i in 0..=nwords {
             let w = (first / 64 + i) % nwords;
             let mut bits = self.occupied[w];
             if i == 0 {
@@ -262,23 +270,13 @@ impl ReadyQueue {
             } else if i == nwords {
                 bits &= !(u64::MAX << (first % 64));
             }
-            if bits == 0 {
-                i += 1;
-                continue;
-            }
-            let b = w * 64 + bits.trailing_zeros() as usize;
-            let c = self.cycle_of(b);
-            if self.bucket_live(b, c, cycles) {
-                near = Some(c);
+            if bits != 0 {
+                near = Some(self.cycle_of(w * 64 + bits.trailing_zeros() as usize));
                 break;
             }
-            // Only stale entries: empty it and look on.
-            self.occupied[b / 64] &= !(1 << (b % 64));
-            for k in 0..self.words {
-                self.wheel[b * self.words + k] = 0;
-            }
         }
-        let far = self.far.earliest(cycles);
+        let filed = &self.filed;
+        let far = self.far.earliest(|c, s| filed[s as usize] == c | FAR);
         match (near, far) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -287,25 +285,36 @@ impl ReadyQueue {
 
     /// Among the pending warps whose cycle is `cycle` (the earliest), the first slot in
     /// slot order starting at `start` and wrapping around.
-    pub(crate) fn first_at(&mut self, cycle: u64, start: usize, cycles: &[u64]) -> usize {
+    #[inline]
+    pub(crate) fn first_at(&mut self, cycle: u64, start: usize) -> usize {
         let n = self.rank.len();
         let pos = |s: usize| if s >= start { s - start } else { s + n - start };
         let (mut best, mut best_pos) = (0, usize::MAX);
         if cycle >= self.next && cycle - self.next < self.horizon {
             let b = (cycle & (self.horizon - 1)) as usize;
-            for k in 0..self.words {
-                let mut bits = self.wheel[b * self.words + k];
-                while bits != 0 {
-                    let s = k * 64 + bits.trailing_zeros() as usize;
-                    bits &= bits - 1;
-                    if cycles[s] == cycle && pos(s) < best_pos {
-                        (best, best_pos) = (s, pos(s));
-                    }
-                }
+            let row = &self.wheel[b * self.words..(b + 1) * self.words];
+            // The first slot from `start` on, else the first one.
+            let k0 = start / 64;
+            let from = row.iter().enumerate().skip(k0).find_map(|(k, &w)| {
+                let bits = if k == k0 {
+                    w & (u64::MAX << (start % 64))
+                } else {
+                    w
+                };
+                (bits != 0).then(|| k * 64 + bits.trailing_zeros() as usize)
+            });
+            let any = || {
+                row.iter()
+                    .enumerate()
+                    .find_map(|(k, &w)| (w != 0).then(|| k * 64 + w.trailing_zeros() as usize))
+            };
+            if let Some(s) = from.or_else(any) {
+                (best, best_pos) = (s, pos(s));
             }
         }
+        let filed = &self.filed;
         self.far.each_at(cycle, |s| {
-            if cycles[s] == cycle && pos(s) < best_pos {
+            if filed[s] == cycle | FAR && pos(s) < best_pos {
                 (best, best_pos) = (s, pos(s));
             }
         });
@@ -325,10 +334,8 @@ impl ReadyQueue {
         self.wheel.fill(0);
         self.occupied.fill(0);
         self.far.clear();
-        for &s in &self.dirty {
-            self.marked[s as usize] = false;
-        }
-        self.dirty.clear();
+        self.filed.fill(UNFILED);
+        self.dirty.fill(0);
         for (s, &c) in cycles.iter().enumerate() {
             if c != u64::MAX {
                 self.push(s, c);
@@ -355,10 +362,11 @@ impl Heap {
         self.entries.first().copied()
     }
 
-    /// The earliest cycle still its slot's, dropping stale entries on top.
-    fn earliest(&mut self, cycles: &[u64]) -> Option<u64> {
+    /// The earliest cycle of an entry for which `live(cycle, slot)` holds, dropping the
+    /// others on top.
+    fn earliest(&mut self, live: impl Fn(u64, u32) -> bool) -> Option<u64> {
         while let Some((c, s)) = self.first() {
-            if cycles[s as usize] == c {
+            if live(c, s) {
                 return Some(c);
             }
             self.pop();
@@ -496,13 +504,13 @@ mod tests {
                     .filter(|&y| cycles[y] > now && cycles[y] != u64::MAX)
                     .collect();
                 let m = later.iter().map(|&y| cycles[y]).min();
-                assert_eq!(q.earliest(&cycles), m);
+                assert_eq!(q.earliest(), m);
                 if let Some(m) = m {
                     let start = rnd(n as u64) as usize;
                     let first = (start..n)
                         .chain(0..start)
                         .find(|&y| cycles[y] == m && cycles[y] > now);
-                    assert_eq!(Some(q.first_at(m, start, &cycles)), first);
+                    assert_eq!(Some(q.first_at(m, start)), first);
                 }
             }
         }
