@@ -9,29 +9,33 @@
 //!
 //! - *pending*: a timing wheel (Varghese and Lauck, "Hashed and hierarchical timing
 //!   wheels", 1987): one bucket per cycle of a horizon a little longer than the longest
-//!   latency, each a bit set of warp slots; a warp whose cycle lies beyond the horizon
-//!   (only with latencies longer than the wheel allows) goes into a binary min-heap;
+//!   latency, each a bit set of warps by age rank; a warp whose cycle lies beyond the
+//!   horizon (only with latencies longer than the wheel allows) goes into a binary
+//!   min-heap;
 //! - *ready*: a bit set indexed by age rank (bit 0 the oldest warp), which the buckets
-//!   whose cycle has come are emptied into (`drain`).
+//!   whose cycle has come are emptied into (`drain`): a bucket and the ready set being
+//!   indexed alike, that is an OR of words.
 //!
 //! The oldest ready warp is then the lowest set bit; whether another is ready, a test of
-//! a count; the earliest pending cycle, the next occupied bucket (found through a bit
-//! set of occupied buckets). Filing a warp costs two bit operations, instead of a visit
-//! of every warp.
+//! the set without the warp's own bit; the earliest pending cycle, the next occupied
+//! bucket (found through a bit set of occupied buckets). Filing a warp costs two bit
+//! operations, instead of a visit of every warp.
 //!
 //! Updates are lazy: a warp whose cycle changed is only marked (a bit in a set of
 //! slots), and filed when the queue is next read, so that a scheduler which mostly finds
 //! its warp without the queue (many warps ready: a short scan of the oldest settles it)
-//! pays two bit operations per issue for it.
+//! pays one bit operation per issue for it.
 //!
-//! Removal is eager: the queue remembers under which cycle each slot is filed, and a
-//! slot filed anew leaves its old bucket at once. So every wheel entry is live: draining
-//! a bucket is a copy of its bits, the earliest pending cycle is the first occupied
-//! bucket, and the first warp of a cycle in slot order is a bit search. Only the heap,
-//! whose entries cannot be found cheaply, keeps entries that are no longer a slot's; they
-//! are recognised by the slot's filed cycle when they reach the top, and dropped.
+//! Removal is eager: the queue remembers under which cycle each warp was last filed, and
+//! a warp filed anew clears its bit in that bucket at once (harmless when the bucket
+//! was drained meanwhile: a rank's bit is only ever its own warp's). So every wheel
+//! entry is live: draining a bucket is an OR of its words, the earliest pending cycle is
+//! the first occupied bucket, and the warps of a cycle are its bucket's bits. Only the
+//! heap, whose entries cannot be found cheaply, keeps entries that are no longer a
+//! warp's; they are recognised by the warp's filed cycle when they reach the top, and
+//! dropped.
 
-/// [`ReadyQueue::filed`]'s value for a slot that is ready or never ready (not pending).
+/// [`ReadyQueue::filed`]'s value for a warp never filed, or never ready.
 const UNFILED: u64 = u64::MAX;
 
 /// [`ReadyQueue::filed`]'s mark of a cycle filed in the heap rather than on the wheel.
@@ -46,11 +50,9 @@ pub(crate) struct ReadyQueue {
     /// Bit `i % 64` of word `i / 64`: the warp of rank `i` is ready (its cycle has been
     /// drained).
     ready: Vec<u64>,
-    /// Warps in `ready`.
-    nready: u32,
-    /// 64-bit words of a bucket (one bit per slot).
+    /// 64-bit words of a bucket or of the ready set (one bit per rank).
     words: usize,
-    /// Buckets, a power of two: bucket `c % horizon` holds, in slot bits, the warps whose
+    /// Buckets, a power of two: bucket `c % horizon` holds, in rank bits, the warps whose
     /// cycle is `c`, for every `c` from `next` to `next + horizon - 1`.
     horizon: u64,
     /// The buckets, `words` words each.
@@ -59,8 +61,8 @@ pub(crate) struct ReadyQueue {
     occupied: Vec<u64>,
     /// The first cycle not yet drained.
     next: u64,
-    /// Per slot, the cycle it is filed under: on the wheel, or with [`FAR`] set in the
-    /// heap; [`UNFILED`] when it is ready or never ready.
+    /// Per slot, the cycle it was last filed under: on the wheel, or with [`FAR`] set in
+    /// the heap; [`UNFILED`] when never ready. It stays when the cycle is drained.
     filed: Vec<u64>,
     /// The warps whose cycle lies beyond the horizon when it is set.
     far: Heap,
@@ -80,7 +82,6 @@ impl ReadyQueue {
             order: (0..n as u32).collect(),
             rank: (0..n as u32).collect(),
             ready: vec![0; words],
-            nready: 0,
             words,
             horizon,
             wheel: vec![0; horizon as usize * words],
@@ -122,23 +123,27 @@ impl ReadyQueue {
     /// place.
     #[inline]
     fn refile(&mut self, slot: usize, cycle: u64) {
+        let r = self.rank[slot] as usize;
+        let (word, bit) = (r / 64, 1u64 << (r % 64));
         let old = self.filed[slot];
         if old != UNFILED && old & FAR == 0 {
             let b = (old & (self.horizon - 1)) as usize;
-            let row = &mut self.wheel[b * self.words..(b + 1) * self.words];
-            row[slot / 64] &= !(1 << (slot % 64));
-            if row.iter().all(|&w| w == 0) {
+            let empty = if self.words == 1 {
+                // Up to 64 warps (the usual SM): one word per bucket.
+                let w = &mut self.wheel[b];
+                *w &= !bit;
+                *w == 0
+            } else {
+                let row = &mut self.wheel[b * self.words..(b + 1) * self.words];
+                row[word] &= !bit;
+                row.iter().all(|&w| w == 0)
+            };
+            if empty {
                 self.occupied[b / 64] &= !(1 << (b % 64));
             }
         }
         self.filed[slot] = UNFILED;
-        let r = self.rank[slot] as usize;
-        let bit = 1u64 << (r % 64);
-        let word = &mut self.ready[r / 64];
-        if *word & bit != 0 {
-            *word &= !bit;
-            self.nready -= 1;
-        }
+        self.ready[word] &= !bit;
         if cycle != u64::MAX {
             self.push(slot, cycle);
         }
@@ -147,12 +152,14 @@ impl ReadyQueue {
     /// Files slot `slot`, not filed, under `cycle`.
     #[inline]
     fn push(&mut self, slot: usize, cycle: u64) {
+        let r = self.rank[slot] as usize;
+        let (word, bit) = (r / 64, 1u64 << (r % 64));
         if cycle < self.next {
             // Its cycle has already come.
-            self.mark_ready(slot);
+            self.ready[word] |= bit;
         } else if cycle - self.next < self.horizon {
             let b = (cycle & (self.horizon - 1)) as usize;
-            self.wheel[b * self.words + slot / 64] |= 1 << (slot % 64);
+            self.wheel[b * self.words + word] |= bit;
             self.occupied[b / 64] |= 1 << (b % 64);
             self.filed[slot] = cycle;
         } else {
@@ -161,38 +168,11 @@ impl ReadyQueue {
         }
     }
 
-    /// Adds slot `slot` to the ready set.
-    #[inline]
-    fn mark_ready(&mut self, slot: usize) {
-        self.filed[slot] = UNFILED;
-        let r = self.rank[slot] as usize;
-        let bit = 1u64 << (r % 64);
-        let word = &mut self.ready[r / 64];
-        if *word & bit == 0 {
-            *word |= bit;
-            self.nready += 1;
-        }
-    }
-
     /// The cycle of bucket `b`, between `next` and `next + horizon - 1`.
     #[inline]
     fn cycle_of(&self, b: usize) -> u64 {
         let m = self.horizon - 1;
         self.next + ((b as u64).wrapping_sub(self.next) & m)
-    }
-
-    /// Empties bucket `b` into the ready set.
-    #[inline]
-    fn empty_bucket(&mut self, b: usize) {
-        self.occupied[b / 64] &= !(1 << (b % 64));
-        for k in 0..self.words {
-            let mut bits = std::mem::take(&mut self.wheel[b * self.words + k]);
-            while bits != 0 {
-                let s = k * 64 + bits.trailing_zeros() as usize;
-                bits &= bits - 1;
-                self.mark_ready(s);
-            }
-        }
     }
 
     /// Moves the warps whose cycle is at most `now` into the ready set.
@@ -216,11 +196,20 @@ impl ReadyQueue {
             } else {
                 ((1u64 << take) - 1) << (b % 64)
             };
-            let mut bits = self.occupied[b / 64] & span;
+            let occupied = &mut self.occupied[b / 64];
+            let mut bits = *occupied & span;
+            *occupied &= !span;
             while bits != 0 {
                 let bb = (b / 64) * 64 + bits.trailing_zeros() as usize;
                 bits &= bits - 1;
-                self.empty_bucket(bb);
+                if self.words == 1 {
+                    self.ready[0] |= std::mem::take(&mut self.wheel[bb]);
+                } else {
+                    let row = &mut self.wheel[bb * self.words..(bb + 1) * self.words];
+                    for (r, w) in self.ready.iter_mut().zip(row) {
+                        *r |= std::mem::take(w);
+                    }
+                }
             }
             done += take;
         }
@@ -231,7 +220,8 @@ impl ReadyQueue {
             }
             self.far.pop();
             if self.filed[s as usize] == c | FAR {
-                self.mark_ready(s as usize);
+                let r = self.rank[s as usize] as usize;
+                self.ready[r / 64] |= 1 << (r % 64);
             }
         }
     }
@@ -248,8 +238,13 @@ impl ReadyQueue {
     #[inline]
     pub(crate) fn others_ready(&self, slot: usize) -> bool {
         let r = self.rank[slot] as usize;
-        let own = (self.ready[r / 64] >> (r % 64)) & 1;
-        u64::from(self.nready) > own
+        if self.words == 1 {
+            return self.ready[0] & !(1u64 << (r % 64)) != 0;
+        }
+        self.ready.iter().enumerate().any(|(k, &w)| {
+            let own = if k == r / 64 { 1u64 << (r % 64) } else { 0 };
+            w & !own != 0
+        })
     }
 
     /// The earliest cycle of a pending warp (after [`ReadyQueue::update`]); `None` if no
@@ -276,7 +271,11 @@ impl ReadyQueue {
             }
         }
         let filed = &self.filed;
-        let far = self.far.earliest(|c, s| filed[s as usize] == c | FAR);
+        let far = if self.far.entries.is_empty() {
+            None
+        } else {
+            self.far.earliest(|c, s| filed[s as usize] == c | FAR)
+        };
         match (near, far) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -292,32 +291,25 @@ impl ReadyQueue {
         let (mut best, mut best_pos) = (0, usize::MAX);
         if cycle >= self.next && cycle - self.next < self.horizon {
             let b = (cycle & (self.horizon - 1)) as usize;
-            let row = &self.wheel[b * self.words..(b + 1) * self.words];
-            // The first slot from `start` on, else the first one.
-            let k0 = start / 64;
-            let from = row.iter().enumerate().skip(k0).find_map(|(k, &w)| {
-                let bits = if k == k0 {
-                    w & (u64::MAX << (start % 64))
-                } else {
-                    w
-                };
-                (bits != 0).then(|| k * 64 + bits.trailing_zeros() as usize)
-            });
-            let any = || {
-                row.iter()
-                    .enumerate()
-                    .find_map(|(k, &w)| (w != 0).then(|| k * 64 + w.trailing_zeros() as usize))
-            };
-            if let Some(s) = from.or_else(any) {
-                (best, best_pos) = (s, pos(s));
+            for k in 0..self.words {
+                let mut bits = self.wheel[b * self.words + k];
+                while bits != 0 {
+                    let s = self.order[k * 64 + bits.trailing_zeros() as usize] as usize;
+                    bits &= bits - 1;
+                    if pos(s) < best_pos {
+                        (best, best_pos) = (s, pos(s));
+                    }
+                }
             }
         }
-        let filed = &self.filed;
-        self.far.each_at(cycle, |s| {
-            if filed[s] == cycle | FAR && pos(s) < best_pos {
-                (best, best_pos) = (s, pos(s));
-            }
-        });
+        if !self.far.entries.is_empty() {
+            let filed = &self.filed;
+            self.far.each_at(cycle, |s| {
+                if filed[s] == cycle | FAR && pos(s) < best_pos {
+                    (best, best_pos) = (s, pos(s));
+                }
+            });
+        }
         best
     }
 
@@ -330,7 +322,6 @@ impl ReadyQueue {
             self.rank[s as usize] = i as u32;
         }
         self.ready.fill(0);
-        self.nready = 0;
         self.wheel.fill(0);
         self.occupied.fill(0);
         self.far.clear();
