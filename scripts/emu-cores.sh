@@ -1,21 +1,24 @@
 #!/usr/bin/env bash
 # The functional mode against the timed mode, and on one core against two: the ALU-bound
-# and the memory-bound kernel of crates/emu/benches/kernels (256 blocks of 256 threads,
-# warp width 32) run timed on CPU 0, functional on CPU 0 (one rayon thread) and functional
-# on CPUs 0 and 1 (two rayon threads), each `runs` times, alternating so that a change
-# in the machine's load touches every column alike. Two tables: timed against functional
-# (median wall-clock seconds), then one thread against two (median wall-clock and user
-# seconds, and their ratios: the wall-clock speedup, and the user time two threads
-# spend for one thread's, which is 1.00 when the second thread adds no work). Run it on
-# an otherwise idle machine with at least two CPUs: the load average printed first says
-# how idle it was.
+# and the memory-bound kernel of crates/emu/benches/kernels (blocks of 256 threads, warp
+# width 32, the buffer sized to the grid) run timed on CPU 0, functional on CPU 0 (one
+# rayon thread) and functional on CPUs 0 and 1 (two rayon threads), each `runs` times,
+# alternating so that a change in the machine's load touches every column alike. Two
+# tables: timed against functional (median wall-clock seconds), then one thread against
+# two (median wall-clock and user seconds, and their ratios: the wall-clock speedup, and
+# the user time two threads spend for one thread's, which is 1.00 when the second thread
+# adds no work). The default grid of 2048 blocks makes a functional run last about a
+# second on one core, long enough that process start-up, the kernel's compilation and
+# the thread pool's start (a few milliseconds) do not blur the speedup; runs of 0.1 s
+# scattered it by a quarter. Run it on an otherwise idle machine with at least two CPUs:
+# the load average printed first says how idle it was.
 # Usage: scripts/emu-cores.sh [path/to/warplift] [runs] [blocks]
-# (default target/release/warplift, 5 runs, 256 blocks).
+# (default target/release/warplift, 5 runs, 2048 blocks).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${1:-target/release/warplift}
 runs=${2:-5}
-blocks=${3:-256}
+blocks=${3:-2048}
 dir=crates/emu/benches/kernels
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -47,7 +50,8 @@ median() {
 declare -A wall user
 insts=()
 for k in alu mem; do
-  run=("$bin" run "$dir/$k.wir" --print none --grid "$blocks")
+  run=("$bin" run "$dir/$k.wir" --print none --grid "$blocks"
+    --buffer "out=i32[$((blocks * 256))]:zeros")
   insts[${#insts[@]}]=$("${run[@]}" --stats | awk '/thread-instructions/ {print $2}')
   : >"$tmp/$k.t" && : >"$tmp/$k.f1" && : >"$tmp/$k.f2"
   for _ in $(seq "$runs"); do

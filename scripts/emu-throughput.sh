@@ -1,18 +1,22 @@
 #!/usr/bin/env bash
 # Whole-process emulator throughput through the CLI: the ALU-bound and the memory-bound
-# kernel of crates/emu/benches/kernels (256 blocks of 256 threads, warp width 32), timed
-# and functional, in thread-instructions per second of CPU time (user + system) and of
-# wall-clock time. Usage: scripts/emu-throughput.sh [path/to/warplift] [runs]
-# (default target/release/warplift, 3 runs; the median run by CPU time is shown).
+# kernel of crates/emu/benches/kernels (blocks of 256 threads, warp width 32, the buffer
+# sized to the grid), timed and functional, in thread-instructions per second of CPU time
+# (user + system) and of wall-clock time. time(1) gives CPU time to 10 ms, so grids whose
+# runs last a second or more (1024 blocks and up) read to about 1%.
+# Usage: scripts/emu-throughput.sh [path/to/warplift] [runs] [blocks]
+# (default target/release/warplift, 3 runs, 256 blocks; the median run by CPU time is
+# shown).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${1:-target/release/warplift}
 runs=${2:-3}
+blocks=${3:-256}
 dir=crates/emu/benches/kernels
 printf '%-6s %-11s %14s %8s %8s %12s %12s\n' kernel mode thread-insts cpu-s wall-s 'M/s (cpu)' 'M/s (wall)'
 for k in alu mem; do
   for mode in timed functional; do
-    flags=(--print none --stats)
+    flags=(--print none --stats --grid "$blocks" --buffer "out=i32[$((blocks * 256))]:zeros")
     [ "$mode" = functional ] && flags+=(--functional)
     results=()
     for _ in $(seq "$runs"); do

@@ -40,12 +40,18 @@ use crate::warp::{Decoded, Flow, Scratch, Warp, NONE};
 use warplift_ir::launch::PreparedLaunch;
 use warplift_simt::{MType, Op, Reg, RegClass, Role};
 
+/// The most scoreboard entries an instruction waits for: a guard, three operands and the
+/// register it overwrites.
+pub(crate) const CHECKS: usize = 5;
+
 /// Per-instruction data the scheduler needs, derived once per run from the program.
 #[derive(Copy, Clone, Debug)]
 pub(crate) struct InstMeta {
-    /// Range of the instruction's register reads (guard included) in `Meta::uses`.
-    pub uses_start: u32,
-    pub uses_len: u32,
+    /// The scoreboard entries the instruction waits for, in order: its register reads
+    /// (guard first), then the register it writes; `checks[..nchecks]` are used. Kept
+    /// in the entry rather than in a shared list, so that the check reads one place.
+    pub checks: [u32; CHECKS],
+    pub nchecks: u8,
     /// Scoreboard index of the register written, or [`NONE`].
     pub def: u32,
     /// Cycles until the written register can be read.
@@ -57,7 +63,6 @@ pub(crate) struct InstMeta {
 /// Scheduling data of a program.
 pub(crate) struct Meta {
     pub insts: Vec<InstMeta>,
-    pub uses: Vec<u32>,
     /// Scoreboard entries: every register of every class.
     pub scoreboard_len: usize,
     /// Each instruction's [`Simple`](crate::warp::Simple) form at the machine's warp width.
@@ -75,10 +80,10 @@ impl Meta {
             }
         };
         let lat = &config.latency;
-        let mut uses = Vec::new();
         let mut insts = Vec::with_capacity(program.insts.len());
         for inst in &program.insts {
-            let start = uses.len() as u32;
+            // Reads, then the write; no operation has more than `CHECKS` together.
+            let mut uses = Vec::with_capacity(CHECKS);
             let mut def = NONE;
             if let Some(g) = inst.guard {
                 uses.push(flat(g.pred));
@@ -115,9 +120,20 @@ impl Meta {
                 Op::Reload { .. } => (lat.global, true),
                 _ => (lat.alu, false),
             };
+            if def != NONE {
+                uses.push(def);
+            }
+            debug_assert!(
+                uses.len() <= CHECKS,
+                "{inst:?} waits for too many registers"
+            );
+            let mut checks = [0; CHECKS];
+            for (c, &u) in checks.iter_mut().zip(&uses) {
+                *c = u;
+            }
             insts.push(InstMeta {
-                uses_start: start,
-                uses_len: uses.len() as u32 - start,
+                checks,
+                nchecks: uses.len().min(CHECKS) as u8,
                 def,
                 latency,
                 memory,
@@ -126,7 +142,6 @@ impl Meta {
         let width = config.warp_width as usize;
         Meta {
             insts,
-            uses,
             scoreboard_len: (n[0] + n[1] + n[2]) as usize,
             simple: program
                 .insts
@@ -212,7 +227,7 @@ struct Sm {
 
 impl Sm {
     /// Copies warp `w`'s scheduling state into the compact arrays.
-    #[inline]
+    #[inline(always)]
     fn sync(&mut self, w: usize) {
         let warp = &self.warps[w];
         self.ready[w] = if warp.state == WarpState::Running {
@@ -449,6 +464,8 @@ struct Machine<'a, 'm> {
     lane_paths: Option<&'m mut LanePaths>,
     /// Σ over visited cycles of resident warps (for the achieved occupancy).
     resident_cycles: u128,
+    /// Warps resident and not done, over all SMs (the sum of `Sm::live_warps`).
+    resident: u64,
     scratch: Box<Scratch>,
     /// Instructions a warp may issue before it counts as a runaway.
     budget: u64,
@@ -548,6 +565,7 @@ impl<'a, 'm: 'a> Machine<'a, 'm> {
             trace,
             lane_paths,
             resident_cycles: 0,
+            resident: 0,
             scratch: Scratch::new(),
             budget: config.max_warp_steps,
             monitor,
@@ -607,6 +625,7 @@ impl<'a, 'm: 'a> Machine<'a, 'm> {
             sm.queue.make_youngest(range, &sm.ready);
         }
         sm.live_warps += wpb as u64;
+        self.resident += wpb as u64;
         self.stats.thread_blocks += 1;
         self.stats.warps += wpb as u64;
         Ok(true)
@@ -629,7 +648,6 @@ impl<'a, 'm: 'a> Machine<'a, 'm> {
         }
         let mut now = 0u64;
         let mut last_issue = None;
-        let max_insts = self.ctx.config.max_warp_instructions;
         let mut until_poll = POLL_CYCLES;
         while self.blocks_done < self.num_blocks {
             until_poll -= 1;
@@ -640,82 +658,65 @@ impl<'a, 'm: 'a> Machine<'a, 'm> {
             if now >= self.ctx.config.max_cycles {
                 return Err(self.limit_fault(FaultKind::CycleLimit(self.ctx.config.max_cycles)));
             }
-            let resident_before: u64 = self.sms.iter().map(|s| s.live_warps).sum();
+            let resident_before = self.resident;
+            // The earliest cycle an SM can issue at, as the SMs are visited (an SM's
+            // visit changes only its own state).
+            let mut next = u64::MAX;
             for s in 0..nsms {
-                let sm = &mut self.sms[s];
-                if sm.accounted < now {
-                    self.stats.stalls.add(sm.reason, now - sm.accounted);
-                    sm.accounted = now;
-                }
-                if sm.next_ready > now {
-                    continue;
-                }
-                // Greedy-then-oldest keeps issuing from the last warp while it is ready;
-                // the other warps have not changed since the last scan, so its result
-                // about them still holds.
-                let policy = self.ctx.config.scheduler;
-                let scan = match sm.cache {
-                    Some(c) if policy == SchedulerPolicy::Gto && sm.ready[sm.last] <= now => Scan {
-                        chosen: Some(sm.last),
-                        ..c
-                    },
-                    _ => pick(sm, now, policy),
-                };
-                sm.cache = None;
-                let Some(w) = scan.chosen else {
-                    self.refresh(s);
-                    continue;
-                };
-                if self.stats.warp_instructions >= max_insts {
-                    let warp = &self.sms[s].warps[w];
-                    let id = self.sms[s].ctas[warp.cta].id;
-                    return Err(fault(
-                        &self.ctx,
-                        warp,
-                        id,
-                        FaultKind::InstructionLimit(max_insts),
-                    ));
-                }
-                if self.sms[s].warps[w].issued >= self.budget {
-                    let warp = &self.sms[s].warps[w];
-                    let id = self.sms[s].ctas[warp.cta].id;
-                    let kind = FaultKind::Runaway {
-                        issued: warp.issued,
-                        budget: self.budget,
+                'visit: {
+                    let sm = &mut self.sms[s];
+                    if sm.accounted < now {
+                        self.stats.stalls.add(sm.reason, now - sm.accounted);
+                        sm.accounted = now;
+                    }
+                    if sm.next_ready > now {
+                        break 'visit;
+                    }
+                    // Greedy-then-oldest keeps issuing from the last warp while it is
+                    // ready; the other warps have not changed since the last scan, so its
+                    // result about them still holds.
+                    let policy = self.ctx.config.scheduler;
+                    let scan = match sm.cache {
+                        Some(c) if policy == SchedulerPolicy::Gto && sm.ready[sm.last] <= now => {
+                            Scan {
+                                chosen: Some(sm.last),
+                                ..c
+                            }
+                        }
+                        _ => pick(sm, now, policy),
                     };
-                    return Err(fault(&self.ctx, warp, id, kind));
-                }
-                let others_changed = self.issue(s, w, now, launch)?;
-                last_issue = Some(now);
-                let sm = &mut self.sms[s];
-                sm.accounted = now + 1;
-                if others_changed {
-                    self.refresh(s);
-                } else {
-                    sm.cache = Some(scan);
-                    // Only the issuing warp changed: combine it with the scan.
-                    let (mut next, mut reason) = (scan.next_other, scan.reason_other);
-                    if sm.ready[w] < next {
-                        next = sm.ready[w];
-                        reason = sm.why[w];
+                    sm.cache = None;
+                    let Some(w) = scan.chosen else {
+                        self.refresh(s);
+                        break 'visit;
+                    };
+                    let others_changed = self.issue(s, w, now, launch)?;
+                    last_issue = Some(now);
+                    let sm = &mut self.sms[s];
+                    sm.accounted = now + 1;
+                    if others_changed {
+                        self.refresh(s);
+                    } else {
+                        sm.cache = Some(scan);
+                        // Only the issuing warp changed: combine it with the scan.
+                        let (mut next, mut reason) = (scan.next_other, scan.reason_other);
+                        if sm.ready[w] < next {
+                            next = sm.ready[w];
+                            reason = sm.why[w];
+                        }
+                        if next == u64::MAX {
+                            reason = if sm.any_waiting() {
+                                StallReason::Barrier
+                            } else {
+                                StallReason::Idle
+                            };
+                        }
+                        sm.next_ready = next;
+                        sm.reason = reason;
                     }
-                    if next == u64::MAX {
-                        reason = if sm.any_waiting() {
-                            StallReason::Barrier
-                        } else {
-                            StallReason::Idle
-                        };
-                    }
-                    sm.next_ready = next;
-                    sm.reason = reason;
                 }
+                next = next.min(self.sms[s].next_ready);
             }
-            let next = self
-                .sms
-                .iter()
-                .map(|s| s.next_ready)
-                .min()
-                .unwrap_or(u64::MAX);
             if self.blocks_done >= self.num_blocks {
                 break;
             }
@@ -727,7 +728,7 @@ impl<'a, 'm: 'a> Machine<'a, 'm> {
                 )));
             }
             let next = next.max(now + 1);
-            let resident_after: u64 = self.sms.iter().map(|s| s.live_warps).sum();
+            let resident_after = self.resident;
             self.resident_cycles += u128::from(resident_before.max(resident_after))
                 + u128::from(resident_after) * u128::from(next - now - 1);
             now = next;
@@ -828,7 +829,8 @@ impl<'a, 'm: 'a> Machine<'a, 'm> {
         sm.reason = reason;
     }
 
-    /// Issues the next instruction of warp `w` on SM `s` at cycle `now`. Returns whether
+    /// Issues the next instruction of warp `w` on SM `s` at cycle `now`, unless the run's
+    /// instruction limit or the warp's runaway budget is reached. Returns whether
     /// other warps may have changed (a barrier, an exit), so that the SM must be rescanned.
     fn issue(
         &mut self,
@@ -841,6 +843,19 @@ impl<'a, 'm: 'a> Machine<'a, 'm> {
         let sm = &mut self.sms[s];
         sm.last = w;
         let warp = &mut sm.warps[w];
+        let max_insts = ctx.config.max_warp_instructions;
+        if self.stats.warp_instructions >= max_insts {
+            let id = sm.ctas[warp.cta].id;
+            return Err(fault(ctx, warp, id, FaultKind::InstructionLimit(max_insts)));
+        }
+        if warp.issued >= self.budget {
+            let id = sm.ctas[warp.cta].id;
+            let kind = FaultKind::Runaway {
+                issued: warp.issued,
+                budget: self.budget,
+            };
+            return Err(fault(ctx, warp, id, kind));
+        }
         let cta_slot = warp.cta;
         let cta = &mut sm.ctas[cta_slot];
         let pc = warp.pc;
@@ -879,6 +894,7 @@ impl<'a, 'm: 'a> Machine<'a, 'm> {
                         sm.by_age.remove(i);
                     }
                     sm.live_warps -= 1;
+                    self.resident -= 1;
                     cta.live_warps -= 1;
                 } else {
                     let at = now + u64::from(ctx.config.latency.branch);
@@ -1017,11 +1033,11 @@ struct Scan {
 /// LRR visits every warp; GTO visits at most [`SHORT_SCAN`] of the oldest and otherwise
 /// asks the SM's [`ReadyQueue`], visiting no warp.
 fn pick(sm: &mut Sm, now: u64, policy: SchedulerPolicy) -> Scan {
+    if policy == SchedulerPolicy::Gto {
+        return pick_gto(sm, now, sm.last);
+    }
     let n = sm.ready.len();
-    let start = match policy {
-        SchedulerPolicy::Lrr => (sm.last + 1) % n,
-        SchedulerPolicy::Gto => sm.last,
-    };
+    let start = (sm.last + 1) % n;
     let mut chosen = None;
     // The earliest warp not ready: (ready cycle, slot).
     let mut pending = (u64::MAX, 0usize);
@@ -1043,33 +1059,64 @@ fn pick(sm: &mut Sm, now: u64, policy: SchedulerPolicy) -> Scan {
         }
         false
     };
-    match policy {
-        SchedulerPolicy::Lrr => {
-            for w in (start..n).chain(0..start) {
-                if visit(w, &mut chosen) {
-                    break;
-                }
-            }
+    for w in (start..n).chain(0..start) {
+        if visit(w, &mut chosen) {
+            break;
         }
-        SchedulerPolicy::Gto => {
-            if sm.ready[start] <= now {
-                chosen = Some(start);
+    }
+    Scan {
+        chosen,
+        next_other: pending.0,
+        reason_other: if pending.0 == u64::MAX {
+            StallReason::Idle
+        } else {
+            sm.why[pending.1]
+        },
+    }
+}
+
+/// Greedy-then-oldest's [`pick`], `start` being the last warp: it, if ready, else the
+/// oldest ready warp. The oldest [`SHORT_SCAN`] warps are visited for ready ones only,
+/// which settles the choice when two are found (the usual case with many warps ready);
+/// otherwise, with more warps than that, the [`ReadyQueue`] decides, and with fewer, a
+/// second visit finds the earliest of the others, as [`pick`] does.
+#[inline]
+fn pick_gto(sm: &mut Sm, now: u64, start: usize) -> Scan {
+    let mut chosen = (sm.ready[start] <= now).then_some(start);
+    if sm.skip_scan {
+        return pick_queued(sm, now, start, chosen);
+    }
+    let oldest = &sm.by_age[..sm.by_age.len().min(SHORT_SCAN)];
+    for &w in oldest {
+        let w = w as usize;
+        if w != start && sm.ready[w] <= now {
+            if chosen.is_some() {
+                // The SM issues again in the next cycle: the others do not matter.
+                return Scan {
+                    chosen,
+                    next_other: sm.ready[w],
+                    reason_other: sm.why[w],
+                };
             }
-            if sm.skip_scan {
-                return pick_queued(sm, now, start, chosen);
-            }
-            // The oldest warps first: with many ready, two are found at once.
-            let mut settled = sm.by_age.len() <= SHORT_SCAN;
-            for &w in sm.by_age.iter().take(SHORT_SCAN) {
-                let w = w as usize;
-                if chosen != Some(w) && visit(w, &mut chosen) {
-                    settled = true;
-                    break;
-                }
-            }
-            if !settled {
-                return pick_queued(sm, now, start, chosen);
-            }
+            chosen = Some(w);
+        }
+    }
+    if sm.by_age.len() > SHORT_SCAN {
+        return pick_queued(sm, now, start, chosen);
+    }
+    // Every warp visited, at most one ready: the earliest of the others, ties to the
+    // first in slot order from `start`.
+    let n = sm.ready.len();
+    let pos = |w: usize| if w >= start { w - start } else { w + n - start };
+    let mut pending = (u64::MAX, 0usize);
+    for &w in oldest {
+        let w = w as usize;
+        let r = sm.ready[w];
+        if Some(w) != chosen
+            && r != u64::MAX
+            && (r < pending.0 || (r == pending.0 && pos(w) < pos(pending.1)))
+        {
+            pending = (r, w);
         }
     }
     Scan {
@@ -1108,7 +1155,7 @@ fn pick_queued(sm: &mut Sm, now: u64, start: usize, chosen: Option<usize>) -> Sc
             reason_other: StallReason::Dependency,
         };
     }
-    match q.earliest(&sm.ready) {
+    match q.earliest() {
         None => Scan {
             chosen,
             next_other: u64::MAX,
@@ -1118,7 +1165,7 @@ fn pick_queued(sm: &mut Sm, now: u64, start: usize, chosen: Option<usize>) -> Sc
         Some(m) => Scan {
             chosen,
             next_other: m,
-            reason_other: sm.why[q.first_at(m, start, &sm.ready)],
+            reason_other: sm.why[q.first_at(m, start)],
         },
     }
 }

@@ -9,23 +9,37 @@
 //!
 //! - *pending*: a timing wheel (Varghese and Lauck, "Hashed and hierarchical timing
 //!   wheels", 1987): one bucket per cycle of a horizon a little longer than the longest
-//!   latency, each a bit set of warp slots; a warp whose cycle lies beyond the horizon
-//!   (only with latencies longer than the wheel allows) goes into a binary min-heap;
+//!   latency, each a bit set of warps by age rank; a warp whose cycle lies beyond the
+//!   horizon (only with latencies longer than the wheel allows) goes into a binary
+//!   min-heap;
 //! - *ready*: a bit set indexed by age rank (bit 0 the oldest warp), which the buckets
-//!   whose cycle has come are emptied into (`drain`).
+//!   whose cycle has come are emptied into (`drain`): a bucket and the ready set being
+//!   indexed alike, that is an OR of words.
 //!
 //! The oldest ready warp is then the lowest set bit; whether another is ready, a test of
-//! a count; the earliest pending cycle, the next occupied bucket (found through a bit
-//! set of occupied buckets). Filing a warp costs two bit operations, instead of a visit
-//! of every warp.
+//! the set without the warp's own bit; the earliest pending cycle, the next occupied
+//! bucket (found through a bit set of occupied buckets). Filing a warp costs two bit
+//! operations, instead of a visit of every warp.
 //!
-//! Updates are lazy: a warp whose cycle changed is only marked, and filed when the queue
-//! is next read, so that a scheduler which mostly finds its warp without the queue (many
-//! warps ready: a short scan of the oldest settles it) pays almost nothing for it.
+//! Updates are lazy: a warp whose cycle changed is only marked (a bit in a set of
+//! slots), and filed when the queue is next read, so that a scheduler which mostly finds
+//! its warp without the queue (many warps ready: a short scan of the oldest settles it)
+//! pays one bit operation per issue for it.
 //!
-//! Entries are never searched for and removed: an entry whose cycle is no longer its
-//! warp's (the warp was retired or re-placed meanwhile) is recognised against the SM's
-//! ready array when its cycle comes, and dropped.
+//! Removal is eager: the queue remembers under which cycle each warp was last filed, and
+//! a warp filed anew clears its bit in that bucket at once (harmless when the bucket
+//! was drained meanwhile: a rank's bit is only ever its own warp's). So every wheel
+//! entry is live: draining a bucket is an OR of its words, the earliest pending cycle is
+//! the first occupied bucket, and the warps of a cycle are its bucket's bits. Only the
+//! heap, whose entries cannot be found cheaply, keeps entries that are no longer a
+//! warp's; they are recognised by the warp's filed cycle when they reach the top, and
+//! dropped.
+
+/// [`ReadyQueue::filed`]'s value for a warp never filed, or never ready.
+const UNFILED: u64 = u64::MAX;
+
+/// [`ReadyQueue::filed`]'s mark of a cycle filed in the heap rather than on the wheel.
+const FAR: u64 = 1 << 63;
 
 /// The scheduling queue of one SM's warp slots.
 pub(crate) struct ReadyQueue {
@@ -36,25 +50,25 @@ pub(crate) struct ReadyQueue {
     /// Bit `i % 64` of word `i / 64`: the warp of rank `i` is ready (its cycle has been
     /// drained).
     ready: Vec<u64>,
-    /// Warps in `ready`.
-    nready: u32,
-    /// 64-bit words of a bucket (one bit per slot).
+    /// 64-bit words of a bucket or of the ready set (one bit per rank).
     words: usize,
-    /// Buckets, a power of two: bucket `c % horizon` holds, in slot bits, the warps whose
+    /// Buckets, a power of two: bucket `c % horizon` holds, in rank bits, the warps whose
     /// cycle is `c`, for every `c` from `next` to `next + horizon - 1`.
     horizon: u64,
     /// The buckets, `words` words each.
     wheel: Vec<u64>,
-    /// Bit `b % 64` of word `b / 64`: bucket `b` may hold an entry.
+    /// Bit `b % 64` of word `b / 64`: bucket `b` holds an entry.
     occupied: Vec<u64>,
     /// The first cycle not yet drained.
     next: u64,
+    /// Per slot, the cycle it was last filed under: on the wheel, or with [`FAR`] set in
+    /// the heap; [`UNFILED`] when never ready. It stays when the cycle is drained.
+    filed: Vec<u64>,
     /// The warps whose cycle lies beyond the horizon when it is set.
     far: Heap,
-    /// Slots whose cycle changed since the queue was last brought up to date.
-    dirty: Vec<u32>,
-    /// Per slot, whether it is in `dirty`.
-    marked: Vec<bool>,
+    /// Bit `s % 64` of word `s / 64`: slot `s`'s cycle changed since the queue was last
+    /// brought up to date.
+    dirty: Vec<u64>,
 }
 
 impl ReadyQueue {
@@ -68,24 +82,22 @@ impl ReadyQueue {
             order: (0..n as u32).collect(),
             rank: (0..n as u32).collect(),
             ready: vec![0; words],
-            nready: 0,
             words,
             horizon,
             wheel: vec![0; horizon as usize * words],
             occupied: vec![0; horizon as usize / 64],
             next: 0,
+            filed: vec![UNFILED; n],
             far: Heap::default(),
-            dirty: Vec::with_capacity(n),
-            marked: vec![false; n],
+            dirty: vec![0; words],
         }
     }
 
     /// Notes that slot `slot`'s ready cycle changed.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn touch(&mut self, slot: usize) {
-        if !self.marked[slot] {
-            self.marked[slot] = true;
-            self.dirty.push(slot as u32);
+        if let Some(word) = self.dirty.get_mut(slot / 64) {
+            *word |= 1 << (slot % 64);
         }
     }
 
@@ -96,52 +108,63 @@ impl ReadyQueue {
     pub(crate) fn update(&mut self, now: u64, cycles: &[u64]) {
         // Drained first, so that `next` is `now + 1` and every changed cycle falls
         // inside the horizon.
-        self.drain(now, cycles);
-        while let Some(s) = self.dirty.pop() {
-            self.marked[s as usize] = false;
-            self.refile(s as usize, cycles[s as usize]);
+        self.drain(now);
+        for k in 0..self.words {
+            let mut bits = std::mem::take(&mut self.dirty[k]);
+            while bits != 0 {
+                let s = k * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                self.refile(s, cycles[s]);
+            }
         }
     }
 
-    /// Files slot `slot` anew under `cycle` (`u64::MAX`: never ready).
+    /// Files slot `slot` anew under `cycle` (`u64::MAX`: never ready), out of its old
+    /// place.
     #[inline]
     fn refile(&mut self, slot: usize, cycle: u64) {
         let r = self.rank[slot] as usize;
-        let bit = 1u64 << (r % 64);
-        let word = &mut self.ready[r / 64];
-        if *word & bit != 0 {
-            *word &= !bit;
-            self.nready -= 1;
+        let (word, bit) = (r / 64, 1u64 << (r % 64));
+        let old = self.filed[slot];
+        if old != UNFILED && old & FAR == 0 {
+            let b = (old & (self.horizon - 1)) as usize;
+            let empty = if self.words == 1 {
+                // Up to 64 warps (the usual SM): one word per bucket.
+                let w = &mut self.wheel[b];
+                *w &= !bit;
+                *w == 0
+            } else {
+                let row = &mut self.wheel[b * self.words..(b + 1) * self.words];
+                row[word] &= !bit;
+                row.iter().all(|&w| w == 0)
+            };
+            if empty {
+                self.occupied[b / 64] &= !(1 << (b % 64));
+            }
         }
+        self.filed[slot] = UNFILED;
+        self.ready[word] &= !bit;
         if cycle != u64::MAX {
             self.push(slot, cycle);
         }
     }
 
-    /// Files slot `slot` under `cycle`.
+    /// Files slot `slot`, not filed, under `cycle`.
     #[inline]
     fn push(&mut self, slot: usize, cycle: u64) {
+        let r = self.rank[slot] as usize;
+        let (word, bit) = (r / 64, 1u64 << (r % 64));
         if cycle < self.next {
             // Its cycle has already come.
-            self.mark_ready(slot);
+            self.ready[word] |= bit;
         } else if cycle - self.next < self.horizon {
             let b = (cycle & (self.horizon - 1)) as usize;
-            self.wheel[b * self.words + slot / 64] |= 1 << (slot % 64);
+            self.wheel[b * self.words + word] |= bit;
             self.occupied[b / 64] |= 1 << (b % 64);
+            self.filed[slot] = cycle;
         } else {
             self.far.push((cycle, slot as u32));
-        }
-    }
-
-    /// Adds slot `slot` to the ready set.
-    #[inline]
-    fn mark_ready(&mut self, slot: usize) {
-        let r = self.rank[slot] as usize;
-        let bit = 1u64 << (r % 64);
-        let word = &mut self.ready[r / 64];
-        if *word & bit == 0 {
-            *word |= bit;
-            self.nready += 1;
+            self.filed[slot] = cycle | FAR;
         }
     }
 
@@ -152,27 +175,9 @@ impl ReadyQueue {
         self.next + ((b as u64).wrapping_sub(self.next) & m)
     }
 
-    /// Empties bucket `b`, whose cycle is `cycle`, into the ready set (the warps whose
-    /// cycle it still is).
+    /// Moves the warps whose cycle is at most `now` into the ready set.
     #[inline]
-    fn empty_bucket(&mut self, b: usize, cycle: u64, cycles: &[u64]) {
-        self.occupied[b / 64] &= !(1 << (b % 64));
-        for k in 0..self.words {
-            let mut bits = std::mem::take(&mut self.wheel[b * self.words + k]);
-            while bits != 0 {
-                let s = k * 64 + bits.trailing_zeros() as usize;
-                bits &= bits - 1;
-                if cycles[s] == cycle {
-                    self.mark_ready(s);
-                }
-            }
-        }
-    }
-
-    /// Moves the warps whose cycle is at most `now` into the ready set; `cycles` is every
-    /// slot's current ready cycle, against which stale entries are dropped.
-    #[inline]
-    fn drain(&mut self, now: u64, cycles: &[u64]) {
+    fn drain(&mut self, now: u64) {
         if now < self.next {
             return;
         }
@@ -191,12 +196,20 @@ impl ReadyQueue {
             } else {
                 ((1u64 << take) - 1) << (b % 64)
             };
-            let mut bits = self.occupied[b / 64] & span;
+            let occupied = &mut self.occupied[b / 64];
+            let mut bits = *occupied & span;
+            *occupied &= !span;
             while bits != 0 {
                 let bb = (b / 64) * 64 + bits.trailing_zeros() as usize;
                 bits &= bits - 1;
-                let c = self.cycle_of(bb);
-                self.empty_bucket(bb, c, cycles);
+                if self.words == 1 {
+                    self.ready[0] |= std::mem::take(&mut self.wheel[bb]);
+                } else {
+                    let row = &mut self.wheel[bb * self.words..(bb + 1) * self.words];
+                    for (r, w) in self.ready.iter_mut().zip(row) {
+                        *r |= std::mem::take(w);
+                    }
+                }
             }
             done += take;
         }
@@ -206,8 +219,9 @@ impl ReadyQueue {
                 break;
             }
             self.far.pop();
-            if cycles[s as usize] == c {
-                self.mark_ready(s as usize);
+            if self.filed[s as usize] == c | FAR {
+                let r = self.rank[s as usize] as usize;
+                self.ready[r / 64] |= 1 << (r % 64);
             }
         }
     }
@@ -224,37 +238,26 @@ impl ReadyQueue {
     #[inline]
     pub(crate) fn others_ready(&self, slot: usize) -> bool {
         let r = self.rank[slot] as usize;
-        let own = (self.ready[r / 64] >> (r % 64)) & 1;
-        u64::from(self.nready) > own
-    }
-
-    /// Whether bucket `b` holds a warp whose cycle is still `cycle`.
-    #[inline]
-    fn bucket_live(&self, b: usize, cycle: u64, cycles: &[u64]) -> bool {
-        (0..self.words).any(|k| {
-            let mut bits = self.wheel[b * self.words + k];
-            while bits != 0 {
-                let s = k * 64 + bits.trailing_zeros() as usize;
-                bits &= bits - 1;
-                if cycles[s] == cycle {
-                    return true;
-                }
-            }
-            false
+        if self.words == 1 {
+            return self.ready[0] & !(1u64 << (r % 64)) != 0;
+        }
+        self.ready.iter().enumerate().any(|(k, &w)| {
+            let own = if k == r / 64 { 1u64 << (r % 64) } else { 0 };
+            w & !own != 0
         })
     }
 
-    /// The earliest cycle of a pending warp (after [`ReadyQueue::update`]), dropping the
-    /// stale entries before it; `None` if no warp is pending.
-    pub(crate) fn earliest(&mut self, cycles: &[u64]) -> Option<u64> {
+    /// The earliest cycle of a pending warp (after [`ReadyQueue::update`]); `None` if no
+    /// warp is pending.
+    #[inline]
+    pub(crate) fn earliest(&mut self) -> Option<u64> {
         let m = self.horizon as usize - 1;
         let nwords = self.occupied.len();
         let first = self.next as usize & m;
         let mut near = None;
         // The occupied words from `first`'s on, wrapping around once (the first word is
         // visited twice, below and then above `first`).
-        let mut i = 0;
-        while i <= nwords {
+        for i in 0..=nwords {
             let w = (first / 64 + i) % nwords;
             let mut bits = self.occupied[w];
             if i == 0 {
@@ -262,23 +265,17 @@ impl ReadyQueue {
             } else if i == nwords {
                 bits &= !(u64::MAX << (first % 64));
             }
-            if bits == 0 {
-                i += 1;
-                continue;
-            }
-            let b = w * 64 + bits.trailing_zeros() as usize;
-            let c = self.cycle_of(b);
-            if self.bucket_live(b, c, cycles) {
-                near = Some(c);
+            if bits != 0 {
+                near = Some(self.cycle_of(w * 64 + bits.trailing_zeros() as usize));
                 break;
             }
-            // Only stale entries: empty it and look on.
-            self.occupied[b / 64] &= !(1 << (b % 64));
-            for k in 0..self.words {
-                self.wheel[b * self.words + k] = 0;
-            }
         }
-        let far = self.far.earliest(cycles);
+        let filed = &self.filed;
+        let far = if self.far.entries.is_empty() {
+            None
+        } else {
+            self.far.earliest(|c, s| filed[s as usize] == c | FAR)
+        };
         match (near, far) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -287,7 +284,8 @@ impl ReadyQueue {
 
     /// Among the pending warps whose cycle is `cycle` (the earliest), the first slot in
     /// slot order starting at `start` and wrapping around.
-    pub(crate) fn first_at(&mut self, cycle: u64, start: usize, cycles: &[u64]) -> usize {
+    #[inline]
+    pub(crate) fn first_at(&mut self, cycle: u64, start: usize) -> usize {
         let n = self.rank.len();
         let pos = |s: usize| if s >= start { s - start } else { s + n - start };
         let (mut best, mut best_pos) = (0, usize::MAX);
@@ -296,19 +294,22 @@ impl ReadyQueue {
             for k in 0..self.words {
                 let mut bits = self.wheel[b * self.words + k];
                 while bits != 0 {
-                    let s = k * 64 + bits.trailing_zeros() as usize;
+                    let s = self.order[k * 64 + bits.trailing_zeros() as usize] as usize;
                     bits &= bits - 1;
-                    if cycles[s] == cycle && pos(s) < best_pos {
+                    if pos(s) < best_pos {
                         (best, best_pos) = (s, pos(s));
                     }
                 }
             }
         }
-        self.far.each_at(cycle, |s| {
-            if cycles[s] == cycle && pos(s) < best_pos {
-                (best, best_pos) = (s, pos(s));
-            }
-        });
+        if !self.far.entries.is_empty() {
+            let filed = &self.filed;
+            self.far.each_at(cycle, |s| {
+                if filed[s] == cycle | FAR && pos(s) < best_pos {
+                    (best, best_pos) = (s, pos(s));
+                }
+            });
+        }
         best
     }
 
@@ -321,14 +322,11 @@ impl ReadyQueue {
             self.rank[s as usize] = i as u32;
         }
         self.ready.fill(0);
-        self.nready = 0;
         self.wheel.fill(0);
         self.occupied.fill(0);
         self.far.clear();
-        for &s in &self.dirty {
-            self.marked[s as usize] = false;
-        }
-        self.dirty.clear();
+        self.filed.fill(UNFILED);
+        self.dirty.fill(0);
         for (s, &c) in cycles.iter().enumerate() {
             if c != u64::MAX {
                 self.push(s, c);
@@ -355,10 +353,11 @@ impl Heap {
         self.entries.first().copied()
     }
 
-    /// The earliest cycle still its slot's, dropping stale entries on top.
-    fn earliest(&mut self, cycles: &[u64]) -> Option<u64> {
+    /// The earliest cycle of an entry for which `live(cycle, slot)` holds, dropping the
+    /// others on top.
+    fn earliest(&mut self, live: impl Fn(u64, u32) -> bool) -> Option<u64> {
         while let Some((c, s)) = self.first() {
-            if cycles[s as usize] == c {
+            if live(c, s) {
                 return Some(c);
             }
             self.pop();
@@ -496,13 +495,13 @@ mod tests {
                     .filter(|&y| cycles[y] > now && cycles[y] != u64::MAX)
                     .collect();
                 let m = later.iter().map(|&y| cycles[y]).min();
-                assert_eq!(q.earliest(&cycles), m);
+                assert_eq!(q.earliest(), m);
                 if let Some(m) = m {
                     let start = rnd(n as u64) as usize;
                     let first = (start..n)
                         .chain(0..start)
                         .find(|&y| cycles[y] == m && cycles[y] > now);
-                    assert_eq!(Some(q.first_at(m, start, &cycles)), first);
+                    assert_eq!(Some(q.first_at(m, start)), first);
                 }
             }
         }

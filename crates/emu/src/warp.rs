@@ -40,7 +40,7 @@
 
 use crate::error::FaultKind;
 use crate::global::Global;
-use crate::machine::{type_mask, Counters, Ctx, Meta, WarpState};
+use crate::machine::{type_mask, Counters, Ctx, Meta, WarpState, CHECKS};
 use crate::stats::StallReason;
 use warplift_ir::interp::ops;
 use warplift_ir::interp::Access;
@@ -463,32 +463,27 @@ impl Warp {
 
     /// Sets `ready_at` for the next instruction: not before `earliest`, nor before its
     /// operands (and the register it overwrites) are ready.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn compute_ready(&mut self, meta: &Meta, earliest: u64, why: StallReason) {
         let m = &meta.insts[self.pc as usize];
         let mut at = earliest;
-        let mut reason = why;
-        let start = m.uses_start as usize;
-        let uses = &meta.uses[start..start + m.uses_len as usize];
-        let mut note = |packed: u64| {
+        // The first entry that is latest decides the reason: 0 for `why`, else 1 plus
+        // whether its value comes from memory.
+        let mut reason = 0u64;
+        for &u in &m.checks[..usize::from(m.nchecks).min(CHECKS)] {
+            let packed = self.ready.get(u as usize).copied().unwrap_or(0);
             let cycle = packed >> 1;
             if cycle > at {
                 at = cycle;
-                reason = if packed & 1 != 0 {
-                    StallReason::Memory
-                } else {
-                    StallReason::Dependency
-                };
+                reason = 1 + (packed & 1);
             }
-        };
-        for &u in uses {
-            note(self.ready[u as usize]);
-        }
-        if m.def != NONE {
-            note(self.ready[m.def as usize]);
         }
         self.ready_at = at;
-        self.reason = reason;
+        self.reason = match reason {
+            0 => why,
+            1 => StallReason::Dependency,
+            _ => StallReason::Memory,
+        };
     }
 
     /// Executes the instruction at `pc` for the warp's lanes at cycle `now`. Returns what
@@ -507,10 +502,10 @@ impl Warp {
         now: u64,
     ) -> Result<(Flow, (u32, u32)), LaneFault> {
         let pc = self.pc as usize;
-        let inst = &ctx.program.insts[pc];
+        let Decoded { guard, kind } = &ctx.meta.simple[pc];
         let w = ctx.width;
         let active = self.mask;
-        let (emask, lanes) = match inst.guard {
+        let (emask, lanes) = match guard {
             Some(g) => {
                 let p = self.preds[g.pred.index() as usize];
                 let emask = active & if g.negated { !p } else { p };
@@ -519,7 +514,42 @@ impl Warp {
             None => (active, (self.active_lanes, self.active_lanes)),
         };
         self.pc += 1;
-        let flow = match inst.op {
+        let flow = if !matches!(kind, Simple::No) {
+            // The frequent operations first, decoded: no look at the operation itself.
+            self.exec_simple(w, *kind, emask, &mut sc.out32);
+            Flow::Next
+        } else {
+            let op = ctx.program.insts[pc].op;
+            self.step_other(ctx, op, emask, active, shared, global, counters, sc, now)?
+        };
+        if TIMED {
+            let m = &ctx.meta.insts[pc];
+            if m.def != NONE {
+                if let Some(r) = self.ready.get_mut(m.def as usize) {
+                    *r = ((now + u64::from(m.latency)) << 1) | u64::from(m.memory);
+                }
+            }
+        }
+        Ok((flow, lanes))
+    }
+
+    /// [`Warp::step`]'s instructions that are not [`Simple`].
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    fn step_other<G: Global>(
+        &mut self,
+        ctx: &Ctx<'_>,
+        op: Op,
+        emask: u64,
+        active: u64,
+        shared: &mut [u8],
+        global: &mut G,
+        counters: &mut Counters,
+        sc: &mut Scratch,
+        now: u64,
+    ) -> Result<Flow, LaneFault> {
+        let w = ctx.width;
+        Ok(match op {
             // A whole warp's global access to consecutive words (the coalesced case):
             // checked and copied as one run, without per-lane work.
             Op::Ld {
@@ -529,31 +559,11 @@ impl Warp {
             | Op::St {
                 space: AddrSpace::Global,
                 ..
-            } if emask == lanes_mask(w) && self.global_run(ctx, inst.op, global, counters) => {
-                Flow::Next
-            }
-            Op::BrUni { .. } | Op::BrDiv { .. } => {
-                self.branch(ctx, inst.op, active, counters, now)?
-            }
-            _ => match ctx.meta.simple[pc].kind {
-                // Every other operation: out of line, so that this hot path stays small.
-                Simple::No => self.exec(
-                    ctx, inst.op, emask, active, shared, global, counters, sc, now,
-                )?,
-                kind => {
-                    self.exec_simple(w, kind, emask, &mut sc.out32);
-                    Flow::Next
-                }
-            },
-        };
-        if TIMED {
-            let m = &ctx.meta.insts[pc];
-            if m.def != NONE {
-                self.ready[m.def as usize] =
-                    ((now + u64::from(m.latency)) << 1) | u64::from(m.memory);
-            }
-        }
-        Ok((flow, lanes))
+            } if emask == lanes_mask(w) && self.global_run(ctx, op, global, counters) => Flow::Next,
+            Op::BrUni { .. } | Op::BrDiv { .. } => self.branch(ctx, op, active, counters, now)?,
+            // Every other operation: out of line, so that this hot path stays small.
+            _ => self.exec(ctx, op, emask, active, shared, global, counters, sc, now)?,
+        })
     }
 
     /// Executes the [`Simple`] instruction `kind` in the lanes of `emask`.
