@@ -817,8 +817,9 @@ block0(v0: i64):
     // The results in order: v1, v2, v3, v4, v5, v6, v7, ...
     let v = |n: usize| results[n - 1];
     let div = Divergence::compute(&func);
-    let share = |c| divergent_share(&func, &div, c, &[], None);
-    let at = |c, block| divergent_share(&func, &div, c, &[], Some(block));
+    let share = |c| divergent_share(&func, &div, c, &[], None, None);
+    let at = |c, block| divergent_share(&func, &div, c, &[], Some(block), None);
+    let at_width = |c, block, width| divergent_share(&func, &div, c, &[], Some(block), Some(width));
     let near = |s: Shares, d: f64, t: f64, f: f64| {
         (s.divergent - d).abs() < 1e-9 && (s.first - t).abs() < 1e-9 && (s.second - f).abs() < 1e-9
     };
@@ -854,6 +855,19 @@ block0(v0: i64):
     assert!(near(at(v(8), 64), 0.5, 0.0, 0.5), "{:?}", at(v(8), 64));
     assert!(near(at(v(7), 256), 1.0, 0.0, 0.0), "{:?}", at(v(7), 256));
     assert_eq!(at(v(16), 64), Shares::UNKNOWN);
+    // With the machine's warp width known too (`warp_width_hint`): in a warp of 64 LUD's
+    // test at block 64 splits the one warp (divergent, no bound), at block 128 none of
+    // the two; `tid == 0` splits block 64's one warp; a width of 32 is the default's.
+    assert!(
+        near(at_width(v(18), 64, 64), 1.0, 0.0, 0.0),
+        "{:?}",
+        at_width(v(18), 64, 64)
+    );
+    assert_eq!(at_width(v(18), 64, 64).uniform_at, [false, false]);
+    assert!(near(at_width(v(18), 128, 64), 0.0, 0.5, 0.5));
+    assert_eq!(at_width(v(18), 128, 64).uniform_at, [true, true]);
+    assert!(near(at_width(v(8), 64, 64), 1.0, 0.0, 0.0));
+    assert_eq!(at_width(v(18), 64, 32), at(v(18), 64));
 
     // SRAD's corner test on the row its loop walks: `y == 0` is true once in the loop's
     // 8 passes (a counter from 0 by 1 while below 8), so `y == 0 & tid == 0` diverges in
@@ -891,9 +905,9 @@ block3:
         .collect();
     let div = Divergence::compute(&func);
     let (row, param) = (results[7], results[9]);
-    let s = divergent_share(&func, &div, row, &[], Some(16));
+    let s = divergent_share(&func, &div, row, &[], Some(16), None);
     assert!(near(s, 0.125, 0.0, 0.875), "{s:?}");
-    let s = divergent_share(&func, &div, param, &[], Some(16));
+    let s = divergent_share(&func, &div, param, &[], Some(16), None);
     assert!(near(s, 0.5, 0.0, 0.5), "{s:?}");
 }
 

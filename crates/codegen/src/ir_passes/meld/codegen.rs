@@ -33,7 +33,7 @@
 //! reconvergence). Unaligned instructions stay under a branch on `c`, as anywhere.
 
 use super::align::{address, body, offset_mut, Step};
-use super::cost::{Shares, BRANCH_LATENCY};
+use super::cost::{speculated_order, Shares, BRANCH_LATENCY};
 use super::subgraph::Subgraph;
 use std::collections::{HashMap, HashSet};
 use warplift_ir::{
@@ -381,7 +381,7 @@ impl Melder<'_> {
         };
         let zeros = [escaping(fs), escaping(ts)];
         if speculate(self.func, ts, fs, zeros, self.shares, self.if_convert) {
-            for &i in &all {
+            for i in speculated_order(self.func, ts, fs) {
                 self.clone_into(i, cur);
             }
             return cur;
