@@ -15,7 +15,8 @@
 //!   that ran it before. Only a run of instructions that can neither fault nor touch
 //!   memory may instead stay in `m`, run by every lane (speculated: the if-conversion the
 //!   paper's Fig. 4e shows, a setting), when [`speculate`] finds it cheaper than the
-//!   branches and moves of unpredication, by the cost model's count;
+//!   branches and moves of unpredication, by the cost model's count, its two arms
+//!   interleaved as [`super::cost::speculated_order`] schedules them;
 //! - the terminators (paired by the isomorphism) become one, with a `select`ed condition
 //!   and arguments; an edge leaving the subgraph goes to a new block `brif c, n_t, n_f`
 //!   that sends each lane on along its own side — or, when both sides continue at the

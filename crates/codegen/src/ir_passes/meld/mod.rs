@@ -72,7 +72,8 @@
 //! branches and exits included), as the emulator issues instructions, expecting the
 //! branch to diverge half the time — or, when its condition is a function of the
 //! thread index and the block size, as often as it splits a warp at the block sizes
-//! the pass considers ([`cost::divergent_share`]): the pair is melded only when that is
+//! the pass considers, in warps of the machine's width when it is told it
+//! ([`cost::divergent_share`]): the pair is melded only when that is
 //! faster and
 //! takes no more issue slots, or the region is left unchanged. With `meld_threshold=0`
 //! every meldable pair that aligns at least one instruction (or two empty blocks whose
@@ -762,7 +763,12 @@ fn worth_it(func: &Function, v: &Verdict, cond: Value, opts: &Options) -> bool {
             }
             let zeros = [escaping(&run.1), escaping(&run.0)];
             let cheap = codegen::speculate(func, &run.0, &run.1, zeros, share, opts.if_convert);
-            let speculated = cost::speculated_order(func, &run.0, &run.1);
+            // Speculated, the run issues in the order codegen gives it.
+            let speculated = if cheap {
+                cost::speculated_order(func, &run.0, &run.1)
+            } else {
+                Vec::new()
+            };
             for (k, sim) in sims.iter_mut().enumerate() {
                 if cheap {
                     for &i in &speculated {
