@@ -14,6 +14,8 @@ fn meld_is_listed_with_its_settings_and_refuses_bad_thresholds() {
         "meld_branch_fusion",
         "meld_align_limit",
         "meld_if_convert",
+        "block_size_hint",
+        "warp_width_hint",
     ] {
         assert!(
             settings.lines().any(|l| l.starts_with(name)),
@@ -24,6 +26,7 @@ fn meld_is_listed_with_its_settings_and_refuses_bad_thresholds() {
         "meld_threshold=2",
         "meld_threshold=-0.1",
         "meld_threshold=x",
+        "warp_width_hint=65",
     ] {
         let o = warplift(&[
             "run",

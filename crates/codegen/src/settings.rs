@@ -494,6 +494,13 @@ declare_settings! {
     /// splits warps is), instead of at every block size it considers. Any launch still
     /// computes the same results; one of another size may run slower.
     block_size_hint: u32 = 0, check in_range::<0, 1024>;
+    /// The warp width of the machine the kernel will run on, when known (32 on NVIDIA
+    /// GPUs, 64 for AMD's wavefront; the emulator's `warp_width`); 0, the default:
+    /// unknown, taken as 32. Only cost models read it: `meld` judges a branch on the
+    /// thread index in warps of this many lanes (a branch that splits a warp of 64 may
+    /// leave each warp of 32 uniform). Any machine still computes the same results; one
+    /// of another width may run slower.
+    warp_width_hint: u32 = 0, check in_range::<0, 64>;
 }
 
 impl Settings {
@@ -558,7 +565,7 @@ mod tests {
         assert!(Settings::builder().set("verify", "maybe").is_err());
         assert!(Settings::builder().set("ptx_target", "sm_60").is_err());
         assert!(Settings::builder().set_assignment("verify").is_err());
-        assert_eq!(Settings::DESCRIPTIONS.len(), 32);
+        assert_eq!(Settings::DESCRIPTIONS.len(), 33);
         assert!(Settings::builder().set("linearize_stage", "ir").is_err());
         assert!(Settings::builder()
             .set("linearize_regions", "some")

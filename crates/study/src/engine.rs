@@ -163,14 +163,17 @@ where
     T: Send,
 {
     let start = Instant::now();
-    let compiled: Vec<OnceLock<Compiled>> = (0..plan.kernels.len() * plan.pipelines.len())
-        .map(|_| OnceLock::new())
-        .collect();
+    // A kernel compiles once per pipeline and warp width: the compiler is told the
+    // machine's warp width (`warp_width_hint`), so the code may differ by width.
+    let mut compiled: HashMap<(usize, usize, u32), OnceLock<Compiled>> = HashMap::new();
     let mut references: HashMap<(usize, u32), OnceLock<Reference>> = HashMap::new();
     for &j in todo {
         let job = &plan.jobs[j];
         let width = plan.machines[job.machine].config.warp_width;
         references.entry((job.kernel, width)).or_default();
+        compiled
+            .entry((job.kernel, job.pipeline, width))
+            .or_default();
     }
     let times = [AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0)];
     let failures = AtomicU64::new(0);
@@ -185,9 +188,10 @@ where
         let pipeline = &plan.pipelines[job.pipeline];
         let machine = &plan.machines[job.machine];
         let what = format!("{} {}", options.what, pipeline.label);
-        let c = compiled[job.kernel * plan.pipelines.len() + job.pipeline].get_or_init(|| {
+        let width = machine.config.warp_width;
+        let c = compiled[&(job.kernel, job.pipeline, width)].get_or_init(|| {
             let t = Instant::now();
-            let result = compile(kernel, pipeline, &options.ptxas, &what);
+            let result = compile(kernel, pipeline, width, &options.ptxas, &what);
             let elapsed = t.elapsed();
             times[0].fetch_add(micros(elapsed), Ordering::Relaxed);
             Compiled {
@@ -195,7 +199,6 @@ where
                 seconds: elapsed.as_secs_f64(),
             }
         });
-        let width = machine.config.warp_width;
         let reference = references[&(job.kernel, width)].get_or_init(|| {
             let t = Instant::now();
             let r = kernel
@@ -283,6 +286,7 @@ where
 fn compile(
     kernel: &Kernel,
     pipeline: &Pipeline,
+    warp_width: u32,
     ptxas: &Ptxas,
     what: &str,
 ) -> Result<(Static, Program), String> {
@@ -290,7 +294,7 @@ fn compile(
         .file
         .file_name()
         .map(|n| n.to_string_lossy().into_owned());
-    let settings = settings_for(kernel, pipeline);
+    let settings = settings_for(kernel, pipeline, warp_width);
     let (mut s, program) = measure::compile(&kernel.func, &settings, source_name.as_deref())
         .map_err(|e| format!("{what}: {e}"))?;
     if let Ptxas::At(path) = ptxas {
@@ -299,16 +303,22 @@ fn compile(
     Ok((s, program))
 }
 
-/// The settings `kernel` compiles with in `pipeline`: the pipeline's, told the launch's
-/// block size in x (`block_size_hint`, as CUDA's `__launch_bounds__` tells a compiler)
-/// unless the pipeline sets a hint itself. Each block size of a sweep is a kernel of its
-/// own, compiled for that size, as a program compiled for its launch would be.
-fn settings_for(kernel: &Kernel, pipeline: &Pipeline) -> Settings {
+/// The settings `kernel` compiles with in `pipeline` for a machine of `warp_width`: the
+/// pipeline's, told the launch's block size in x (`block_size_hint`, as CUDA's
+/// `__launch_bounds__` tells a compiler) and the machine's warp width
+/// (`warp_width_hint`, as a compiler knows its target's) unless the pipeline sets a
+/// hint itself. Each block size of a sweep is a kernel of its own, compiled for that
+/// size, and each machine's code is compiled for its width, as a program compiled for
+/// its launch and its target would be.
+fn settings_for(kernel: &Kernel, pipeline: &Pipeline, warp_width: u32) -> Settings {
     let mut settings = pipeline.settings.clone();
     if settings.block_size_hint == 0 {
         if let Some(launch) = &kernel.launch {
             settings.block_size_hint = launch.block[0];
         }
+    }
+    if settings.warp_width_hint == 0 {
+        settings.warp_width_hint = warp_width;
     }
     settings
 }
@@ -327,10 +337,11 @@ fn write_trace(path: &std::path::Path, trace: &Trace) -> Result<(), String> {
 mod tests {
     use super::*;
 
-    /// A launched kernel compiles for its block size unless the pipeline names one; a
-    /// kernel without a launch keeps the pipeline's settings.
+    /// A launched kernel compiles for its block size and each machine's warp width
+    /// unless the pipeline names them; a kernel without a launch keeps the pipeline's
+    /// block size hint.
     #[test]
-    fn kernels_compile_for_their_launch_block_size() {
+    fn kernels_compile_for_their_launch_block_size_and_warp_width() {
         let func =
             warplift_ir::parser::parse_function("kernel %k() {\nblock0:\n    return\n}\n").unwrap();
         let launch = Launch {
@@ -343,20 +354,23 @@ mod tests {
             func: func.clone(),
             launch,
         };
-        let pipeline = |hint: &str| {
+        let pipeline = |hint: &str, width: &str| {
             let mut b = Settings::builder();
             b.set("block_size_hint", hint).unwrap();
+            b.set("warp_width_hint", width).unwrap();
             Pipeline {
                 label: "p".into(),
                 settings: b.finish(),
             }
         };
         let launched = kernel(Some(launch));
-        assert_eq!(settings_for(&launched, &pipeline("0")).block_size_hint, 64);
-        assert_eq!(settings_for(&launched, &pipeline("32")).block_size_hint, 32);
-        assert_eq!(
-            settings_for(&kernel(None), &pipeline("0")).block_size_hint,
-            0
-        );
+        let hints = |k: &Kernel, p: &Pipeline, width| {
+            let s = settings_for(k, p, width);
+            (s.block_size_hint, s.warp_width_hint)
+        };
+        assert_eq!(hints(&launched, &pipeline("0", "0"), 64), (64, 64));
+        assert_eq!(hints(&launched, &pipeline("0", "0"), 32), (64, 32));
+        assert_eq!(hints(&launched, &pipeline("32", "16"), 64), (32, 16));
+        assert_eq!(hints(&kernel(None), &pipeline("0", "0"), 32), (0, 32));
     }
 }

@@ -15,7 +15,8 @@
 //!   that ran it before. Only a run of instructions that can neither fault nor touch
 //!   memory may instead stay in `m`, run by every lane (speculated: the if-conversion the
 //!   paper's Fig. 4e shows, a setting), when [`speculate`] finds it cheaper than the
-//!   branches and moves of unpredication, by the cost model's count;
+//!   branches and moves of unpredication, by the cost model's count, its two arms
+//!   interleaved as [`super::cost::speculated_order`] schedules them;
 //! - the terminators (paired by the isomorphism) become one, with a `select`ed condition
 //!   and arguments; an edge leaving the subgraph goes to a new block `brif c, n_t, n_f`
 //!   that sends each lane on along its own side — or, when both sides continue at the
@@ -33,7 +34,7 @@
 //! reconvergence). Unaligned instructions stay under a branch on `c`, as anywhere.
 
 use super::align::{address, body, offset_mut, Step};
-use super::cost::{Shares, BRANCH_LATENCY};
+use super::cost::{speculated_order, Shares, BRANCH_LATENCY};
 use super::subgraph::Subgraph;
 use std::collections::{HashMap, HashSet};
 use warplift_ir::{
@@ -381,7 +382,7 @@ impl Melder<'_> {
         };
         let zeros = [escaping(fs), escaping(ts)];
         if speculate(self.func, ts, fs, zeros, self.shares, self.if_convert) {
-            for &i in &all {
+            for i in speculated_order(self.func, ts, fs) {
                 self.clone_into(i, cur);
             }
             return cur;

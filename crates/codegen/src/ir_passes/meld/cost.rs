@@ -135,6 +135,89 @@ pub fn mp_subgraph(func: &Function, pairs: &[(Block, Block)]) -> f64 {
     }
 }
 
+/// How many of a speculated run's next instructions (in the arms' alternating order)
+/// [`speculated_order`] chooses from at each issue: a window, so that a run of `n`
+/// instructions is ordered in `O(n · SCHEDULE_WINDOW)`.
+const SCHEDULE_WINDOW: usize = 32;
+
+/// The order in which a speculated run of unaligned instructions issues (`ts` of the
+/// true side, `fs` of the false side). The arms are independent (neither reads what the
+/// other defines: a value of one side does not reach the other), and each is often a
+/// chain in which every instruction waits for the one before: SB1-R's arms, `iadd;
+/// bxor; sshr; iadd` against `isub; iadd; ushr; bxor`, melded only at their loads,
+/// multiplication and stores. One arm after the other, every issue of the run waits
+/// the ALU latency of its producer, and the two chains' latencies add up. So the run is
+/// list scheduled, as the emulator issues (one instruction per cycle, in order, each
+/// when its operands are ready): starting from the two arms taken alternately, at each
+/// issue the instruction (among the next [`SCHEDULE_WINDOW`] whose producers in the run
+/// have issued) that can issue soonest, the one with the longest chain of latencies
+/// after it among equals, then the earlier: each arm's instructions issue while the
+/// other's results are on their way, and an instruction that waits for nothing in the
+/// run (SB1-R's `isub b, a`, written after the chain) fills a cycle the chain would
+/// have stalled. Values from outside the run count as ready.
+pub fn speculated_order(func: &Function, ts: &[Inst], fs: &[Inst]) -> Vec<Inst> {
+    let mut base = Vec::with_capacity(ts.len() + fs.len());
+    for k in 0..ts.len().max(fs.len()) {
+        base.extend(ts.get(k));
+        base.extend(fs.get(k));
+    }
+    let n = base.len();
+    // Each instruction's producers in the run, by index into `base`.
+    let index: HashMap<Value, usize> = base
+        .iter()
+        .enumerate()
+        .filter_map(|(k, &i)| func.dfg.inst_result(i).map(|r| (r, k)))
+        .collect();
+    let producers: Vec<Vec<usize>> = base
+        .iter()
+        .map(|&i| {
+            func.inst(i)
+                .all_values()
+                .filter_map(|v| index.get(&v).copied())
+                .collect()
+        })
+        .collect();
+    let lat: Vec<u64> = base
+        .iter()
+        .map(|&i| u64::from(latency(func.inst(i))))
+        .collect();
+    // The longest chain of latencies from each instruction to the end of the run.
+    let mut height = lat.clone();
+    for k in (0..n).rev() {
+        for &p in &producers[k] {
+            height[p] = height[p].max(lat[p] + height[k]);
+        }
+    }
+    let mut ready = vec![0u64; n];
+    let mut done = vec![false; n];
+    let mut out = Vec::with_capacity(n);
+    let (mut now, mut first) = (0u64, 0usize);
+    while out.len() < n {
+        while done[first] {
+            first += 1;
+        }
+        let mut best: Option<(u64, std::cmp::Reverse<u64>, usize)> = None;
+        for k in (first..n).filter(|&k| !done[k]).take(SCHEDULE_WINDOW) {
+            if producers[k].iter().any(|&p| !done[p]) {
+                continue;
+            }
+            let at = producers[k].iter().map(|&p| ready[p]).fold(now, u64::max);
+            let key = (at, std::cmp::Reverse(height[k]), k);
+            if best.is_none_or(|b| key < b) {
+                best = Some(key);
+            }
+        }
+        // The earliest unscheduled instruction always qualifies (its producers come
+        // before it in the run), so there is a choice.
+        let (at, _, k) = best.expect("the first unscheduled instruction can issue");
+        done[k] = true;
+        ready[k] = at + lat[k];
+        now = at + 1;
+        out.push(base[k]);
+    }
+    out
+}
+
 /// The share of a divergent region's executions in which its branch is assumed to
 /// diverge within a warp (the rest run one side, either side equally often).
 pub const DIVERGENT_SHARE: f64 = 0.5;
@@ -249,9 +332,12 @@ impl Shares {
 /// sizes of the paper's benchmarks (and of SRAD and LUD in the corpus) range over these.
 pub const BLOCKS: [u64; 5] = [16, 32, 64, 128, 256];
 
-/// The warp width at which [`divergent_share`] looks for uniform warps (a warp of 64
-/// holds two of them, so it diverges whenever one of them does).
-const WARP: u64 = 32;
+/// The warp width at which [`divergent_share`] looks for uniform warps when the
+/// machine's is not known (the `warp_width_hint` setting is 0): NVIDIA's. A warp of 64
+/// holds two of them, so it diverges whenever one of them does; judged in warps of 32,
+/// a branch that splits only warps of 64 (LUD's `tid < block_dim / 2` at block 64) looks
+/// uniform, and melding it is bounded as for a uniform branch.
+pub const WARP: u64 = 32;
 
 /// How often the branch on `cond` diverges in a warp ([`Shares`]). When `cond` is a
 /// function of the thread's x index, the block's x size and constants alone (SB1's lane
@@ -265,7 +351,10 @@ const WARP: u64 = 32;
 /// alone, so a branch that splits no warp there is judged uniform (melding it can only
 /// cost) and one that splits every warp divergent, where the sizes of [`BLOCKS`] would
 /// average the two (LUD's `tid < block_dim / 2`, divergent at blocks 16 and 32, uniform
-/// from 64 on). SB1's parity splits every warp
+/// from 64 on in warps of 32). `warp_width` is the machine's warp width when the
+/// compiler is told it (the `warp_width_hint` setting): the warps are of that many
+/// lanes instead of [`WARP`] (LUD's branch at block 64 splits its one warp of 64).
+/// SB1's parity splits every warp
 /// (divergent every time); SRAD's `tid == 0` splits one warp of a block and leaves the
 /// others all false, so melding its sides pays in that warp only and costs in the others.
 /// A condition `u & p` or `u | p` whose operand `u` is uniform (by `divergence`; SRAD's
@@ -282,7 +371,9 @@ pub fn divergent_share(
     cond: Value,
     guards: &[(Value, bool)],
     block_size: Option<u64>,
+    warp_width: Option<u64>,
 ) -> Shares {
+    let warp = warp_width.filter(|&w| w > 0).unwrap_or(WARP);
     let hinted = block_size.map(|b| [b]);
     let blocks: &[u64] = match &hinted {
         Some(b) => b,
@@ -330,9 +421,9 @@ pub fn divergent_share(
     for &bdim in blocks {
         // Warps that split, that are all true, all false.
         let mut count = [0u64; 3];
-        for w in 0..bdim.div_ceil(WARP) {
+        for w in 0..bdim.div_ceil(warp) {
             let mut seen = [false; 2];
-            for tid in w * WARP..((w + 1) * WARP).min(bdim) {
+            for tid in w * warp..((w + 1) * warp).min(bdim) {
                 let lane = Lane { tid, bdim };
                 let runs = guards.iter().all(|&(g, want)| {
                     lane_value(func, g, lane, 0).is_none_or(|x| (x & 1 == 1) == want)

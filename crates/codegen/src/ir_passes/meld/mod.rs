@@ -72,7 +72,8 @@
 //! branches and exits included), as the emulator issues instructions, expecting the
 //! branch to diverge half the time — or, when its condition is a function of the
 //! thread index and the block size, as often as it splits a warp at the block sizes
-//! the pass considers ([`cost::divergent_share`]): the pair is melded only when that is
+//! the pass considers, in warps of the machine's width when it is told it
+//! ([`cost::divergent_share`]): the pair is melded only when that is
 //! faster and
 //! takes no more issue slots, or the region is left unchanged. With `meld_threshold=0`
 //! every meldable pair that aligns at least one instruction (or two empty blocks whose
@@ -121,6 +122,7 @@ impl IrPass for Meld {
             &[("meld_threshold", "0"), ("meld_if_convert", "false")],
             &[("meld_branch_fusion", "true")],
             &[("block_size_hint", "32")],
+            &[("block_size_hint", "64"), ("warp_width_hint", "64")],
         ]
     }
 
@@ -159,6 +161,9 @@ pub struct Options {
     /// The launch's threads per block in x, when known (`block_size_hint`): branches on
     /// the thread index are judged at this block size alone.
     pub block_size: Option<u64>,
+    /// The machine's warp width, when known (`warp_width_hint`): branches on the thread
+    /// index are judged in warps of this many lanes (32 when unknown).
+    pub warp_width: Option<u64>,
 }
 
 impl Default for Options {
@@ -176,6 +181,7 @@ impl Options {
             align_limit: s.meld_align_limit as usize,
             if_convert: s.meld_if_convert,
             block_size: (s.block_size_hint > 0).then_some(u64::from(s.block_size_hint)),
+            warp_width: (s.warp_width_hint > 0).then_some(u64::from(s.warp_width_hint)),
         }
     }
 }
@@ -395,7 +401,14 @@ fn meld_region(
 ) -> RegionOutcome {
     let (cond, join, [t, f]) = region::candidate(func, postdom, entry)?;
     let guards = cost::guards(func, cfg, domtree, entry);
-    let shares = cost::divergent_share(func, divergence, cond, &guards, opts.block_size);
+    let shares = cost::divergent_share(
+        func,
+        divergence,
+        cond,
+        &guards,
+        opts.block_size,
+        opts.warp_width,
+    );
     if touched.contains(&join) {
         return None;
     }
@@ -748,12 +761,17 @@ fn worth_it(func: &Function, v: &Verdict, cond: Value, opts: &Options) -> bool {
             if run.0.is_empty() && run.1.is_empty() {
                 return;
             }
-            let all: Vec<Inst> = run.0.iter().chain(&run.1).copied().collect();
             let zeros = [escaping(&run.1), escaping(&run.0)];
             let cheap = codegen::speculate(func, &run.0, &run.1, zeros, share, opts.if_convert);
+            // Speculated, the run issues in the order codegen gives it.
+            let speculated = if cheap {
+                cost::speculated_order(func, &run.0, &run.1)
+            } else {
+                Vec::new()
+            };
             for (k, sim) in sims.iter_mut().enumerate() {
                 if cheap {
-                    for &i in &all {
+                    for &i in &speculated {
                         sim.run(func, i);
                     }
                     continue;
