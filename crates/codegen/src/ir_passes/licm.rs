@@ -341,3 +341,269 @@ fn make_preheader(
     func.layout.append_inst(jump, pre);
     pre
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use warplift_ir::parser::parse_function;
+    use warplift_ir::verifier::verify_function;
+
+    /// Runs the pass on `text`; the result must verify.
+    fn run(text: &str) -> (Function, Stats) {
+        let mut func = parse_function(text).expect("the test kernel parses");
+        let stats = licm(&mut func, &mut AnalysisCache::new());
+        if let Err(e) = verify_function(&func) {
+            panic!("{e:?}\n{func}");
+        }
+        (func, stats)
+    }
+
+    /// The opcodes of `block` in order.
+    fn opcodes(func: &Function, block: Block) -> Vec<Opcode> {
+        func.layout
+            .block_insts(block)
+            .iter()
+            .map(|&i| func.dfg.insts[i].opcode())
+            .collect()
+    }
+
+    fn block(n: u32) -> Block {
+        Block::from_u32(n)
+    }
+
+    /// Bitonic sort's shape: the k loop around the j loop, the region condition
+    /// `(tid & k) == 0` computed under a branch of the j loop.
+    const NESTED: &str = "
+kernel %nested(out: i64, n: i32) {
+block0(v0: i64, v1: i32):
+    v2 = thread_id x
+    v3 = iconst.i32 0
+    v4 = iconst.i32 1
+    v5 = iconst.i32 2
+    jump block1(v5)
+block1(v6: i32):
+    v7 = icmp ule v6, v1
+    brif v7, block2, block7
+block2:
+    v8 = ushr v6, v4
+    jump block3(v8)
+block3(v9: i32):
+    v10 = icmp ugt v9, v3
+    brif v10, block4, block6
+block4:
+    v11 = bxor v2, v9
+    v12 = icmp ugt v11, v2
+    brif v12, block5, block8
+block5:
+    v13 = band v2, v6
+    v14 = icmp eq v13, v3
+    v15 = uextend.i64 v2
+    v16 = iadd v0, v15
+    v17 = uextend.i32 v14
+    store global v17, v16
+    jump block8
+block8:
+    v18 = ushr v9, v4
+    jump block3(v18)
+block6:
+    v19 = ishl v6, v4
+    jump block1(v19)
+block7:
+    return
+}";
+
+    #[test]
+    fn the_region_condition_leaves_the_j_loop_and_the_address_both_loops() {
+        let (func, stats) = run(NESTED);
+        // Out of the j loop into block2 (its preheader): the condition, its extension,
+        // and the address computation, which then climbs out of the k loop too, into
+        // block0 (the k loop's preheader, as it ends in a jump to the header).
+        assert_eq!(
+            opcodes(&func, block(2)),
+            [
+                Opcode::Ushr,
+                Opcode::Band,
+                Opcode::Icmp,
+                Opcode::Uextend,
+                Opcode::Jump
+            ]
+        );
+        assert_eq!(
+            opcodes(&func, block(0)),
+            [
+                Opcode::ThreadId,
+                Opcode::Iconst,
+                Opcode::Iconst,
+                Opcode::Iconst,
+                Opcode::Uextend,
+                Opcode::Iadd,
+                Opcode::Jump
+            ]
+        );
+        // The store stays; the condition's extension is invariant in the j loop only.
+        assert_eq!(opcodes(&func, block(5)), [Opcode::Store, Opcode::Jump]);
+        assert_eq!(
+            stats,
+            Stats {
+                hoisted: 7,
+                loops: 2,
+                preheaders: 0
+            }
+        );
+    }
+
+    #[test]
+    fn a_header_entered_from_two_blocks_gets_a_made_preheader() {
+        let (func, stats) = run("
+kernel %two(out: i64, n: i32) {
+block0(v0: i64, v1: i32):
+    v2 = thread_id x
+    v3 = iconst.i32 0
+    v4 = iconst.i32 1
+    v5 = icmp eq v2, v3
+    brif v5, block1(v3), block2
+block2:
+    jump block1(v4)
+block1(v6: i32):
+    v7 = imul v1, v1
+    v8 = iadd v6, v7
+    v9 = icmp ult v8, v1
+    brif v9, block1(v8), block3
+block3:
+    return
+}");
+        assert_eq!(
+            stats,
+            Stats {
+                hoisted: 1,
+                loops: 1,
+                preheaders: 1
+            }
+        );
+        let pre = *func.layout.blocks().last().unwrap_or(&block(0));
+        let pre = if opcodes(&func, pre) == [Opcode::Imul, Opcode::Jump] {
+            pre
+        } else {
+            // Placed before the header in the layout.
+            let at = func.layout.block_position(block(1)).unwrap();
+            func.layout.blocks()[at - 1]
+        };
+        assert_eq!(opcodes(&func, pre), [Opcode::Imul, Opcode::Jump]);
+        assert_eq!(func.dfg.block_params(pre).len(), 1);
+        // Both entries now go through the preheader; the back edge still goes to the
+        // header.
+        for b in [block(0), block(2)] {
+            assert!(func.successors(b).all(|s| s != block(1)), "{func}");
+        }
+        assert!(func.successors(block(1)).any(|s| s == block(1)));
+    }
+
+    #[test]
+    fn loads_stores_and_divisions_by_a_varying_value_stay() {
+        let (func, stats) = run("
+kernel %stay(out: i64, n: i32) {
+block0(v0: i64, v1: i32):
+    v2 = thread_id x
+    v3 = iconst.i32 0
+    v4 = iconst.i32 1
+    v5 = iconst.i32 7
+    v20 = iconst.i32 -1
+    jump block1(v3)
+block1(v6: i32):
+    store global v6, v0
+    v7 = load.i32 global v0
+    v8 = udiv v1, v2
+    v9 = sdiv v1, v20
+    v10 = urem v1, v3
+    v11 = iadd v6, v7
+    v12 = iadd v11, v8
+    v13 = iadd v12, v9
+    v14 = iadd v13, v10
+    v15 = icmp ult v14, v1
+    brif v15, block1(v14), block2
+block2:
+    return
+}");
+        // The load reads what the store of the same iteration wrote; the divisions
+        // divide by the thread index (0 on lane 0), by -1 and by 0.
+        assert_eq!(stats, Stats::default());
+        assert_eq!(
+            opcodes(&func, block(1)),
+            [
+                Opcode::Store,
+                Opcode::Load,
+                Opcode::Udiv,
+                Opcode::Sdiv,
+                Opcode::Urem,
+                Opcode::Iadd,
+                Opcode::Iadd,
+                Opcode::Iadd,
+                Opcode::Iadd,
+                Opcode::Icmp,
+                Opcode::Brif
+            ]
+        );
+        assert_eq!(
+            Licm.preserved(&stats.report()),
+            Preserved::ALL,
+            "nothing moved"
+        );
+    }
+
+    #[test]
+    fn a_division_by_a_safe_constant_moves() {
+        let (func, stats) = run("
+kernel %div(out: i64, n: i32) {
+block0(v0: i64, v1: i32):
+    v3 = iconst.i32 0
+    v5 = iconst.i32 7
+    jump block1(v3)
+block1(v6: i32):
+    v8 = sdiv v1, v5
+    v9 = iadd v6, v8
+    v10 = icmp ult v9, v1
+    brif v10, block1(v9), block2
+block2:
+    return
+}");
+        assert_eq!(stats.hoisted, 1);
+        assert_eq!(
+            opcodes(&func, block(0)),
+            [Opcode::Iconst, Opcode::Iconst, Opcode::Sdiv, Opcode::Jump]
+        );
+        assert_eq!(Licm.preserved(&stats.report()), Preserved::CFG);
+    }
+
+    #[test]
+    fn nothing_leaves_an_irreducible_cycle() {
+        // {1, 2} is entered at 1 and at 2: no block runs before every entry into it.
+        let (func, stats) = run("
+kernel %irr(out: i64, n: i32) {
+block0(v0: i64, v1: i32):
+    v2 = thread_id x
+    v3 = iconst.i32 0
+    v4 = icmp eq v2, v3
+    brif v4, block1(v3), block2(v3)
+block1(v5: i32):
+    v6 = imul v1, v1
+    v7 = iadd v5, v6
+    jump block2(v7)
+block2(v8: i32):
+    v9 = imul v1, v2
+    v10 = iadd v8, v9
+    v11 = icmp ult v10, v1
+    brif v11, block1(v10), block3
+block3:
+    return
+}");
+        assert_eq!(stats, Stats::default());
+        assert_eq!(
+            opcodes(&func, block(1)),
+            [Opcode::Imul, Opcode::Iadd, Opcode::Jump]
+        );
+        assert_eq!(
+            opcodes(&func, block(2)),
+            [Opcode::Imul, Opcode::Iadd, Opcode::Icmp, Opcode::Brif]
+        );
+    }
+}
