@@ -480,14 +480,13 @@ block3:
                 preheaders: 1
             }
         );
-        let pre = *func.layout.blocks().last().unwrap_or(&block(0));
-        let pre = if opcodes(&func, pre) == [Opcode::Imul, Opcode::Jump] {
-            pre
-        } else {
-            // Placed before the header in the layout.
-            let at = func.layout.block_position(block(1)).unwrap();
-            func.layout.blocks()[at - 1]
-        };
+        // The made preheader stands just before the header in the layout.
+        let at = func
+            .layout
+            .block_position(block(1))
+            .expect("the header is placed");
+        let pre = func.layout.blocks()[at - 1];
+        assert_ne!(pre, block(2));
         assert_eq!(opcodes(&func, pre), [Opcode::Imul, Opcode::Jump]);
         assert_eq!(func.dfg.block_params(pre).len(), 1);
         // Both entries now go through the preheader; the back edge still goes to the
