@@ -9,6 +9,8 @@
 //!
 //! - [`converge`]: Common Subexpression Convergence (hoist and sink the expressions both
 //!   arms of a divergent branch compute);
+//! - [`licm`]: loop-invariant code motion (pure, non-faulting instructions whose operands
+//!   are defined outside a loop move to its preheader);
 //! - [`restructure`]: predicate-based restructuring into tail-controlled loops and
 //!   properly nested branches (Reissmann et al.);
 //! - [`linearize_ssa`]: guard-variable linearization on the SSA IR (Anantpur and
@@ -19,6 +21,7 @@
 //! another pass.
 
 pub mod converge;
+pub mod licm;
 pub mod linearize_ssa;
 pub mod meld;
 pub mod restructure;

@@ -212,6 +212,7 @@ pub static REGISTRY: &[Pass] = &[
     Pass::Ir(&crate::ir_passes::converge::Converge),
     Pass::Ir(&crate::ir_passes::restructure::Restructure),
     Pass::Ir(&crate::ir_passes::meld::Meld),
+    Pass::Ir(&crate::ir_passes::licm::Licm),
 ];
 
 /// The registered pass called `name`.
