@@ -539,11 +539,25 @@ struct State {
     /// Guards taken out of the code.
     removed: FxHashSet<MBlock>,
     stats: OptStats,
+    /// While a batch of steps runs ([`apply_checked`]): the instructions of every block a
+    /// step rewrote, as they were before the batch, for [`Snapshot::restore`].
+    saved: Option<Vec<(MBlock, Vec<MInst>)>>,
 }
 
 impl State {
+    /// Keeps a copy of `b`'s instructions before a step of the running batch first
+    /// rewrites them.
+    fn touch(&mut self, b: MBlock) {
+        if let Some(saved) = &mut self.saved {
+            if !saved.iter().any(|&(x, _)| x == b) {
+                saved.push((b, self.func.blocks[b].insts.clone()));
+            }
+        }
+    }
+
     /// Moves edge `from -> old` to `new`, with its value set: later guards decide on it.
     fn retarget(&mut self, from: MBlock, old: MBlock, new: MBlock) {
+        self.touch(from);
         let vals = self.edges.remove(&(from, old)).unwrap_or_default();
         self.edges.entry((from, new)).or_default().union_with(&vals);
         if let Some(t) = self.func.blocks[from].insts.last_mut() {
@@ -563,17 +577,16 @@ impl State {
     }
 }
 
-/// What a step can change in a [`State`], saved to roll a batch of steps back: the blocks
-/// it may rewrite, the block order and the region's own maps.
+/// What a step can change in a [`State`], saved to roll a batch of steps back: the block
+/// order and the region's own maps; the blocks a step rewrites are saved by the step
+/// itself ([`State::touch`]), when it first rewrites them.
 ///
-/// Steps rewrite only the terminators and code of blocks that stand in the predecessor
-/// lists (an edge moves from one of them, a guard merges into one of them), and those
-/// lists only ever rename or move their blocks, so the blocks listed when the snapshot is
-/// taken cover every block the batch can change. Saving them, rather than the whole
-/// function, keeps a region's cost to what the region holds: a copy of the kernel per
-/// batch made the pass quadratic in the kernel.
+/// Saving only what a batch changes, rather than the whole function, keeps a region's cost
+/// to what the region holds: a copy of the kernel per batch made the pass quadratic in the
+/// kernel. And most batches pass the check and are never rolled back, so the blocks are
+/// copied only as steps rewrite them (a copy of every block a step could rewrite, made
+/// before each batch, was a tenth of the optimisations' time).
 struct Snapshot {
-    blocks: Vec<(MBlock, Vec<MInst>)>,
     order: Vec<MBlock>,
     edges: FxHashMap<(MBlock, MBlock), Values>,
     preds: FxHashMap<MBlock, Vec<MBlock>>,
@@ -582,15 +595,10 @@ struct Snapshot {
 }
 
 impl Snapshot {
-    fn take(state: &State) -> Snapshot {
-        let mut listed: Vec<MBlock> = state.preds.values().flatten().copied().collect();
-        listed.sort_unstable();
-        listed.dedup();
+    /// Saves `state` and starts saving the blocks the steps rewrite.
+    fn take(state: &mut State) -> Snapshot {
+        state.saved = Some(Vec::new());
         Snapshot {
-            blocks: listed
-                .into_iter()
-                .map(|b| (b, state.func.blocks[b].insts.clone()))
-                .collect(),
             order: state.func.order.clone(),
             edges: state.edges.clone(),
             preds: state.preds.clone(),
@@ -601,8 +609,8 @@ impl Snapshot {
 
     /// Puts `state` back as it was when the snapshot was taken.
     fn restore(&self, state: &mut State) {
-        for (b, insts) in &self.blocks {
-            state.func.blocks[*b].insts.clone_from(insts);
+        for (b, insts) in state.saved.replace(Vec::new()).unwrap_or_default() {
+            state.func.blocks[b].insts = insts;
         }
         state.func.order.clone_from(&self.order);
         state.edges.clone_from(&self.edges);
@@ -634,6 +642,7 @@ fn apply_checked<T: Copy>(
             step(state, item);
         }
         if check(state) {
+            state.saved = None;
             return;
         }
         // `rest[..good]` passes, `rest[..bad]` fails.
@@ -656,6 +665,7 @@ fn apply_checked<T: Copy>(
         }
         rest = &rest[good + 1..];
     }
+    state.saved = None;
 }
 
 /// Edges moving together: from each of `sources`, `from` becomes `to`.
@@ -1102,6 +1112,7 @@ fn merge_guard(state: &mut State, region: &FxHashSet<MBlock>, g: MBlock) {
         return;
     }
     let body = state.func.blocks[g].insts.clone();
+    state.touch(p);
     let insts = &mut state.func.blocks[p].insts;
     insts.pop();
     insts.extend(body);
@@ -1709,6 +1720,7 @@ pub fn optimize(
         preds,
         removed: FxHashSet::default(),
         stats: OptStats::default(),
+        saved: None,
     };
     // Skipping guards can make two groups of lanes meet a guard along different paths
     // (e.g. two overlapping skips); a change is kept only while every branch of the region
