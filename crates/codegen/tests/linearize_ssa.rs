@@ -440,6 +440,49 @@ fn figure_1_guards_test_g_and_blocks_assign_it() {
     }
 }
 
+#[path = "../../../benches/common/short_circuit.rs"]
+mod short_circuit;
+
+#[test]
+fn whole_kernel_mode_places_zeros_near_their_reads_and_does_not_spill() {
+    // 27 short circuits in sequence (about 1k instructions), the whole kernel one region.
+    // With every zero in the kernel's first block, each was live from there to its reads:
+    // 83 spills. Near their reads, none.
+    let func = parse_functions(&short_circuit::short_circuit_kernel(27))
+        .unwrap()
+        .remove(0);
+    let plain = compile(&func, &[]);
+    assert_eq!(plain.spills, 0, "{plain:?}");
+    let ssa = compile(&func, &["passes=linearize_ssa", "linearize_regions=kernel"]);
+    assert_eq!(ssa.spills, 0, "{ssa:?}");
+    let (after, stats) = linearized(&func, RegionMode::Kernel);
+    assert!(stats.zero_constants > 0, "{stats:?}");
+    // The kernel's first block holds none of them (its instructions are the kernel's and
+    // the guard variable's first assignment).
+    let entry = after.layout.entry_block().unwrap();
+    let entry_insts = after.layout.block_insts(entry).len();
+    assert_eq!(
+        entry_insts,
+        func.layout
+            .block_insts(func.layout.entry_block().unwrap())
+            .len()
+            + 1,
+        "{after}"
+    );
+    let launch = Launch::from_toml_str(
+        "grid = [1]\nblock = [32]\n[buffers.out]\ntype = \"i32\"\nlen = 32\ninit = \"zeros\"\n",
+        Path::new("k.launch.toml"),
+    )
+    .unwrap();
+    let prepared = launch.prepare(&func).unwrap();
+    for width in [4, 32] {
+        assert_eq!(
+            interpret(&after, &prepared, width),
+            interpret(&func, &prepared, width)
+        );
+    }
+}
+
 #[test]
 fn the_pass_is_registered_reports_its_counts_and_checks_its_setting() {
     let pass = warplift_codegen::passes::lookup("linearize_ssa").expect("registered");

@@ -248,14 +248,17 @@ pub(super) fn optimize_region(
     // before or after everything as their blocks lie before or after the exit.
     let mut front: Vec<MBlock> = Vec::new();
     let mut back: Vec<MBlock> = Vec::new();
+    // One buffer for every block's targets: a list of its own per block was an
+    // allocation per block of every region.
+    let mut targets: Vec<MBlock> = Vec::with_capacity(2);
     for i in 0..cut.real.len() {
         let b = cut.real[i];
         let Some(mut term) = cut.func.blocks[b].insts.pop() else {
             continue;
         };
-        let mut targets = Vec::new();
+        targets.clear();
         term.kind.for_each_target(|t| targets.push(t.block));
-        for g in targets {
+        for &g in &targets {
             if !cut.local.contains_key(&g) {
                 let s = cut.stand_in(g);
                 let after = matches!((key(g), key(lin.exit)), (Some(k), Some(e)) if k > e);

@@ -51,7 +51,7 @@
 
 use super::{GuardRegs, Linearized};
 use crate::mir::{MBlock, MInst, MInstKind, MirFunction, Operand, Reg};
-use cranelift_entity::SecondaryMap;
+use cranelift_entity::{EntityRef, SecondaryMap};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::collections::BTreeSet;
 use warplift_ir::cfg::{Cfg, ControlFlowGraph, PostDominatorTree};
@@ -319,6 +319,10 @@ fn structured(
         .copied()
         .filter(|b| !removed.contains(b))
         .collect();
+    let dense = DenseRegion::new(func, &nodes).and_then(|d| d.structured(func, blocks));
+    if dense.is_some() && !cfg!(debug_assertions) {
+        return dense == Some(true);
+    }
     let members: FxHashSet<MBlock> = nodes.iter().copied().collect();
     let graph = RegionGraph {
         func,
@@ -326,7 +330,7 @@ fn structured(
         members,
     };
     let pdt = PostDominatorTree::compute(&ControlFlowGraph::compute(&graph));
-    blocks
+    let general = blocks
         .iter()
         .filter(|b| graph.members.contains(b))
         .all(|&b| match func.terminator(b).map(|t| &t.kind) {
@@ -334,7 +338,194 @@ fn structured(
                 pdt.reconvergence_point(b) == Some(not_taken.block)
             }
             _ => true,
-        })
+        });
+    // Test builds compute both: the dense way must agree with the general one.
+    debug_assert!(
+        dense.is_none_or(|d| d == general),
+        "the dense check disagrees"
+    );
+    general
+}
+
+/// The region's placed blocks numbered densely, for [`structured`]'s post-dominators:
+/// the check runs after every batch of changes (and every bisection probe), and the
+/// general [`PostDominatorTree`] on a [`ControlFlowGraph`] of the region cost most of it
+/// (hashed membership, a graph with predecessor lists, a search for regions that cannot
+/// reach an exit). Here the tree is the classic iterative one of Cooper, Harvey and
+/// Kennedy on the reversed graph, over plain vectors.
+struct DenseRegion {
+    /// Each node's index among the region's placed blocks (`NONE`: not one), by block.
+    index: Vec<u32>,
+    /// Immediate post-dominators by node; `n` (the node count) stands for the virtual
+    /// exit.
+    ipdom: Vec<u32>,
+}
+
+impl DenseRegion {
+    const NONE: u32 = u32::MAX;
+
+    /// The post-dominator tree of the region's blocks reached from its entry (`nodes[0]`),
+    /// edges to blocks outside `nodes` left out; `None` where some reached block cannot
+    /// reach a block without successors, the case the general tree handles by choosing
+    /// representatives (a region whose exit branches back to its entry, say).
+    fn new(func: &MirFunction, nodes: &[MBlock]) -> Option<DenseRegion> {
+        const NONE: u32 = DenseRegion::NONE;
+        let n = nodes.len();
+        if n == 0 {
+            return None;
+        }
+        let mut index = vec![NONE; func.blocks.len()];
+        for (i, &b) in nodes.iter().enumerate() {
+            *index.get_mut(b.index())? = i as u32;
+        }
+        // Distinct successors, in the order the terminator names them.
+        let mut succ_start: Vec<u32> = Vec::with_capacity(n + 1);
+        let mut succ: Vec<u32> = Vec::with_capacity(2 * n);
+        for &b in nodes {
+            succ_start.push(succ.len() as u32);
+            let first = succ.len();
+            if let Some(t) = func.terminator(b) {
+                t.kind.for_each_target(|t| {
+                    let j = index.get(t.block.index()).copied().unwrap_or(NONE);
+                    if j != NONE && !succ[first..].contains(&j) {
+                        succ.push(j);
+                    }
+                });
+            }
+        }
+        succ_start.push(succ.len() as u32);
+        let succs = |i: usize| &succ[succ_start[i] as usize..succ_start[i + 1] as usize];
+        // The blocks the entry reaches.
+        let mut reached = vec![false; n];
+        let mut stack: Vec<u32> = vec![0];
+        reached[0] = true;
+        while let Some(i) = stack.pop() {
+            for &s in succs(i as usize) {
+                if !reached[s as usize] {
+                    reached[s as usize] = true;
+                    stack.push(s);
+                }
+            }
+        }
+        // Their predecessors among them.
+        let mut pred_count = vec![0u32; n + 1];
+        for i in (0..n).filter(|&i| reached[i]) {
+            for &s in succs(i) {
+                pred_count[s as usize + 1] += 1;
+            }
+        }
+        for i in 0..n {
+            pred_count[i + 1] += pred_count[i];
+        }
+        let pred_start = pred_count;
+        let mut next = pred_start[..n].to_vec();
+        let mut pred = vec![0u32; pred_start[n] as usize];
+        for i in (0..n).filter(|&i| reached[i]) {
+            for &s in succs(i) {
+                pred[next[s as usize] as usize] = i as u32;
+                next[s as usize] += 1;
+            }
+        }
+        let preds = |i: usize| &pred[pred_start[i] as usize..pred_start[i + 1] as usize];
+        // Post-order of the reversed graph from the virtual exit, whose successors there
+        // are the reached blocks without successors.
+        let exit = n as u32;
+        let sinks: Vec<u32> = (0..n as u32)
+            .filter(|&i| reached[i as usize] && succs(i as usize).is_empty())
+            .collect();
+        let mut po_number = vec![NONE; n + 1];
+        let mut po: Vec<u32> = Vec::with_capacity(n + 1);
+        let mut seen = vec![false; n + 1];
+        seen[n] = true;
+        let mut frames: Vec<(u32, usize)> = vec![(exit, 0)];
+        while let Some(top) = frames.last_mut() {
+            let (x, k) = *top;
+            let next = if x == exit {
+                sinks.get(k)
+            } else {
+                preds(x as usize).get(k)
+            };
+            match next {
+                Some(&y) => {
+                    top.1 += 1;
+                    if !seen[y as usize] {
+                        seen[y as usize] = true;
+                        frames.push((y, 0));
+                    }
+                }
+                None => {
+                    po_number[x as usize] = po.len() as u32;
+                    po.push(x);
+                    frames.pop();
+                }
+            }
+        }
+        if (0..n).any(|i| reached[i] && !seen[i]) {
+            return None;
+        }
+        // Immediate dominators of the reversed graph, in its reverse post-order.
+        let mut ipdom = vec![NONE; n + 1];
+        ipdom[n] = exit;
+        let intersect = |ipdom: &[u32], mut a: u32, mut b: u32| {
+            while a != b {
+                while po_number[a as usize] < po_number[b as usize] {
+                    a = ipdom[a as usize];
+                }
+                while po_number[b as usize] < po_number[a as usize] {
+                    b = ipdom[b as usize];
+                }
+            }
+            a
+        };
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for &x in po.iter().rev().filter(|&&x| x != exit) {
+                // Its predecessors in the reversed graph: its successors, and the exit for
+                // a block without any.
+                let s = succs(x as usize);
+                let mut new = if s.is_empty() { Some(exit) } else { None };
+                for &y in s {
+                    if ipdom[y as usize] == NONE {
+                        continue;
+                    }
+                    new = Some(match new {
+                        None => y,
+                        Some(d) => intersect(&ipdom, d, y),
+                    });
+                }
+                let new = new.unwrap_or(NONE);
+                if new != ipdom[x as usize] {
+                    ipdom[x as usize] = new;
+                    changed = true;
+                }
+            }
+        }
+        Some(DenseRegion { index, ipdom })
+    }
+
+    /// [`structured`] on this region: does every branch among `blocks` that is one of its
+    /// nodes have its fall-through as immediate post-dominator? (A block the entry does not
+    /// reach has none.)
+    fn structured(&self, func: &MirFunction, blocks: &[MBlock]) -> Option<bool> {
+        let n = self.ipdom.len() as u32 - 1;
+        let node = |b: MBlock| {
+            self.index
+                .get(b.index())
+                .copied()
+                .filter(|&i| i != Self::NONE)
+        };
+        Some(blocks.iter().all(|&b| {
+            let Some(i) = node(b) else { return true };
+            match func.terminator(b).map(|t| &t.kind) {
+                Some(MInstKind::Branch { not_taken, .. }) => {
+                    let d = self.ipdom[i as usize];
+                    d != Self::NONE && d != n && node(not_taken.block) == Some(d)
+                }
+                _ => true,
+            }
+        }))
+    }
 }
 
 /// What the optimisations change; a [`Snapshot`] of its changeable part rolls a batch of
@@ -348,11 +539,25 @@ struct State {
     /// Guards taken out of the code.
     removed: FxHashSet<MBlock>,
     stats: OptStats,
+    /// While a batch of steps runs ([`apply_checked`]): the instructions of every block a
+    /// step rewrote, as they were before the batch, for [`Snapshot::restore`].
+    saved: Option<Vec<(MBlock, Vec<MInst>)>>,
 }
 
 impl State {
+    /// Keeps a copy of `b`'s instructions before a step of the running batch first
+    /// rewrites them.
+    fn touch(&mut self, b: MBlock) {
+        if let Some(saved) = &mut self.saved {
+            if !saved.iter().any(|&(x, _)| x == b) {
+                saved.push((b, self.func.blocks[b].insts.clone()));
+            }
+        }
+    }
+
     /// Moves edge `from -> old` to `new`, with its value set: later guards decide on it.
     fn retarget(&mut self, from: MBlock, old: MBlock, new: MBlock) {
+        self.touch(from);
         let vals = self.edges.remove(&(from, old)).unwrap_or_default();
         self.edges.entry((from, new)).or_default().union_with(&vals);
         if let Some(t) = self.func.blocks[from].insts.last_mut() {
@@ -372,17 +577,16 @@ impl State {
     }
 }
 
-/// What a step can change in a [`State`], saved to roll a batch of steps back: the blocks
-/// it may rewrite, the block order and the region's own maps.
+/// What a step can change in a [`State`], saved to roll a batch of steps back: the block
+/// order and the region's own maps; the blocks a step rewrites are saved by the step
+/// itself ([`State::touch`]), when it first rewrites them.
 ///
-/// Steps rewrite only the terminators and code of blocks that stand in the predecessor
-/// lists (an edge moves from one of them, a guard merges into one of them), and those
-/// lists only ever rename or move their blocks, so the blocks listed when the snapshot is
-/// taken cover every block the batch can change. Saving them, rather than the whole
-/// function, keeps a region's cost to what the region holds: a copy of the kernel per
-/// batch made the pass quadratic in the kernel.
+/// Saving only what a batch changes, rather than the whole function, keeps a region's cost
+/// to what the region holds: a copy of the kernel per batch made the pass quadratic in the
+/// kernel. And most batches pass the check and are never rolled back, so the blocks are
+/// copied only as steps rewrite them (a copy of every block a step could rewrite, made
+/// before each batch, was a tenth of the optimisations' time).
 struct Snapshot {
-    blocks: Vec<(MBlock, Vec<MInst>)>,
     order: Vec<MBlock>,
     edges: FxHashMap<(MBlock, MBlock), Values>,
     preds: FxHashMap<MBlock, Vec<MBlock>>,
@@ -391,15 +595,10 @@ struct Snapshot {
 }
 
 impl Snapshot {
-    fn take(state: &State) -> Snapshot {
-        let mut listed: Vec<MBlock> = state.preds.values().flatten().copied().collect();
-        listed.sort_unstable();
-        listed.dedup();
+    /// Saves `state` and starts saving the blocks the steps rewrite.
+    fn take(state: &mut State) -> Snapshot {
+        state.saved = Some(Vec::new());
         Snapshot {
-            blocks: listed
-                .into_iter()
-                .map(|b| (b, state.func.blocks[b].insts.clone()))
-                .collect(),
             order: state.func.order.clone(),
             edges: state.edges.clone(),
             preds: state.preds.clone(),
@@ -410,8 +609,8 @@ impl Snapshot {
 
     /// Puts `state` back as it was when the snapshot was taken.
     fn restore(&self, state: &mut State) {
-        for (b, insts) in &self.blocks {
-            state.func.blocks[*b].insts.clone_from(insts);
+        for (b, insts) in state.saved.replace(Vec::new()).unwrap_or_default() {
+            state.func.blocks[b].insts = insts;
         }
         state.func.order.clone_from(&self.order);
         state.edges.clone_from(&self.edges);
@@ -443,6 +642,7 @@ fn apply_checked<T: Copy>(
             step(state, item);
         }
         if check(state) {
+            state.saved = None;
             return;
         }
         // `rest[..good]` passes, `rest[..bad]` fails.
@@ -465,6 +665,7 @@ fn apply_checked<T: Copy>(
         }
         rest = &rest[good + 1..];
     }
+    state.saved = None;
 }
 
 /// Edges moving together: from each of `sources`, `from` becomes `to`.
@@ -911,6 +1112,7 @@ fn merge_guard(state: &mut State, region: &FxHashSet<MBlock>, g: MBlock) {
         return;
     }
     let body = state.func.blocks[g].insts.clone();
+    state.touch(p);
     let insts = &mut state.func.blocks[p].insts;
     insts.pop();
     insts.extend(body);
@@ -1056,33 +1258,43 @@ fn remove_dead_assignments(
 /// that: it does not know what the lanes hold on entering the region). Sound with back
 /// edges too: liveness is a fixpoint over the cycles.
 fn remove_unread_assignments(state: &mut State, regs: GuardRegs) {
-    let reads_g = |inst: &crate::mir::MInst| {
-        let mut inst = inst.clone();
+    // `visit_regs` takes the instruction mutably; it changes nothing here. Reading the
+    // instructions in place, rather than a copy of each per visit, matters: this runs once
+    // per region and the fixpoint visits every block at least twice.
+    let reads_g = |inst: &mut MInst| {
         let mut read = false;
         inst.visit_regs(|r, role| read |= *r == regs.g && role == crate::mir::RegRole::Use);
         read
     };
+    let blocks: Vec<MBlock> = state.func.order.clone();
+    // What a block does to the liveness of `g` on its entry: the first of its instructions
+    // that reads `g` or writes it unguarded decides (live when it reads, dead when it only
+    // writes); with neither, `g` is live on entry where it is live on exit.
+    let mut first: Vec<Option<bool>> = Vec::with_capacity(blocks.len());
+    for &b in &blocks {
+        let mut decides = None;
+        for inst in state.func.blocks[b].insts.iter_mut() {
+            let reads = reads_g(inst);
+            if reads || (inst.kind.def() == Some(regs.g) && inst.guard.is_none()) {
+                decides = Some(reads);
+                break;
+            }
+        }
+        first.push(decides);
+    }
     let func = &state.func;
-    let blocks: Vec<MBlock> = func.order.clone();
-    // Live on entry to each block: the fixpoint of the usual backward equations.
-    let mut live_in: FxHashMap<MBlock, bool> = blocks.iter().map(|&b| (b, false)).collect();
-    let live_after = |b: MBlock, live_in: &FxHashMap<MBlock, bool>| {
-        func.succs(b)
-            .any(|s| live_in.get(&s).copied().unwrap_or(false))
-    };
+    // Live on entry to each block (by block index): the fixpoint of the usual backward
+    // equations.
+    let mut live_in = vec![false; func.blocks.len()];
+    let live_after =
+        |b: MBlock, live_in: &[bool]| func.succs(b).any(|s| live_in.get(s.index()) == Some(&true));
     let mut changed = true;
     while changed {
         changed = false;
-        for &b in blocks.iter().rev() {
-            let mut live = live_after(b, &live_in);
-            for inst in func.blocks[b].insts.iter().rev() {
-                if inst.kind.def() == Some(regs.g) && inst.guard.is_none() {
-                    live = false;
-                }
-                live |= reads_g(inst);
-            }
-            if live && !live_in[&b] {
-                live_in.insert(b, true);
+        for (&b, decides) in blocks.iter().zip(&first).rev() {
+            let live = decides.unwrap_or_else(|| live_after(b, &live_in));
+            if live && !live_in[b.index()] {
+                live_in[b.index()] = true;
                 changed = true;
             }
         }
@@ -1091,16 +1303,17 @@ fn remove_unread_assignments(state: &mut State, regs: GuardRegs) {
     for (&b, &out) in blocks.iter().zip(&live_out) {
         let mut live = out;
         let mut dead = Vec::new();
-        for (i, inst) in state.func.blocks[b].insts.iter().enumerate().rev() {
+        for (i, inst) in state.func.blocks[b].insts.iter_mut().enumerate().rev() {
             let writes = inst.kind.def() == Some(regs.g);
-            if writes && !live && !reads_g(inst) {
+            let reads = reads_g(inst);
+            if writes && !live && !reads {
                 dead.push(i);
                 continue;
             }
             if writes && inst.guard.is_none() {
                 live = false;
             }
-            live |= reads_g(inst);
+            live |= reads;
         }
         // `dead` runs last to first: each removal leaves the earlier indices as they are.
         for i in dead {
@@ -1507,6 +1720,7 @@ pub fn optimize(
         preds,
         removed: FxHashSet::default(),
         stats: OptStats::default(),
+        saved: None,
     };
     // Skipping guards can make two groups of lanes meet a guard along different paths
     // (e.g. two overlapping skips); a change is kept only while every branch of the region
