@@ -177,6 +177,18 @@ impl Layout {
         self.inst_block[inst] = block.into();
     }
 
+    /// Inserts `insts`, in order, at position `index` of `block`: the same as inserting
+    /// each at `index`, `index + 1`, ... in turn, with the block's instructions shifted
+    /// once rather than once per instruction.
+    pub fn insert_insts(&mut self, block: Block, index: usize, insts: &[Inst]) {
+        for &inst in insts {
+            debug_assert!(self.inst_block[inst].is_none(), "{inst} is already placed");
+            self.inst_block[inst] = block.into();
+        }
+        let list = &mut self.insts[block];
+        list.splice(index..index, insts.iter().copied());
+    }
+
     /// Removes `inst` from its block. The search starts at the block's end, so removing
     /// a terminator costs nothing however long the block is.
     pub fn remove_inst(&mut self, inst: Inst) {

@@ -22,6 +22,11 @@ impl Edges {
     /// The edges of `func`.
     pub fn compute(func: &Function) -> Edges {
         let mut edges = Edges::default();
+        // Sized once, with room for the blocks a Split makes, rather than grown by one
+        // entry per block.
+        let blocks = func.dfg.num_blocks();
+        edges.preds.resize(blocks + blocks / 4);
+        edges.succs.resize(blocks + blocks / 4);
         for &b in func.layout.blocks() {
             edges.link(func, b);
         }

@@ -294,6 +294,9 @@ pub fn converge_in(func: &mut Function, opts: &Options, analyses: &mut AnalysisC
             continue;
         }
         stats.divergent_branches += 1;
+        // The two arms the last matching of this branch looked at: the next one, on the
+        // same blocks, takes them as its moves left them instead of reading them again.
+        let mut latest: Option<(Arm, Arm)> = None;
         if opts.unify {
             let done = postdom.ipdom(block).and_then(|join| {
                 unify::unify(func, &mut uses, &edges, block, join, opts.threshold)
@@ -345,8 +348,6 @@ pub fn converge_in(func: &mut Function, opts: &Options, analyses: &mut AnalysisC
             if let Some((cond, then_block, else_block)) = arms {
                 let a = Arm::new(func, then_block);
                 let b = Arm::new(func, else_block);
-                let none_a = vec![false; a.len()];
-                let none_b = vec![false; b.len()];
                 let matcher = Matcher::new_in(
                     core::mem::take(&mut tables),
                     func,
@@ -354,8 +355,8 @@ pub fn converge_in(func: &mut Function, opts: &Options, analyses: &mut AnalysisC
                     &b,
                     Direction::Hoist,
                     opts.rename,
-                    &none_a,
-                    &none_b,
+                    &[],
+                    &[],
                 );
                 let m = matcher.best(opts.threshold);
                 tables = matcher.into_tables();
@@ -365,14 +366,16 @@ pub fn converge_in(func: &mut Function, opts: &Options, analyses: &mut AnalysisC
                     stats.selects += done.selects;
                     stats.profit += m.profit;
                 }
+                latest = Some((a, b));
             }
         }
         if opts.sink {
             let join = postdom.ipdom(block);
             match join.map(|j| (j, sink_arms(func, &edges, j))) {
                 Some((join, Some(preds))) if preds.len() == 2 => {
-                    let (a, b) = (Arm::new(func, preds[0]), Arm::new(func, preds[1]));
+                    let (a, b) = arms_after_moves(func, latest.take(), preds[0], preds[1]);
                     sink_pair(func, &mut uses, &mut tables, join, &a, &b, opts, &mut stats);
+                    latest = Some((a, b));
                 }
                 Some((join, Some(preds))) => {
                     let arms: Vec<Arm> = preds.iter().map(|&p| Arm::new(func, p)).collect();
@@ -397,9 +400,9 @@ pub fn converge_in(func: &mut Function, opts: &Options, analyses: &mut AnalysisC
                 .ipdom(block)
                 .and_then(|join| hoist_arms(func, &edges, block, join));
             if let Some((cond, then_block, else_block)) = arms {
-                let a = Arm::new(func, then_block);
-                let b = Arm::new(func, else_block);
-                if let Some(done) = split::split(func, &mut uses, block, cond, &a, &b, opts) {
+                let (a, b) = arms_after_moves(func, latest.take(), then_block, else_block);
+                let done = split::split(func, &mut uses, block, cond, &a, &b, opts, &mut tables);
+                if let Some(done) = done {
                     stats.splits += 1;
                     stats.split_pairs += done.pairs;
                     stats.split_params += done.params;
@@ -534,8 +537,9 @@ fn sink_pair(
     opts: &Options,
     stats: &mut Stats,
 ) {
-    let mut forbid_a = vec![false; a.len()];
-    let mut forbid_b = vec![false; b.len()];
+    // Allocated when a first node is forbidden (most matchings are legal at once).
+    let mut forbid_a: Vec<bool> = Vec::new();
+    let mut forbid_b: Vec<bool> = Vec::new();
     // Each round forbids at least one more node, so this ends.
     loop {
         let matcher = Matcher::new_in(
@@ -562,11 +566,24 @@ fn sink_pair(
             return;
         }
         for n in bad_a {
+            forbid_a.resize(a.len(), false);
             forbid_a[n] = true;
         }
         for n in bad_b {
+            forbid_b.resize(b.len(), false);
             forbid_b[n] = true;
         }
+    }
+}
+
+/// The arms of blocks `x` and `y`: those of `latest` (the arms the previous matching of
+/// the branch looked at) as its moves left them, when they are the same two blocks
+/// (in either order), else made anew.
+fn arms_after_moves(func: &Function, latest: Option<(Arm, Arm)>, x: Block, y: Block) -> (Arm, Arm) {
+    match latest {
+        Some((a, b)) if (a.block, b.block) == (x, y) => (a.after_moves(func), b.after_moves(func)),
+        Some((a, b)) if (b.block, a.block) == (x, y) => (b.after_moves(func), a.after_moves(func)),
+        _ => (Arm::new(func, x), Arm::new(func, y)),
     }
 }
 

@@ -136,7 +136,10 @@ pub fn sink(
     // The renamed operand pairs and their parameters, and the merged results: a few per
     // sink, searched linearly (a hash table per sink cost more than the searches).
     let mut params: Vec<((Value, Value), Value)> = Vec::new();
-    let mut at = 0;
+    // The merged instructions, in order, placed at the start of `join` together after
+    // the loop (none reads a value the loop replaces: their operands are arm A's, which
+    // come before the pair's, or new parameters).
+    let mut placed = Vec::with_capacity(matching.pairs.len());
     let mut merged_results = Vec::with_capacity(matching.pairs.len());
     for pair in &matching.pairs {
         let (ia, ib) = (a.insts[pair.a], b.insts[pair.b]);
@@ -172,8 +175,7 @@ pub fn sink(
             .expect("matched instructions have results");
         let merged = func.dfg.make_inst(data, Some(func.dfg.value_type(ra)));
         func.srclocs[merged] = func.srclocs[ia];
-        func.layout.insert_inst(merged, join, at);
-        at += 1;
+        placed.push(merged);
         uses.add(func, merged);
         let r = func.dfg.inst_result(merged).expect("merged has a result");
         func.layout.remove_inst(ia);
@@ -183,6 +185,7 @@ pub fn sink(
         merged_results.push(r);
         done.pairs += 1;
     }
+    func.layout.insert_insts(join, 0, &placed);
     uses.add(func, ta);
     uses.add(func, tb);
     // The jumps now pass merged results (defined in `join`) where they passed the pairs'
