@@ -168,6 +168,7 @@ impl Opcode {
     }
 
     /// Does this opcode end a block?
+    #[inline]
     pub fn is_terminator(self) -> bool {
         matches!(
             self,
@@ -176,6 +177,7 @@ impl Opcode {
     }
 
     /// Is this a branch (a terminator with destinations)?
+    #[inline]
     pub fn is_branch(self) -> bool {
         matches!(self, Opcode::Jump | Opcode::Brif | Opcode::BrTable)
     }
@@ -342,6 +344,7 @@ impl InstructionData {
     }
 
     /// The instruction's opcode.
+    #[inline]
     pub fn opcode(&self) -> Opcode {
         use InstructionData::*;
         match *self {
@@ -367,6 +370,7 @@ impl InstructionData {
     }
 
     /// The instruction's own value operands, in text order (branch arguments excluded).
+    #[inline]
     pub fn args(&self) -> &[Value] {
         use InstructionData::*;
         match self {
@@ -414,6 +418,7 @@ impl InstructionData {
 
     /// The branch destinations (empty for non-branches). For `brif`, `[then, else]`; for
     /// `br_table`, the default first.
+    #[inline]
     pub fn branch_destinations(&self) -> &[BlockCall] {
         match self {
             InstructionData::Jump { dest, .. } => core::slice::from_ref(dest),

@@ -126,6 +126,7 @@ impl Layout {
     }
 
     /// Is `block` in the layout?
+    #[inline]
     pub fn is_block_inserted(&self, block: Block) -> bool {
         self.inserted[block]
     }
@@ -154,11 +155,13 @@ impl Layout {
     }
 
     /// The instructions of `block`, in order.
+    #[inline]
     pub fn block_insts(&self, block: Block) -> &[Inst] {
         &self.insts[block]
     }
 
     /// The last instruction of `block` (its terminator in a well-formed function).
+    #[inline]
     pub fn last_inst(&self, block: Block) -> Option<Inst> {
         self.insts[block].last().copied()
     }
@@ -201,6 +204,7 @@ impl Layout {
     }
 
     /// The block `inst` stands in.
+    #[inline]
     pub fn inst_block(&self, inst: Inst) -> Option<Block> {
         self.inst_block[inst].expand()
     }

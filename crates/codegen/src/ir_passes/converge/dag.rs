@@ -23,12 +23,18 @@ pub struct Arm {
     /// it). Arms are a few instructions each and made once per branch and direction: a
     /// hash map per arm cost more to build than it saved.
     sorted: Vec<(Inst, u32)>,
-    /// The DAG's edges: for each node, where each of its value operands (at most three)
-    /// is defined, as [`Arm::def`] reads it. Found once when the arm is made, for every
-    /// question the matching, its root choice and the legality checks ask of them.
-    defs: Vec<[u32; 3]>,
-    /// Each node's operator ([`Operator::of`]).
-    ops: Vec<Option<Operator>>,
+    /// Each node's operator and edges, found once when the arm is made.
+    nodes: Vec<Node>,
+}
+
+/// What the matching asks of a node, read off its instruction once.
+#[derive(Copy, Clone, Debug)]
+struct Node {
+    /// Its operator ([`Operator::of`]).
+    op: Option<Operator>,
+    /// The DAG's edges: where each of its value operands (at most three) is defined, as
+    /// [`Arm::def`] reads it.
+    defs: [u32; 3],
 }
 
 /// An operand defined outside the arm (before the branch, or a parameter of another
@@ -67,18 +73,16 @@ impl Arm {
             .iter()
             .all(|&i| !func.dfg.insts[i].opcode().is_terminator()));
         let insts = body.to_vec();
-        let ops = insts.iter().map(|&i| Operator::of(func, i)).collect();
         let mut arm = Arm {
             block,
             sorted: sorted_index(&insts),
             insts,
-            defs: Vec::new(),
-            ops,
+            nodes: Vec::new(),
         };
-        let mut defs = Vec::with_capacity(arm.insts.len());
+        let mut nodes = Vec::with_capacity(arm.insts.len());
         for &inst in &arm.insts {
-            let mut row = [OUTSIDE; 3];
-            for (slot, &v) in row.iter_mut().zip(func.dfg.insts[inst].args()) {
+            let mut defs = [OUTSIDE; 3];
+            for (slot, &v) in defs.iter_mut().zip(func.dfg.insts[inst].args()) {
                 *slot = match func.dfg.value_def(v) {
                     // Most operands come from outside the arm: one look at their block
                     // spares the search.
@@ -90,9 +94,12 @@ impl Arm {
                     ValueDef::Param(..) => OUTSIDE,
                 };
             }
-            defs.push(row);
+            nodes.push(Node {
+                op: Operator::of(func, inst),
+                defs,
+            });
         }
-        arm.defs = defs;
+        arm.nodes = nodes;
         arm
     }
 
@@ -103,63 +110,69 @@ impl Arm {
     /// in for it). This is the arm [`Arm::new`] would make, found without looking at the
     /// operands again; when anything else changed the block (an instruction added or
     /// moved), it is made anew.
-    pub fn after_moves(&self, func: &Function) -> Arm {
+    pub fn after_moves(mut self, func: &Function) -> Arm {
         let n = self.insts.len();
-        // Each node's index in the new arm.
-        let mut index = vec![OUTSIDE; n];
-        let mut insts = Vec::with_capacity(n);
-        for (k, &inst) in self.insts.iter().enumerate() {
-            if func.layout.inst_block(inst) == Some(self.block) {
-                index[k] = insts.len() as u32;
-                insts.push(inst);
+        // Each node's index in the new arm (on the stack for arms of usual size).
+        let mut small = [OUTSIDE; 64];
+        let mut large = Vec::new();
+        let index: &mut [u32] = if n <= small.len() {
+            &mut small[..n]
+        } else {
+            large.resize(n, OUTSIDE);
+            &mut large
+        };
+        // Kept nodes move down in place; a node's operands are earlier nodes, whose new
+        // index is known by then.
+        let mut kept = 0;
+        for k in 0..n {
+            let inst = self.insts[k];
+            if func.layout.inst_block(inst) != Some(self.block) {
+                continue;
             }
+            index[k] = kept as u32;
+            let mut node = self.nodes[k];
+            for d in &mut node.defs {
+                if *d != OUTSIDE && *d != PARAM {
+                    *d = index[*d as usize];
+                }
+            }
+            self.insts[kept] = inst;
+            self.nodes[kept] = node;
+            kept += 1;
         }
+        self.insts.truncate(kept);
+        self.nodes.truncate(kept);
         let all = func.layout.block_insts(self.block);
-        let same = all.len() == insts.len() + 1
-            && all[..insts.len()] == insts[..]
-            && func.dfg.insts[all[insts.len()]].opcode().is_terminator();
+        let same = all.len() == kept + 1
+            && all[..kept] == self.insts[..]
+            && func.dfg.insts[all[kept]].opcode().is_terminator();
         if !same {
             return Arm::new(func, self.block);
         }
-        let mut defs = Vec::with_capacity(insts.len());
-        let mut ops = Vec::with_capacity(insts.len());
-        for k in 0..n {
-            if index[k] == OUTSIDE {
-                continue;
-            }
-            defs.push(self.defs[k].map(|d| match d {
-                OUTSIDE | PARAM => d,
-                node => index[node as usize],
-            }));
-            ops.push(self.ops[k]);
+        if !self.sorted.is_empty() {
+            self.sorted = sorted_index(&self.insts);
         }
-        Arm {
-            block: self.block,
-            sorted: sorted_index(&insts),
-            insts,
-            defs,
-            ops,
-        }
+        self
     }
 
     /// Do the two arms have an operator in common (two nodes that could be one
     /// instruction)? Without one no matching can pair anything, and none is built.
     pub fn shares_operator(&self, other: &Arm) -> bool {
-        self.ops
+        self.nodes
             .iter()
-            .flatten()
-            .any(|op| other.ops.iter().flatten().any(|o| o == op))
+            .filter_map(|n| n.op)
+            .any(|op| other.nodes.iter().any(|o| o.op == Some(op)))
     }
 
     /// The operator of node `node` (`None` for a branch).
     pub fn operator(&self, node: usize) -> Option<Operator> {
-        self.ops[node]
+        self.nodes[node].op
     }
 
     /// Where operand `slot` of node `node` was defined when the arm was made (the
     /// operand of a later edit of the instruction is not followed).
     pub fn def(&self, node: usize, slot: usize) -> Def {
-        match self.defs[node][slot] {
+        match self.nodes[node].defs[slot] {
             OUTSIDE => Def {
                 node: None,
                 param: false,
@@ -178,7 +191,8 @@ impl Arm {
     /// The nodes of the arm that node `node`'s operands are the results of, as they were
     /// when the arm was made (one per operand slot: an operand read twice appears twice).
     pub fn operand_nodes(&self, node: usize) -> impl Iterator<Item = usize> + '_ {
-        self.defs[node]
+        self.nodes[node]
+            .defs
             .iter()
             .filter(|&&d| d != OUTSIDE && d != PARAM)
             .map(|&d| d as usize)
