@@ -394,6 +394,7 @@ impl InstructionData {
     }
 
     /// Mutable access to the instruction's own value operands.
+    #[inline]
     pub fn args_mut(&mut self) -> &mut [Value] {
         use InstructionData::*;
         match self {
@@ -429,6 +430,7 @@ impl InstructionData {
     }
 
     /// Mutable access to the branch destinations.
+    #[inline]
     pub fn branch_destinations_mut(&mut self) -> &mut [BlockCall] {
         match self {
             InstructionData::Jump { dest, .. } => core::slice::from_mut(dest),
@@ -448,6 +450,7 @@ impl InstructionData {
     }
 
     /// Applies `f` to every value the instruction reads.
+    #[inline]
     pub fn map_values(&mut self, mut f: impl FnMut(Value) -> Value) {
         for v in self.args_mut() {
             *v = f(*v);

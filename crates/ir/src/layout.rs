@@ -184,6 +184,12 @@ impl Layout {
     /// each at `index`, `index + 1`, ... in turn, with the block's instructions shifted
     /// once rather than once per instruction.
     pub fn insert_insts(&mut self, block: Block, index: usize, insts: &[Inst]) {
+        // The map grows once, to the largest instruction, not once per new instruction.
+        if let Some(&last) = insts.iter().max() {
+            if self.inst_block.get(last).is_none() {
+                self.inst_block[last] = None.into();
+            }
+        }
         for &inst in insts {
             debug_assert!(self.inst_block[inst].is_none(), "{inst} is already placed");
             self.inst_block[inst] = block.into();
@@ -200,6 +206,24 @@ impl Layout {
             if let Some(pos) = insts.iter().rposition(|&i| i == inst) {
                 insts.remove(pos);
             }
+        }
+    }
+
+    /// Removes every instruction of `insts` from its block: the same as
+    /// [`Layout::remove_inst`] on each, with each block's instructions shifted once rather
+    /// than once per instruction removed.
+    pub fn remove_insts(&mut self, insts: &[Inst]) {
+        let mut blocks: Vec<Block> = Vec::new();
+        for &inst in insts {
+            if let Some(block) = self.inst_block[inst].take() {
+                if !blocks.contains(&block) {
+                    blocks.push(block);
+                }
+            }
+        }
+        let inst_block = &self.inst_block;
+        for block in blocks {
+            self.insts[block].retain(|&i| inst_block[i] == block.into());
         }
     }
 

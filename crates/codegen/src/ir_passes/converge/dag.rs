@@ -12,7 +12,7 @@
 use warplift_ir::{Block, Function, Inst, InstructionData, Value, ValueDef};
 
 /// One arm: a block and its non-terminator instructions.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Arm {
     /// The block.
     pub block: Block,
@@ -28,7 +28,7 @@ pub struct Arm {
 }
 
 /// What the matching asks of a node, read off its instruction once.
-#[derive(Copy, Clone, Debug)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
 struct Node {
     /// Its operator ([`Operator::of`]).
     op: Option<Operator>,

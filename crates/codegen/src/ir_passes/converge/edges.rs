@@ -61,9 +61,20 @@ impl Edges {
     }
 
     fn link(&mut self, func: &Function, b: Block) {
-        let succs: Vec<Block> = func.successors(b).collect();
-        for &s in &succs {
-            self.preds[s].push(b);
+        // `func.successors(b)`, sized at once from the terminator's destinations.
+        let dests = func
+            .terminator(b)
+            .map_or(&[][..], |t| func.dfg.insts[t].branch_destinations());
+        let mut succs = Vec::with_capacity(dests.len());
+        for call in dests {
+            let s = call.block;
+            succs.push(s);
+            let preds = &mut self.preds[s];
+            if preds.capacity() == 0 {
+                // Most blocks have one or two predecessors.
+                preds.reserve_exact(2);
+            }
+            preds.push(b);
         }
         self.succs[b] = succs;
     }

@@ -40,6 +40,9 @@ pub fn hoist(
     // the end (none of them reads a value the loop replaces: their operands are values
     // from before the branch and earlier merged results).
     let mut placed = Vec::with_capacity(2 * matching.pairs.len());
+    // The pairs' instructions, taken out of the arms together at the end (dead once
+    // replaced: a reader of a replaced value still in the arm is rewritten for nothing).
+    let mut removed = Vec::with_capacity(2 * matching.pairs.len());
     for pair in &matching.pairs {
         let (ia, ib) = (then_arm.insts[pair.a], else_arm.insts[pair.b]);
         let xs = operands(func, ia, false);
@@ -87,8 +90,8 @@ pub fn hoist(
         placed.push(merged);
         uses.add(func, merged);
         let r = func.dfg.inst_result(merged).expect("merged has a result");
-        func.layout.remove_inst(ia);
-        func.layout.remove_inst(ib);
+        removed.push(ia);
+        removed.push(ib);
         uses.replace(func, ra, r);
         uses.replace(func, rb, r);
         done.pairs += 1;
@@ -99,5 +102,6 @@ pub fn hoist(
         .len()
         .saturating_sub(1);
     func.layout.insert_insts(branch_block, at, &placed);
+    func.layout.remove_insts(&removed);
     done
 }

@@ -524,12 +524,13 @@ impl<'f> Matcher<'f> {
             score - lost
         };
         let profit;
+        // Each root's realized profit, worked out once per round.
+        let mut scores: Vec<i64> = Vec::with_capacity(kept.len());
         loop {
-            let Some(k) = kept
-                .iter()
-                .position(|r| realized(of_a, of_b, r) <= threshold)
-            else {
-                profit = kept.iter().map(|r| realized(of_a, of_b, r)).sum();
+            scores.clear();
+            scores.extend(kept.iter().map(|r| realized(of_a, of_b, r)));
+            let Some(k) = scores.iter().position(|&s| s <= threshold) else {
+                profit = scores.iter().sum();
                 break;
             };
             let (_, from, to) = kept.remove(k);

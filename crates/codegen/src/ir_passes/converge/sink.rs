@@ -140,6 +140,9 @@ pub fn sink(
     // the loop (none reads a value the loop replaces: their operands are arm A's, which
     // come before the pair's, or new parameters).
     let mut placed = Vec::with_capacity(matching.pairs.len());
+    // The pairs' instructions, taken out of the arms together after the loop (dead once
+    // replaced: a reader of a replaced value still in the arm is rewritten for nothing).
+    let mut removed = Vec::with_capacity(2 * matching.pairs.len());
     let mut merged_results = Vec::with_capacity(matching.pairs.len());
     for pair in &matching.pairs {
         let (ia, ib) = (a.insts[pair.a], b.insts[pair.b]);
@@ -178,14 +181,15 @@ pub fn sink(
         placed.push(merged);
         uses.add(func, merged);
         let r = func.dfg.inst_result(merged).expect("merged has a result");
-        func.layout.remove_inst(ia);
-        func.layout.remove_inst(ib);
+        removed.push(ia);
+        removed.push(ib);
         uses.replace(func, ra, r);
         uses.replace(func, rb, r);
         merged_results.push(r);
         done.pairs += 1;
     }
     func.layout.insert_insts(join, 0, &placed);
+    func.layout.remove_insts(&removed);
     uses.add(func, ta);
     uses.add(func, tb);
     // The jumps now pass merged results (defined in `join`) where they passed the pairs'
