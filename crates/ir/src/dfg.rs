@@ -87,6 +87,7 @@ impl DataFlowGraph {
     }
 
     /// The result of `inst`, if it has one.
+    #[inline]
     pub fn inst_result(&self, inst: Inst) -> Option<Value> {
         self.results[inst].expand()
     }
@@ -117,11 +118,13 @@ impl DataFlowGraph {
     }
 
     /// The type of `v`.
+    #[inline]
     pub fn value_type(&self, v: Value) -> Type {
         self.values[v].ty
     }
 
     /// The definition of `v`.
+    #[inline]
     pub fn value_def(&self, v: Value) -> ValueDef {
         self.values[v].def
     }
@@ -172,6 +175,7 @@ impl DataFlowGraph {
     }
 
     /// The parameters of `block`.
+    #[inline]
     pub fn block_params(&self, block: Block) -> &[Value] {
         &self.blocks[block].params
     }

@@ -89,6 +89,7 @@ impl Function {
     }
 
     /// The terminator of `block`, if its last instruction is one.
+    #[inline]
     pub fn terminator(&self, block: Block) -> Option<Inst> {
         self.layout
             .last_inst(block)

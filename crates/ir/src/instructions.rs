@@ -168,6 +168,7 @@ impl Opcode {
     }
 
     /// Does this opcode end a block?
+    #[inline]
     pub fn is_terminator(self) -> bool {
         matches!(
             self,
@@ -176,6 +177,7 @@ impl Opcode {
     }
 
     /// Is this a branch (a terminator with destinations)?
+    #[inline]
     pub fn is_branch(self) -> bool {
         matches!(self, Opcode::Jump | Opcode::Brif | Opcode::BrTable)
     }
@@ -342,6 +344,7 @@ impl InstructionData {
     }
 
     /// The instruction's opcode.
+    #[inline]
     pub fn opcode(&self) -> Opcode {
         use InstructionData::*;
         match *self {
@@ -367,6 +370,7 @@ impl InstructionData {
     }
 
     /// The instruction's own value operands, in text order (branch arguments excluded).
+    #[inline]
     pub fn args(&self) -> &[Value] {
         use InstructionData::*;
         match self {
@@ -390,6 +394,7 @@ impl InstructionData {
     }
 
     /// Mutable access to the instruction's own value operands.
+    #[inline]
     pub fn args_mut(&mut self) -> &mut [Value] {
         use InstructionData::*;
         match self {
@@ -414,6 +419,7 @@ impl InstructionData {
 
     /// The branch destinations (empty for non-branches). For `brif`, `[then, else]`; for
     /// `br_table`, the default first.
+    #[inline]
     pub fn branch_destinations(&self) -> &[BlockCall] {
         match self {
             InstructionData::Jump { dest, .. } => core::slice::from_ref(dest),
@@ -424,6 +430,7 @@ impl InstructionData {
     }
 
     /// Mutable access to the branch destinations.
+    #[inline]
     pub fn branch_destinations_mut(&mut self) -> &mut [BlockCall] {
         match self {
             InstructionData::Jump { dest, .. } => core::slice::from_mut(dest),
@@ -443,6 +450,7 @@ impl InstructionData {
     }
 
     /// Applies `f` to every value the instruction reads.
+    #[inline]
     pub fn map_values(&mut self, mut f: impl FnMut(Value) -> Value) {
         for v in self.args_mut() {
             *v = f(*v);

@@ -126,6 +126,7 @@ impl Layout {
     }
 
     /// Is `block` in the layout?
+    #[inline]
     pub fn is_block_inserted(&self, block: Block) -> bool {
         self.inserted[block]
     }
@@ -154,11 +155,13 @@ impl Layout {
     }
 
     /// The instructions of `block`, in order.
+    #[inline]
     pub fn block_insts(&self, block: Block) -> &[Inst] {
         &self.insts[block]
     }
 
     /// The last instruction of `block` (its terminator in a well-formed function).
+    #[inline]
     pub fn last_inst(&self, block: Block) -> Option<Inst> {
         self.insts[block].last().copied()
     }
@@ -177,6 +180,24 @@ impl Layout {
         self.inst_block[inst] = block.into();
     }
 
+    /// Inserts `insts`, in order, at position `index` of `block`: the same as inserting
+    /// each at `index`, `index + 1`, ... in turn, with the block's instructions shifted
+    /// once rather than once per instruction.
+    pub fn insert_insts(&mut self, block: Block, index: usize, insts: &[Inst]) {
+        // The map grows once, to the largest instruction, not once per new instruction.
+        if let Some(&last) = insts.iter().max() {
+            if self.inst_block.get(last).is_none() {
+                self.inst_block[last] = None.into();
+            }
+        }
+        for &inst in insts {
+            debug_assert!(self.inst_block[inst].is_none(), "{inst} is already placed");
+            self.inst_block[inst] = block.into();
+        }
+        let list = &mut self.insts[block];
+        list.splice(index..index, insts.iter().copied());
+    }
+
     /// Removes `inst` from its block. The search starts at the block's end, so removing
     /// a terminator costs nothing however long the block is.
     pub fn remove_inst(&mut self, inst: Inst) {
@@ -188,7 +209,26 @@ impl Layout {
         }
     }
 
+    /// Removes every instruction of `insts` from its block: the same as
+    /// [`Layout::remove_inst`] on each, with each block's instructions shifted once rather
+    /// than once per instruction removed.
+    pub fn remove_insts(&mut self, insts: &[Inst]) {
+        let mut blocks: Vec<Block> = Vec::new();
+        for &inst in insts {
+            if let Some(block) = self.inst_block[inst].take() {
+                if !blocks.contains(&block) {
+                    blocks.push(block);
+                }
+            }
+        }
+        let inst_block = &self.inst_block;
+        for block in blocks {
+            self.insts[block].retain(|&i| inst_block[i] == block.into());
+        }
+    }
+
     /// The block `inst` stands in.
+    #[inline]
     pub fn inst_block(&self, inst: Inst) -> Option<Block> {
         self.inst_block[inst].expand()
     }

@@ -224,6 +224,51 @@ fn layout_moves_and_removes_blocks_and_instructions() {
     assert_eq!(f.layout.block_insts(b1)[0], st);
 }
 
+/// Inserting several instructions at one position, and removing several, in one call each
+/// leaves the layout as one call per instruction does.
+#[test]
+fn inserting_and_removing_instructions_together_matches_one_at_a_time() {
+    let base = tiny_kernel(1);
+    let b1 = base.layout.blocks()[1];
+    let original = base.layout.block_insts(b1).to_vec();
+    for at in 0..=original.len() {
+        let mut together = base.clone();
+        let mut one_by_one = base.clone();
+        let made: Vec<_> = (0..3)
+            .map(|_| {
+                let data = InstructionData::zero(Type::I32);
+                one_by_one.dfg.make_inst(data.clone(), Some(Type::I32));
+                together.dfg.make_inst(data, Some(Type::I32))
+            })
+            .collect();
+        together.layout.insert_insts(b1, at, &made);
+        for (k, &inst) in made.iter().enumerate() {
+            one_by_one.layout.insert_inst(inst, b1, at + k);
+        }
+        assert_eq!(
+            together.layout.block_insts(b1),
+            one_by_one.layout.block_insts(b1)
+        );
+        assert!(made
+            .iter()
+            .all(|&i| together.layout.inst_block(i) == Some(b1)));
+        // Remove the first new one, the original first instruction and the last new one.
+        let gone = [made[0], original[0], made[2]];
+        together.layout.remove_insts(&gone);
+        for inst in gone {
+            one_by_one.layout.remove_inst(inst);
+        }
+        assert_eq!(
+            together.layout.block_insts(b1),
+            one_by_one.layout.block_insts(b1)
+        );
+        assert!(gone
+            .iter()
+            .all(|&i| together.layout.inst_block(i).is_none()));
+        assert_eq!(together.layout.block_insts(b1).len(), original.len());
+    }
+}
+
 /// Moving many blocks after their anchors in one pass gives the order that inserting them
 /// one at a time gives: the last moved after an anchor first, chains of moved blocks
 /// kept, blocks that were not moved in their order.

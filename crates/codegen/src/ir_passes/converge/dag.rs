@@ -9,13 +9,10 @@
 //! node's children come before it in [`Arm::insts`] — the order the matching table is
 //! filled in, bottom-up, without recursion.
 
-use warplift_ir::{
-    AddrSpace, AtomicRmwOp, Block, Dim, FloatCC, Function, Inst, InstructionData, IntCC, LocalVar,
-    Opcode, SharedVar, Type, Value, ValueDef,
-};
+use warplift_ir::{Block, Function, Inst, InstructionData, Value, ValueDef};
 
 /// One arm: a block and its non-terminator instructions.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Arm {
     /// The block.
     pub block: Block,
@@ -26,35 +23,179 @@ pub struct Arm {
     /// it). Arms are a few instructions each and made once per branch and direction: a
     /// hash map per arm cost more to build than it saved.
     sorted: Vec<(Inst, u32)>,
+    /// Each node's operator and edges, found once when the arm is made.
+    nodes: Vec<Node>,
+}
+
+/// What the matching asks of a node, read off its instruction once.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+struct Node {
+    /// Its operator ([`Operator::of`]).
+    op: Option<Operator>,
+    /// The DAG's edges: where each of its value operands (at most three) is defined, as
+    /// [`Arm::def`] reads it.
+    defs: [u32; 3],
+}
+
+/// An operand defined outside the arm (before the branch, or a parameter of another
+/// block): a leaf of the DAG.
+const OUTSIDE: u32 = u32::MAX;
+/// An operand that is a parameter of the arm's own block.
+const PARAM: u32 = u32::MAX - 1;
+
+/// Where an operand of a node is defined: by a node of the same arm, as a parameter of
+/// the arm's block, or outside the arm.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Def {
+    /// The node of the arm computing it.
+    pub node: Option<usize>,
+    /// It is a parameter of the arm's block.
+    pub param: bool,
+}
+
+impl Def {
+    /// Is the value defined in the arm (so not available before its branch)?
+    pub fn in_arm(self) -> bool {
+        self.node.is_some() || self.param
+    }
 }
 
 impl Arm {
     /// The arm of `block`.
     pub fn new(func: &Function, block: Block) -> Arm {
         let all = func.layout.block_insts(block);
-        // Sized once (a filtered collect grows its vector step by step).
-        let mut insts = Vec::with_capacity(all.len());
-        insts.extend(
-            all.iter()
-                .copied()
-                .filter(|&i| !func.dfg.insts[i].opcode().is_terminator()),
-        );
-        let sorted = if insts.windows(2).all(|w| w[0] < w[1]) {
-            Vec::new()
-        } else {
-            let mut s: Vec<(Inst, u32)> = insts
-                .iter()
-                .enumerate()
-                .map(|(n, &i)| (i, n as u32))
-                .collect();
-            s.sort_unstable();
-            s
+        // Only a block's last instruction is a terminator.
+        let body = match all.last() {
+            Some(&last) if func.dfg.insts[last].opcode().is_terminator() => &all[..all.len() - 1],
+            _ => all,
         };
-        Arm {
+        debug_assert!(body
+            .iter()
+            .all(|&i| !func.dfg.insts[i].opcode().is_terminator()));
+        let insts = body.to_vec();
+        let mut arm = Arm {
             block,
+            sorted: sorted_index(&insts),
             insts,
-            sorted,
+            nodes: Vec::new(),
+        };
+        let mut nodes = Vec::with_capacity(arm.insts.len());
+        for &inst in &arm.insts {
+            let mut defs = [OUTSIDE; 3];
+            for (slot, &v) in defs.iter_mut().zip(func.dfg.insts[inst].args()) {
+                *slot = match func.dfg.value_def(v) {
+                    // Most operands come from outside the arm: one look at their block
+                    // spares the search.
+                    ValueDef::Result(d) if func.layout.inst_block(d) == Some(block) => {
+                        arm.node(d).map_or(OUTSIDE, |n| n as u32)
+                    }
+                    ValueDef::Result(_) => OUTSIDE,
+                    ValueDef::Param(b, _) if b == block => PARAM,
+                    ValueDef::Param(..) => OUTSIDE,
+                };
+            }
+            nodes.push(Node {
+                op: Operator::of(func, inst),
+                defs,
+            });
         }
+        arm.nodes = nodes;
+        arm
+    }
+
+    /// The arm of the same block after a Hoist or a Sink took some of its instructions
+    /// out: its nodes still in the block, in their order, with their operators, and with
+    /// the operands that read a node gone now defined outside the arm (a Hoist's or
+    /// Sink's merged instruction, before the branch or in the reconvergence point, stands
+    /// in for it). This is the arm [`Arm::new`] would make, found without looking at the
+    /// operands again; when anything else changed the block (an instruction added or
+    /// moved), it is made anew.
+    pub fn after_moves(mut self, func: &Function) -> Arm {
+        let n = self.insts.len();
+        // Each node's index in the new arm (on the stack for arms of usual size).
+        let mut small = [OUTSIDE; 64];
+        let mut large = Vec::new();
+        let index: &mut [u32] = if n <= small.len() {
+            &mut small[..n]
+        } else {
+            large.resize(n, OUTSIDE);
+            &mut large
+        };
+        // Kept nodes move down in place; a node's operands are earlier nodes, whose new
+        // index is known by then.
+        let mut kept = 0;
+        for k in 0..n {
+            let inst = self.insts[k];
+            if func.layout.inst_block(inst) != Some(self.block) {
+                continue;
+            }
+            index[k] = kept as u32;
+            let mut node = self.nodes[k];
+            for d in &mut node.defs {
+                if *d != OUTSIDE && *d != PARAM {
+                    *d = index[*d as usize];
+                }
+            }
+            self.insts[kept] = inst;
+            self.nodes[kept] = node;
+            kept += 1;
+        }
+        self.insts.truncate(kept);
+        self.nodes.truncate(kept);
+        let all = func.layout.block_insts(self.block);
+        let same = all.len() == kept + 1
+            && all[..kept] == self.insts[..]
+            && func.dfg.insts[all[kept]].opcode().is_terminator();
+        if !same {
+            return Arm::new(func, self.block);
+        }
+        if !self.sorted.is_empty() {
+            self.sorted = sorted_index(&self.insts);
+        }
+        self
+    }
+
+    /// Do the two arms have an operator in common (two nodes that could be one
+    /// instruction)? Without one no matching can pair anything, and none is built.
+    pub fn shares_operator(&self, other: &Arm) -> bool {
+        self.nodes
+            .iter()
+            .filter_map(|n| n.op)
+            .any(|op| other.nodes.iter().any(|o| o.op == Some(op)))
+    }
+
+    /// The operator of node `node` (`None` for a branch).
+    pub fn operator(&self, node: usize) -> Option<Operator> {
+        self.nodes[node].op
+    }
+
+    /// Where operand `slot` of node `node` was defined when the arm was made (the
+    /// operand of a later edit of the instruction is not followed).
+    pub fn def(&self, node: usize, slot: usize) -> Def {
+        match self.nodes[node].defs[slot] {
+            OUTSIDE => Def {
+                node: None,
+                param: false,
+            },
+            PARAM => Def {
+                node: None,
+                param: true,
+            },
+            n => Def {
+                node: Some(n as usize),
+                param: false,
+            },
+        }
+    }
+
+    /// The nodes of the arm that node `node`'s operands are the results of, as they were
+    /// when the arm was made (one per operand slot: an operand read twice appears twice).
+    pub fn operand_nodes(&self, node: usize) -> impl Iterator<Item = usize> + '_ {
+        self.nodes[node]
+            .defs
+            .iter()
+            .filter(|&&d| d != OUTSIDE && d != PARAM)
+            .map(|&d| d as usize)
     }
 
     /// The number of interior nodes.
@@ -102,29 +243,49 @@ impl Arm {
     }
 }
 
+/// The nodes sorted by instruction, when `insts` is not sorted itself (see
+/// [`Arm::node`]).
+fn sorted_index(insts: &[Inst]) -> Vec<(Inst, u32)> {
+    if insts.windows(2).all(|w| w[0] < w[1]) {
+        return Vec::new();
+    }
+    let mut s: Vec<(Inst, u32)> = insts
+        .iter()
+        .enumerate()
+        .map(|(n, &i)| (i, n as u32))
+        .collect();
+    s.sort_unstable();
+    s
+}
+
 /// What two instructions must share to be one operator in the matching: everything but
 /// their value operands (opcode, immediates, condition codes, address spaces, offsets),
 /// and their result type. A small copied value, read off the instruction without cloning
-/// it: the matching computes one per node of every arm it is given.
+/// it: the matching computes one per node of every arm it is given, and compares it with
+/// the operators of the other arm. So it is packed into two words (the opcode, the
+/// result type, which field the instruction carries besides its operands, and that
+/// field's small parts in one; an immediate, offset or variable in the other), and
+/// comparing two operators is comparing them.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Operator {
-    opcode: Opcode,
-    ty: Option<Type>,
-    detail: Detail,
+    /// Opcode, result type (0 for none), kind of detail and its small parts, a byte each.
+    head: u32,
+    /// An immediate's bits, a memory offset, or a variable's number.
+    bits: u64,
 }
 
-/// The fields of an instruction besides its opcode and value operands.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
-enum Detail {
-    None,
-    Bits(u64),
-    Int(IntCC),
-    Float(FloatCC),
-    Dim(Dim),
-    Memory(AddrSpace, i32),
-    Rmw(AtomicRmwOp, AddrSpace, i32),
-    Shared(SharedVar),
-    Local(LocalVar),
+/// Which field an operator carries besides its opcode and result type (the third byte
+/// of [`Operator::head`]).
+mod detail {
+    pub const NONE: u32 = 0;
+    pub const BITS: u32 = 1;
+    pub const INT: u32 = 2;
+    pub const FLOAT: u32 = 3;
+    pub const DIM: u32 = 4;
+    pub const MEMORY: u32 = 5;
+    pub const RMW: u32 = 6;
+    pub const SHARED: u32 = 7;
+    pub const LOCAL: u32 = 8;
 }
 
 impl Operator {
@@ -133,35 +294,39 @@ impl Operator {
     pub fn of(func: &Function, inst: Inst) -> Option<Operator> {
         use InstructionData as D;
         let data = &func.dfg.insts[inst];
-        let detail = match *data {
+        // (kind, small parts, bits)
+        let (kind, small, bits): (u32, u32, u64) = match *data {
             D::Nullary { .. } | D::Unary { .. } | D::Binary { .. } | D::Ternary { .. } => {
-                Detail::None
+                (detail::NONE, 0, 0)
             }
-            D::UnaryImm { imm: bits, .. } | D::FloatConst { bits, .. } => Detail::Bits(bits),
-            D::IntCompare { cond, .. } => Detail::Int(cond),
-            D::FloatCompare { cond, .. } => Detail::Float(cond),
-            D::Geometry { dim, .. } => Detail::Dim(dim),
+            D::UnaryImm { imm: bits, .. } | D::FloatConst { bits, .. } => (detail::BITS, 0, bits),
+            D::IntCompare { cond, .. } => (detail::INT, cond as u32, 0),
+            D::FloatCompare { cond, .. } => (detail::FLOAT, cond as u32, 0),
+            D::Geometry { dim, .. } => (detail::DIM, dim as u32, 0),
             D::Load { space, offset, .. }
             | D::Store { space, offset, .. }
-            | D::AtomicCas { space, offset, .. } => Detail::Memory(space, offset),
+            | D::AtomicCas { space, offset, .. } => {
+                (detail::MEMORY, space as u32, u64::from(offset as u32))
+            }
             D::AtomicRmw {
                 op, space, offset, ..
-            } => Detail::Rmw(op, space, offset),
-            D::SharedAddr { var, .. } => Detail::Shared(var),
-            D::LocalAddr { var, .. } => Detail::Local(var),
+            } => (
+                detail::RMW,
+                op as u32 | (space as u32) << 8,
+                u64::from(offset as u32),
+            ),
+            D::SharedAddr { var, .. } => (detail::SHARED, 0, u64::from(var.as_u32())),
+            D::LocalAddr { var, .. } => (detail::LOCAL, 0, u64::from(var.as_u32())),
             D::Jump { .. } | D::Brif { .. } | D::BrTable { .. } => return None,
         };
-        let ty = func.dfg.inst_result(inst).map(|v| func.dfg.value_type(v));
+        let ty = func
+            .dfg
+            .inst_result(inst)
+            .map_or(0, |v| func.dfg.value_type(v) as u32 + 1);
         Some(Operator {
-            opcode: data.opcode(),
-            ty,
-            detail,
+            head: data.opcode() as u32 | ty << 8 | kind << 12 | small << 16,
+            bits,
         })
-    }
-
-    /// The opcode.
-    pub fn opcode(&self) -> Opcode {
-        self.opcode
     }
 }
 
@@ -206,6 +371,7 @@ pub fn operands(func: &Function, inst: Inst, swapped: bool) -> Operands {
 mod tests {
     use super::*;
     use warplift_ir::parser::parse_functions;
+    use warplift_ir::Type;
 
     /// Everything but the value operands, and the result type: the definition of one
     /// operator, by cloning the instruction with its values blanked.

@@ -22,6 +22,11 @@ impl Edges {
     /// The edges of `func`.
     pub fn compute(func: &Function) -> Edges {
         let mut edges = Edges::default();
+        // Sized once, with room for the blocks a Split makes, rather than grown by one
+        // entry per block.
+        let blocks = func.dfg.num_blocks();
+        edges.preds.resize(blocks + blocks / 4);
+        edges.succs.resize(blocks + blocks / 4);
         for &b in func.layout.blocks() {
             edges.link(func, b);
         }
@@ -56,9 +61,20 @@ impl Edges {
     }
 
     fn link(&mut self, func: &Function, b: Block) {
-        let succs: Vec<Block> = func.successors(b).collect();
-        for &s in &succs {
-            self.preds[s].push(b);
+        // `func.successors(b)`, sized at once from the terminator's destinations.
+        let dests = func
+            .terminator(b)
+            .map_or(&[][..], |t| func.dfg.insts[t].branch_destinations());
+        let mut succs = Vec::with_capacity(dests.len());
+        for call in dests {
+            let s = call.block;
+            succs.push(s);
+            let preds = &mut self.preds[s];
+            if preds.capacity() == 0 {
+                // Most blocks have one or two predecessors.
+                preds.reserve_exact(2);
+            }
+            preds.push(b);
         }
         self.succs[b] = succs;
     }

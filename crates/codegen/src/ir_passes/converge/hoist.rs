@@ -36,6 +36,13 @@ pub fn hoist(
     let mut done = Hoisted::default();
     // The renamed operand pairs and their `select`s: a few per hoist, searched linearly.
     let mut selects: Vec<((Value, Value), Value)> = Vec::new();
+    // The selects and merged instructions, in order, placed before the branch together at
+    // the end (none of them reads a value the loop replaces: their operands are values
+    // from before the branch and earlier merged results).
+    let mut placed = Vec::with_capacity(2 * matching.pairs.len());
+    // The pairs' instructions, taken out of the arms together at the end (dead once
+    // replaced: a reader of a replaced value still in the arm is rewritten for nothing).
+    let mut removed = Vec::with_capacity(2 * matching.pairs.len());
     for pair in &matching.pairs {
         let (ia, ib) = (then_arm.insts[pair.a], else_arm.insts[pair.b]);
         let xs = operands(func, ia, false);
@@ -60,7 +67,7 @@ pub fn hoist(
                     Some(ty),
                 );
                 func.srclocs[sel] = func.srclocs[ia];
-                place_before_terminator(func, sel, branch_block);
+                placed.push(sel);
                 uses.add(func, sel);
                 done.selects += 1;
                 func.dfg.inst_result(sel).expect("select has a result")
@@ -80,19 +87,21 @@ pub fn hoist(
         let ty = func.dfg.value_type(ra);
         let merged = func.dfg.make_inst(data, Some(ty));
         func.srclocs[merged] = func.srclocs[ia];
-        place_before_terminator(func, merged, branch_block);
+        placed.push(merged);
         uses.add(func, merged);
         let r = func.dfg.inst_result(merged).expect("merged has a result");
-        func.layout.remove_inst(ia);
-        func.layout.remove_inst(ib);
+        removed.push(ia);
+        removed.push(ib);
         uses.replace(func, ra, r);
         uses.replace(func, rb, r);
         done.pairs += 1;
     }
+    let at = func
+        .layout
+        .block_insts(branch_block)
+        .len()
+        .saturating_sub(1);
+    func.layout.insert_insts(branch_block, at, &placed);
+    func.layout.remove_insts(&removed);
     done
-}
-
-fn place_before_terminator(func: &mut Function, inst: warplift_ir::Inst, block: Block) {
-    let at = func.layout.block_insts(block).len().saturating_sub(1);
-    func.layout.insert_inst(inst, block, at);
 }

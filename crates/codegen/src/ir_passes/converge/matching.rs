@@ -32,11 +32,11 @@
 //! most).
 
 use super::cost::{benefit, copy_cost, join_param_cost};
-use super::dag::{Arm, Operator};
+use super::dag::{Arm, Def, Operator};
 use super::pdg::{movable, Direction, MemoryDeps};
 use rustc_hash::FxHashMap as HashMap;
 use std::cell::{Cell as Mark, RefCell};
-use warplift_ir::{Function, Opcode, Value, ValueDef};
+use warplift_ir::{Function, Opcode, Value};
 
 /// No group, row or partner.
 const NONE: u32 = u32::MAX;
@@ -147,7 +147,8 @@ fn commutative(op: Opcode) -> bool {
 
 impl<'f> Matcher<'f> {
     /// Fills the table of arms `a` and `b`; `forbid_a`/`forbid_b` name nodes that must
-    /// stay where they are whatever their kind.
+    /// stay where they are whatever their kind (a node past a slice's end is not
+    /// forbidden: an empty slice forbids nothing).
     pub fn new(
         func: &'f Function,
         a: &'f Arm,
@@ -189,40 +190,9 @@ impl<'f> Matcher<'f> {
         t.members.clear();
         t.row_a.clear();
         t.cells.clear();
-        // B's movable nodes grouped by operator, groups numbered in order of appearance.
-        let deps_b = MemoryDeps::compute(func, b);
         t.group_b.resize(b.len(), (NONE, NONE));
-        for (j, &inst) in b.insts.iter().enumerate() {
-            if forbid_b[j] || !movable(func, b, &deps_b, j, dir) {
-                continue;
-            }
-            let Some(op) = Operator::of(func, inst) else {
-                continue;
-            };
-            let g = t.groups.insert(op);
-            if g as usize == t.sizes.len() {
-                t.sizes.push(0);
-            }
-            t.group_b[j] = (g, t.sizes[g as usize]);
-            t.sizes[g as usize] += 1;
-        }
-        // A's rows, for its movable nodes whose operator B has: arms with no operator in
-        // common get no cell, and nothing below runs.
         t.row_a.resize(a.len(), (NONE, NONE));
-        let mut cells = 0u32;
-        if !t.groups.keys.is_empty() {
-            let deps_a = MemoryDeps::compute(func, a);
-            for (i, &inst) in a.insts.iter().enumerate() {
-                if forbid_a[i] || !movable(func, a, &deps_a, i, dir) {
-                    continue;
-                }
-                if let Some(g) = Operator::of(func, inst).and_then(|op| t.groups.find(&op)) {
-                    t.row_a[i] = (g, cells);
-                    cells += t.sizes[g as usize];
-                }
-            }
-        }
-        let mut m = Matcher {
+        let empty = |t: Tables| Matcher {
             func,
             a,
             b,
@@ -231,6 +201,42 @@ impl<'f> Matcher<'f> {
             t,
             traces: Mark::new(0),
         };
+        // Arms with no operator in common get no cell, and nothing below runs.
+        if !a.shares_operator(b) {
+            return empty(t);
+        }
+        // B's movable nodes grouped by operator, groups numbered in order of appearance.
+        let deps_b = MemoryDeps::compute(func, b);
+        for j in 0..b.len() {
+            let Some(op) = b.operator(j) else {
+                continue;
+            };
+            if forbid_b.get(j) == Some(&true) || !movable(func, b, &deps_b, j, dir) {
+                continue;
+            }
+            let g = t.groups.insert(op);
+            if g as usize == t.sizes.len() {
+                t.sizes.push(0);
+            }
+            t.group_b[j] = (g, t.sizes[g as usize]);
+            t.sizes[g as usize] += 1;
+        }
+        // A's rows, for its movable nodes whose operator B has: when none has, nothing
+        // below runs.
+        let mut cells = 0u32;
+        if !t.groups.keys.is_empty() {
+            let deps_a = MemoryDeps::compute(func, a);
+            for i in 0..a.len() {
+                let Some(g) = a.operator(i).and_then(|op| t.groups.find(&op)) else {
+                    continue;
+                };
+                if forbid_a.get(i) != Some(&true) && movable(func, a, &deps_a, i, dir) {
+                    t.row_a[i] = (g, cells);
+                    cells += t.sizes[g as usize];
+                }
+            }
+        }
+        let mut m = empty(t);
         if cells == 0 {
             return m;
         }
@@ -290,10 +296,10 @@ impl<'f> Matcher<'f> {
     fn score(&self, i: usize, j: usize) -> Option<(i64, bool)> {
         let da = &self.func.dfg.insts[self.a.insts[i]];
         let db = &self.func.dfg.insts[self.b.insts[j]];
-        let straight = self.slots(da.args(), db.args());
-        let swapped = if commutative(da.opcode()) && da.args().len() == 2 {
-            let args = db.args();
-            self.slots(da.args(), &[args[1], args[0]])
+        let (xs, ys) = (da.args(), db.args());
+        let straight = self.slots(i, j, xs, ys, false);
+        let swapped = if commutative(da.opcode()) && xs.len() == 2 && ys.len() == 2 {
+            self.slots(i, j, xs, ys, true)
         } else {
             None
         };
@@ -306,16 +312,20 @@ impl<'f> Matcher<'f> {
         }
     }
 
-    /// The operands' summed profit; a pair of different operands read in two slots is
-    /// renamed once (one `select`, one join parameter), so it counts once.
-    fn slots(&self, xs: &[Value], ys: &[Value]) -> Option<i64> {
+    /// The operands' summed profit, B's two operands read swapped when `swapped`; a pair
+    /// of different operands read in two slots is renamed once (one `select`, one join
+    /// parameter), so it counts once.
+    fn slots(&self, i: usize, j: usize, xs: &[Value], ys: &[Value], swapped: bool) -> Option<i64> {
         let mut sum = 0;
-        for (s, (&x, &y)) in xs.iter().zip(ys).enumerate() {
-            let repeated = xs[..s]
-                .iter()
-                .zip(&ys[..s])
-                .any(|(&px, &py)| (px, py) == (x, y));
-            let v = self.slot(x, y)?;
+        let n = xs.len().min(ys.len());
+        for s in 0..n {
+            let t = if swapped { 1 - s } else { s };
+            let (x, y) = (xs[s], ys[t]);
+            let repeated = (0..s).any(|r| {
+                let u = if swapped { 1 - r } else { r };
+                (xs[r], ys[u]) == (x, y)
+            });
+            let v = self.slot(x, y, self.a.def(i, s), self.b.def(j, t))?;
             if !repeated {
                 sum += v;
             }
@@ -323,9 +333,9 @@ impl<'f> Matcher<'f> {
         Some(sum)
     }
 
-    /// The best of matching the operands' definitions and keeping them as they are.
-    fn slot(&self, x: Value, y: Value) -> Option<i64> {
-        let (dx, dy) = (Def::of(self.func, self.a, x), Def::of(self.func, self.b, y));
+    /// The best of matching the operands' definitions `dx` and `dy` and keeping the
+    /// operands `x` and `y` as they are.
+    fn slot(&self, x: Value, y: Value, dx: Def, dy: Def) -> Option<i64> {
         let keep = self.leaf_of(x, y, dx, dy);
         let matched = match (dx.node, dy.node) {
             (Some(i), Some(j)) => self.get(i, j),
@@ -356,8 +366,7 @@ impl<'f> Matcher<'f> {
 
     /// Does the matching choose to converge the operands' definitions (rather than keep
     /// the operands)?
-    fn child(&self, x: Value, y: Value) -> Option<(usize, usize)> {
-        let (dx, dy) = (Def::of(self.func, self.a, x), Def::of(self.func, self.b, y));
+    fn child(&self, x: Value, y: Value, dx: Def, dy: Def) -> Option<(usize, usize)> {
         let (i, j) = (dx.node?, dy.node?);
         let m = self.get(i, j)?;
         match self.leaf_of(x, y, dx, dy) {
@@ -393,8 +402,9 @@ impl<'f> Matcher<'f> {
             let ys = self.func.dfg.insts[self.b.insts[j]].args();
             for (s, &x) in xs.iter().enumerate() {
                 // B's operands read swapped for a swapped (two-operand) pair.
-                let y = if swapped { ys[1 - s] } else { ys[s] };
-                if let Some(c) = self.child(x, y) {
+                let t = if swapped { 1 - s } else { s };
+                let (dx, dy) = (self.a.def(i, s), self.b.def(j, t));
+                if let Some(c) = self.child(x, ys[t], dx, dy) {
                     stack.push(c);
                 }
             }
@@ -514,12 +524,13 @@ impl<'f> Matcher<'f> {
             score - lost
         };
         let profit;
+        // Each root's realized profit, worked out once per round.
+        let mut scores: Vec<i64> = Vec::with_capacity(kept.len());
         loop {
-            let Some(k) = kept
-                .iter()
-                .position(|r| realized(of_a, of_b, r) <= threshold)
-            else {
-                profit = kept.iter().map(|r| realized(of_a, of_b, r)).sum();
+            scores.clear();
+            scores.extend(kept.iter().map(|r| realized(of_a, of_b, r)));
+            let Some(k) = scores.iter().position(|&s| s <= threshold) else {
+                profit = scores.iter().sum();
                 break;
             };
             let (_, from, to) = kept.remove(k);
@@ -558,36 +569,6 @@ impl<'f> Matcher<'f> {
                 && !loads.reaches(node, other)
                 && !loads.reaches(other, node)
         })
-    }
-}
-
-/// Where an operand of an arm's node is defined, looked up once for every question the
-/// table asks of it.
-#[derive(Copy, Clone)]
-struct Def {
-    /// The node of the arm computing it.
-    node: Option<usize>,
-    /// It is a parameter of the arm's block.
-    param: bool,
-}
-
-impl Def {
-    fn of(func: &Function, arm: &Arm, v: Value) -> Def {
-        match func.dfg.value_def(v) {
-            ValueDef::Result(inst) => Def {
-                node: arm.node(inst),
-                param: false,
-            },
-            ValueDef::Param(b, _) => Def {
-                node: None,
-                param: b == arm.block,
-            },
-        }
-    }
-
-    /// Is the value defined in the arm (so not available before its branch)?
-    fn in_arm(self) -> bool {
-        self.node.is_some() || self.param
     }
 }
 
@@ -678,10 +659,7 @@ impl LoadDeps {
         self.index.resize(n, NONE);
         self.reads.resize(n * words, 0);
         for (node, inst) in arm.insts.iter().enumerate() {
-            for &v in func.dfg.insts[*inst].args() {
-                let Some(d) = arm.node_of(func, v) else {
-                    continue;
-                };
+            for d in arm.operand_nodes(node) {
                 for w in 0..words {
                     self.reads[node * words + w] |= self.reads[d * words + w];
                 }

@@ -294,6 +294,9 @@ pub fn converge_in(func: &mut Function, opts: &Options, analyses: &mut AnalysisC
             continue;
         }
         stats.divergent_branches += 1;
+        // The two arms the last matching of this branch looked at: the next one, on the
+        // same blocks, takes them as its moves left them instead of reading them again.
+        let mut latest: Option<(Arm, Arm)> = None;
         if opts.unify {
             let done = postdom.ipdom(block).and_then(|join| {
                 unify::unify(func, &mut uses, &edges, block, join, opts.threshold)
@@ -345,8 +348,6 @@ pub fn converge_in(func: &mut Function, opts: &Options, analyses: &mut AnalysisC
             if let Some((cond, then_block, else_block)) = arms {
                 let a = Arm::new(func, then_block);
                 let b = Arm::new(func, else_block);
-                let none_a = vec![false; a.len()];
-                let none_b = vec![false; b.len()];
                 let matcher = Matcher::new_in(
                     core::mem::take(&mut tables),
                     func,
@@ -354,8 +355,8 @@ pub fn converge_in(func: &mut Function, opts: &Options, analyses: &mut AnalysisC
                     &b,
                     Direction::Hoist,
                     opts.rename,
-                    &none_a,
-                    &none_b,
+                    &[],
+                    &[],
                 );
                 let m = matcher.best(opts.threshold);
                 tables = matcher.into_tables();
@@ -365,14 +366,16 @@ pub fn converge_in(func: &mut Function, opts: &Options, analyses: &mut AnalysisC
                     stats.selects += done.selects;
                     stats.profit += m.profit;
                 }
+                latest = Some((a, b));
             }
         }
         if opts.sink {
             let join = postdom.ipdom(block);
             match join.map(|j| (j, sink_arms(func, &edges, j))) {
                 Some((join, Some(preds))) if preds.len() == 2 => {
-                    let (a, b) = (Arm::new(func, preds[0]), Arm::new(func, preds[1]));
+                    let (a, b) = arms_after_moves(func, latest.take(), preds[0], preds[1]);
                     sink_pair(func, &mut uses, &mut tables, join, &a, &b, opts, &mut stats);
+                    latest = Some((a, b));
                 }
                 Some((join, Some(preds))) => {
                     let arms: Vec<Arm> = preds.iter().map(|&p| Arm::new(func, p)).collect();
@@ -397,9 +400,9 @@ pub fn converge_in(func: &mut Function, opts: &Options, analyses: &mut AnalysisC
                 .ipdom(block)
                 .and_then(|join| hoist_arms(func, &edges, block, join));
             if let Some((cond, then_block, else_block)) = arms {
-                let a = Arm::new(func, then_block);
-                let b = Arm::new(func, else_block);
-                if let Some(done) = split::split(func, &mut uses, block, cond, &a, &b, opts) {
+                let (a, b) = arms_after_moves(func, latest.take(), then_block, else_block);
+                let done = split::split(func, &mut uses, block, cond, &a, &b, opts, &mut tables);
+                if let Some(done) = done {
                     stats.splits += 1;
                     stats.split_pairs += done.pairs;
                     stats.split_params += done.params;
@@ -534,8 +537,9 @@ fn sink_pair(
     opts: &Options,
     stats: &mut Stats,
 ) {
-    let mut forbid_a = vec![false; a.len()];
-    let mut forbid_b = vec![false; b.len()];
+    // Allocated when a first node is forbidden (most matchings are legal at once).
+    let mut forbid_a: Vec<bool> = Vec::new();
+    let mut forbid_b: Vec<bool> = Vec::new();
     // Each round forbids at least one more node, so this ends.
     loop {
         let matcher = Matcher::new_in(
@@ -562,11 +566,24 @@ fn sink_pair(
             return;
         }
         for n in bad_a {
+            forbid_a.resize(a.len(), false);
             forbid_a[n] = true;
         }
         for n in bad_b {
+            forbid_b.resize(b.len(), false);
             forbid_b[n] = true;
         }
+    }
+}
+
+/// The arms of blocks `x` and `y`: those of `latest` (the arms the previous matching of
+/// the branch looked at) as its moves left them, when they are the same two blocks
+/// (in either order), else made anew.
+fn arms_after_moves(func: &Function, latest: Option<(Arm, Arm)>, x: Block, y: Block) -> (Arm, Arm) {
+    match latest {
+        Some((a, b)) if (a.block, b.block) == (x, y) => (a.after_moves(func), b.after_moves(func)),
+        Some((a, b)) if (b.block, a.block) == (x, y) => (b.after_moves(func), a.after_moves(func)),
+        _ => (Arm::new(func, x), Arm::new(func, y)),
     }
 }
 
@@ -591,4 +608,60 @@ fn sink_arms(func: &Function, cfg: &edges::Edges, join: Block) -> Option<Vec<Blo
         })
     };
     preds.iter().all(|&b| jumps_here(b)).then(|| preds.to_vec())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use warplift_ir::parser::parse_functions;
+
+    /// The arms Sink and Split take from the matching before them (`Arm::after_moves`, in
+    /// either order of the two blocks) are the arms made anew from the blocks, after every
+    /// hoist the corpus kernels' divergent branches make.
+    #[test]
+    fn arms_after_a_hoist_are_the_arms_made_anew() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/corpus");
+        let mut files: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "wir"))
+            .collect();
+        files.sort();
+        let mut hoists = 0;
+        for path in files {
+            let text = std::fs::read_to_string(&path).unwrap();
+            for mut func in parse_functions(&text).unwrap() {
+                let mut analyses = AnalysisCache::new();
+                let postdom = analyses.postdom(&func);
+                let divergence = analyses.divergence(&func);
+                let edges = edges::Edges::compute(&func);
+                let mut uses = Uses::compute(&func);
+                let blocks = func.layout.blocks().to_vec();
+                for block in blocks {
+                    if !divergence.is_divergent_branch(block) {
+                        continue;
+                    }
+                    let Some(join) = postdom.ipdom(block) else {
+                        continue;
+                    };
+                    let Some((cond, t, e)) = hoist_arms(&func, &edges, block, join) else {
+                        continue;
+                    };
+                    let (a, b) = (Arm::new(&func, t), Arm::new(&func, e));
+                    let m = Matcher::new(&func, &a, &b, Direction::Hoist, true, &[], &[]).best(0);
+                    if m.pairs.is_empty() {
+                        continue;
+                    }
+                    hoist::hoist(&mut func, &mut uses, block, cond, &a, &b, &m);
+                    hoists += 1;
+                    let (fresh_t, fresh_e) = (Arm::new(&func, t), Arm::new(&func, e));
+                    let (y, x) = arms_after_moves(&func, Some((a.clone(), b.clone())), e, t);
+                    assert_eq!((&x, &y), (&fresh_t, &fresh_e), "{path:?}: {block}");
+                    let (x, y) = arms_after_moves(&func, Some((a, b)), t, e);
+                    assert_eq!((x, y), (fresh_t, fresh_e), "{path:?}: {block}");
+                }
+            }
+        }
+        assert!(hoists >= 5, "{hoists} hoists");
+    }
 }

@@ -72,10 +72,8 @@ fn match_every_arm(
     let first = &arms[0];
     let mut profit = 0;
     let mut members: Vec<HashMap<usize, Pair>> = vec![HashMap::default()];
-    let none0 = vec![false; first.len()];
     for other in &arms[1..] {
-        let none = vec![false; other.len()];
-        let matcher = Matcher::new(func, first, other, direction, rename, &none0, &none);
+        let matcher = Matcher::new(func, first, other, direction, rename, &[], &[]);
         let m = pick(&matcher, first, other);
         if m.pairs.is_empty() {
             return None;

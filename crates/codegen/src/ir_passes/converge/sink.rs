@@ -136,7 +136,13 @@ pub fn sink(
     // The renamed operand pairs and their parameters, and the merged results: a few per
     // sink, searched linearly (a hash table per sink cost more than the searches).
     let mut params: Vec<((Value, Value), Value)> = Vec::new();
-    let mut at = 0;
+    // The merged instructions, in order, placed at the start of `join` together after
+    // the loop (none reads a value the loop replaces: their operands are arm A's, which
+    // come before the pair's, or new parameters).
+    let mut placed = Vec::with_capacity(matching.pairs.len());
+    // The pairs' instructions, taken out of the arms together after the loop (dead once
+    // replaced: a reader of a replaced value still in the arm is rewritten for nothing).
+    let mut removed = Vec::with_capacity(2 * matching.pairs.len());
     let mut merged_results = Vec::with_capacity(matching.pairs.len());
     for pair in &matching.pairs {
         let (ia, ib) = (a.insts[pair.a], b.insts[pair.b]);
@@ -172,17 +178,18 @@ pub fn sink(
             .expect("matched instructions have results");
         let merged = func.dfg.make_inst(data, Some(func.dfg.value_type(ra)));
         func.srclocs[merged] = func.srclocs[ia];
-        func.layout.insert_inst(merged, join, at);
-        at += 1;
+        placed.push(merged);
         uses.add(func, merged);
         let r = func.dfg.inst_result(merged).expect("merged has a result");
-        func.layout.remove_inst(ia);
-        func.layout.remove_inst(ib);
+        removed.push(ia);
+        removed.push(ib);
         uses.replace(func, ra, r);
         uses.replace(func, rb, r);
         merged_results.push(r);
         done.pairs += 1;
     }
+    func.layout.insert_insts(join, 0, &placed);
+    func.layout.remove_insts(&removed);
     uses.add(func, ta);
     uses.add(func, tb);
     // The jumps now pass merged results (defined in `join`) where they passed the pairs'

@@ -46,7 +46,7 @@
 use super::cost::copy_cost;
 use super::dag::Arm;
 use super::flatten::{speculable, MAX_SPECULATED};
-use super::matching::{Matcher, Matching};
+use super::matching::{Matcher, Matching, Tables};
 use super::pdg::{Direction, MemoryDeps};
 use super::uses::Uses;
 use super::Options;
@@ -112,7 +112,9 @@ struct Plan {
 }
 
 /// Splits the arms `a` (the `brif`'s then side) and `b` (its else side) of the divergent
-/// branch ending `branch`, whose condition is `cond`, when the cost model says it pays.
+/// branch ending `branch`, whose condition is `cond`, when the cost model says it pays
+/// (its matching tables built in `tables`' storage).
+#[allow(clippy::too_many_arguments)]
 pub fn split(
     func: &mut Function,
     uses: &mut Uses,
@@ -121,8 +123,9 @@ pub fn split(
     a: &Arm,
     b: &Arm,
     opts: &Options,
+    tables: &mut Tables,
 ) -> Option<Splitted> {
-    let plan = plan(func, a, b, opts)?;
+    let plan = plan(func, tables, a, b, opts)?;
     let unit = opts.split_cost;
     let (jumps_a, carried_a, spec_a) = overhead(func, uses, a, &plan.after_a, &plan.matching, true);
     let (jumps_b, carried_b, spec_b) =
@@ -169,13 +172,15 @@ pub fn split(
 }
 
 /// The matching of the two arms for a Split, with the nodes that make a cut impossible
-/// forbidden until the rest can be cut.
-fn plan(func: &Function, a: &Arm, b: &Arm, opts: &Options) -> Option<Plan> {
-    let mut forbid_a = vec![false; a.len()];
-    let mut forbid_b = vec![false; b.len()];
+/// forbidden until the rest can be cut; each table is stored in `tables`.
+fn plan(func: &Function, tables: &mut Tables, a: &Arm, b: &Arm, opts: &Options) -> Option<Plan> {
+    // Allocated when a first node is forbidden (most matchings are legal at once).
+    let mut forbid_a: Vec<bool> = Vec::new();
+    let mut forbid_b: Vec<bool> = Vec::new();
     // Each round forbids at least one more node, so this ends.
     loop {
-        let matcher = Matcher::new(
+        let matcher = Matcher::new_in(
+            core::mem::take(tables),
             func,
             a,
             b,
@@ -186,6 +191,7 @@ fn plan(func: &Function, a: &Arm, b: &Arm, opts: &Options) -> Option<Plan> {
         );
         // Matched code that reaches the threshold (ties included, see `split`).
         let m = matcher.best(opts.threshold - 1);
+        *tables = matcher.into_tables();
         if m.pairs.is_empty() {
             return None;
         }
@@ -212,9 +218,11 @@ fn plan(func: &Function, a: &Arm, b: &Arm, opts: &Options) -> Option<Plan> {
             });
         }
         for n in bad_a {
+            forbid_a.resize(a.len(), false);
             forbid_a[n] = true;
         }
         for n in bad_b {
+            forbid_b.resize(b.len(), false);
             forbid_b[n] = true;
         }
     }

@@ -41,8 +41,14 @@ impl Uses {
     /// The use lists of every placed instruction of `func`.
     pub fn compute(func: &Function) -> Uses {
         let mut uses = Uses::default();
-        // Sized once: values made by the pass grow the table as they come.
-        uses.ends.resize(func.dfg.num_values());
+        // Sized once, with room for the values the pass makes (a few per moved pair):
+        // growing the table by one entry per new value cost more than the room.
+        let values = func.dfg.num_values();
+        uses.ends.resize(values + values / 2);
+        // About two reads per instruction.
+        let reads = 2 * func.dfg.num_insts();
+        uses.reader.reserve(reads);
+        uses.next.reserve(reads);
         for inst in func.layout.insts() {
             uses.add(func, inst);
         }
