@@ -41,7 +41,7 @@
 //! Every traversal (the backward reachability, Tarjan's algorithm for the regions without
 //! exit, the reversed depth-first search) uses an explicit stack.
 
-use super::domtree::DomCore;
+use super::domtree::{DomCore, Preds};
 use super::{ControlFlowGraph, NONE};
 use core::fmt::Debug;
 use core::hash::Hash;
@@ -101,16 +101,18 @@ impl<N: EntityRef + Copy + Eq + Hash + Debug> PostDominatorTree<N> {
         for &r in &roots {
             is_root[rpo_number[r] as usize] = true;
         }
-        let mut preds: Vec<Vec<u32>> = Vec::with_capacity(order.len() + 1);
-        preds.push(Vec::new());
+        let mut preds = Preds::with_capacity(order.len() + 1, order.len() * 2 + roots.len());
+        preds.finish_node();
         for &n in &order {
-            let mut p: Vec<u32> = cfg.succs(n).iter().map(|&s| index[s]).collect();
-            if is_root[rpo_number[n] as usize] {
-                p.push(0);
+            for &s in cfg.succs(n) {
+                debug_assert!(index[s] != NONE);
+                preds.push(index[s]);
             }
-            preds.push(p);
+            if is_root[rpo_number[n] as usize] {
+                preds.push(0);
+            }
+            preds.finish_node();
         }
-        debug_assert!(preds.iter().flatten().all(|&p| p != NONE));
         PostDominatorTree {
             core: DomCore::compute(&preds),
             order,

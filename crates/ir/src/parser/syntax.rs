@@ -228,13 +228,15 @@ impl<'a> Parser<'a> {
         Err(self.expected(&what()))
     }
 
-    /// Parses a word naming one of a closed set (condition codes, address spaces, ...).
+    /// Parses a word naming one of a closed set (condition codes, address spaces, ...)
+    /// after opcode `op`. Messages are only formatted when there is an error to report.
     fn named<T: core::str::FromStr + core::fmt::Display>(
         &mut self,
         all: &[T],
         kind: &str,
-        context: &str,
+        op: Opcode,
     ) -> Result<T, ParseError> {
+        let context = format_args!("after `{op}`");
         let names = || {
             all.iter()
                 .map(|x| x.to_string())
@@ -710,11 +712,7 @@ impl<'a> Parser<'a> {
                 }
             }
             F::IntCompare => {
-                let cond = self.named::<IntCC>(
-                    IntCC::ALL,
-                    "integer condition code",
-                    &format!("after `{op}`"),
-                )?;
+                let cond = self.named::<IntCC>(IntCC::ALL, "integer condition code", op)?;
                 let a = self.use_value(k, &nth(0))?;
                 self.comma_after(&nth(0))?;
                 let b = self.use_value(k, &nth(1))?;
@@ -725,11 +723,7 @@ impl<'a> Parser<'a> {
                 }
             }
             F::FloatCompare => {
-                let cond = self.named::<FloatCC>(
-                    FloatCC::ALL,
-                    "float condition code",
-                    &format!("after `{op}`"),
-                )?;
+                let cond = self.named::<FloatCC>(FloatCC::ALL, "float condition code", op)?;
                 let a = self.use_value(k, &nth(0))?;
                 self.comma_after(&nth(0))?;
                 let b = self.use_value(k, &nth(1))?;
@@ -741,7 +735,7 @@ impl<'a> Parser<'a> {
             }
             F::Geometry => D::Geometry {
                 opcode: op,
-                dim: self.named::<Dim>(Dim::ALL, "dimension", &format!("after `{op}`"))?,
+                dim: self.named::<Dim>(Dim::ALL, "dimension", op)?,
             },
             F::Load => {
                 let space = self.space(op)?;
@@ -767,11 +761,7 @@ impl<'a> Parser<'a> {
                 }
             }
             F::AtomicRmw => {
-                let rmw = self.named::<AtomicRmwOp>(
-                    AtomicRmwOp::ALL,
-                    "atomic operation",
-                    &format!("after `{op}`"),
-                )?;
+                let rmw = self.named::<AtomicRmwOp>(AtomicRmwOp::ALL, "atomic operation", op)?;
                 let space = self.space(op)?;
                 let (addr, offset) = self.address(k, op)?;
                 self.comma_after(&|| format!("the address of `{op}`"))?;
@@ -882,7 +872,7 @@ impl<'a> Parser<'a> {
 
     /// Parses the address space of a memory instruction.
     fn space(&mut self, op: Opcode) -> Result<AddrSpace, ParseError> {
-        self.named::<AddrSpace>(AddrSpace::ALL, "address space", &format!("after `{op}`"))
+        self.named::<AddrSpace>(AddrSpace::ALL, "address space", op)
     }
 
     /// Parses a memory variable name `{prefix}N` and resolves it with `lookup`.
