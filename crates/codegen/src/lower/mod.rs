@@ -247,6 +247,10 @@ impl<'f> Lower<'f> {
         for &b in func.layout.blocks() {
             if let Some(mb) = self.block_map[b] {
                 self.mir.order.push(mb);
+                // Most kernels have no br_table: no lookup per block then.
+                if extra.is_empty() {
+                    continue;
+                }
                 if let Some(more) = extra.remove(&b) {
                     self.mir.order.extend(more);
                 }

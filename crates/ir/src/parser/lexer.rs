@@ -138,6 +138,11 @@ impl<'a> Lexer<'a> {
         }
     }
 
+    /// How many bytes of the text are still to be read.
+    pub fn remaining(&self) -> usize {
+        self.src.len().saturating_sub(self.pos)
+    }
+
     /// The line and column of byte `pos` of the current line.
     fn loc_at(&self, pos: usize) -> SourceLoc {
         let col = u32::try_from(pos - self.line_start)

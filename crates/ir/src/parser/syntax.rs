@@ -312,6 +312,9 @@ impl<'a> Parser<'a> {
         let name = &name_tok.text[1..];
         // How messages name the kernel: shortened, as names can be arbitrarily long.
         let kname = format!("%{}", shorten(name));
+        // Room for as much as the rest of the text can hold (an instruction takes some 30
+        // bytes, a value use 4 or more), so the lists are not copied as they grow.
+        let rest = self.lex.remaining();
         let mut k = RawKernel {
             loc: kw.loc,
             name,
@@ -319,10 +322,10 @@ impl<'a> Parser<'a> {
             signature: Signature::default(),
             shared_vars: PrimaryMap::new(),
             local_vars: PrimaryMap::new(),
-            blocks: Vec::new(),
-            insts: Vec::new(),
-            value_uses: Vec::new(),
-            block_uses: Vec::new(),
+            blocks: Vec::with_capacity(rest / 128),
+            insts: Vec::with_capacity(rest / 32),
+            value_uses: Vec::with_capacity(rest / 16),
+            block_uses: Vec::with_capacity(rest / 96),
         };
         self.smem.clear();
         self.lmem.clear();
