@@ -233,6 +233,8 @@ impl<N: EntityRef + Copy + Eq + Hash + Debug> DominatorTree<N> {
     pub fn compute(cfg: &ControlFlowGraph<N>) -> Self {
         let rpo = cfg.reverse_post_order();
         let mut rpo_number: SecondaryMap<N, u32> = SecondaryMap::with_default(NONE);
+        // Sized once: grown node by node, the map costs a call per node.
+        rpo_number.resize(cfg.num_nodes());
         for (i, &n) in rpo.iter().enumerate() {
             rpo_number[n] = i as u32;
         }

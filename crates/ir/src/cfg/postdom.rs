@@ -73,6 +73,8 @@ impl<N: EntityRef + Copy + Eq + Hash + Debug> PostDominatorTree<N> {
     pub fn compute(cfg: &ControlFlowGraph<N>) -> Self {
         let rpo = cfg.reverse_post_order();
         let mut rpo_number: SecondaryMap<N, u32> = SecondaryMap::with_default(NONE);
+        // Sized once (as `index` below): grown node by node, a map costs a call per node.
+        rpo_number.resize(cfg.num_nodes());
         for (i, &n) in rpo.iter().enumerate() {
             rpo_number[n] = i as u32;
         }
@@ -92,6 +94,7 @@ impl<N: EntityRef + Copy + Eq + Hash + Debug> PostDominatorTree<N> {
 
         let order = Self::reversed_rpo(cfg, &rpo_number, rpo.len(), &roots);
         let mut index: SecondaryMap<N, u32> = SecondaryMap::with_default(NONE);
+        index.resize(cfg.num_nodes());
         for (i, &n) in order.iter().enumerate() {
             index[n] = i as u32 + 1;
         }
@@ -158,6 +161,10 @@ impl<N: EntityRef + Copy + Eq + Hash + Debug> PostDominatorTree<N> {
         reaches_exit: &[bool],
     ) -> Vec<N> {
         let len = rpo.len();
+        // The usual case, where every node reaches an exit, needs none of the tables.
+        if reaches_exit.iter().all(|&r| r) {
+            return Vec::new();
+        }
         let mut order = vec![NONE; len]; // Tarjan's discovery index
         let mut low = vec![NONE; len];
         let mut on_stack = vec![false; len];
