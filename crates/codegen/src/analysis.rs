@@ -149,20 +149,25 @@ impl AnalysisCache {
 
     /// Which values and branches of `func` are divergent (for the IPDOM reconvergence the
     /// IR passes assume, [`Divergence::compute`]). The analysis runs on the cache's
-    /// control-flow graph and dominator tree (computed here when no pass asked for them
-    /// yet, and then kept for the passes that do), rather than building its own copies.
+    /// control-flow graph, dominator and post-dominator trees and loop forest (computed
+    /// here when no pass asked for them yet, and then kept for the passes that do),
+    /// rather than building its own copies.
     pub fn divergence(&mut self, func: &Function) -> Arc<Divergence> {
         if let Some(d) = &self.divergence {
             return d.clone();
         }
         let cfg = self.cfg(func);
         let domtree = self.domtree(func);
+        let postdom = self.postdom(func);
+        let loops = self.loops(func);
         self.computations.divergence += 1;
-        let d = Arc::new(Divergence::compute_with(
+        let d = Arc::new(Divergence::compute_with_all(
             func,
             Reconvergence::Ipdom,
             &cfg,
             &domtree,
+            &postdom,
+            &loops,
         ));
         self.divergence = Some(d.clone());
         d
@@ -228,21 +233,24 @@ block2:
 }";
 
     #[test]
-    fn divergence_runs_on_the_cached_cfg_and_dominator_tree() {
+    fn divergence_runs_on_the_cached_graph_trees_and_loops() {
         let func = parse_function(DIAMOND).unwrap();
         let mut cache = AnalysisCache::new();
         let d = cache.divergence(&func);
-        // The graph and tree it needed were computed once, into the cache, and serve the
-        // passes that ask for them next.
+        // The graph, trees and loops it needed were computed once, into the cache, and
+        // serve the passes that ask for them next.
         let cfg = cache.cfg(&func);
         cache.domtree(&func);
+        cache.postdom(&func);
+        cache.loops(&func);
         assert_eq!(
             cache.computations(),
             Computations {
                 cfg: 1,
                 domtree: 1,
+                postdom: 1,
+                loops: 1,
                 divergence: 1,
-                ..Computations::default()
             }
         );
         // The same answer as the analysis building its own.

@@ -77,11 +77,11 @@ fn a_pass_that_changes_nothing_hands_its_analyses_on() {
 #[test]
 fn a_pass_that_changes_the_kernel_invalidates_them() {
     // `converge` sinks the load and scaling of the sink microbenchmark: linearize_ssa
-    // computes again the CFG, dominator tree and post-dominators converge had (the
-    // divergence analysis converge asked for runs on the cache's CFG and dominator tree,
-    // instead of building copies of its own that no count saw; the loops nobody had asked
-    // for yet are computed once; the diamond left is structured, so linearize_ssa asks
-    // for no divergence). Flattening and splitting are off: the diamond stays a diamond.
+    // computes again the CFG, dominator tree, post-dominators and loops converge had (the
+    // divergence analysis converge asked for runs on the cache's graph, trees and loops,
+    // instead of building copies of its own that no count saw; the diamond left is
+    // structured, so linearize_ssa asks for no divergence). Flattening and splitting are
+    // off: the diamond stays a diamond.
     let (c, reports) = computed_with(
         "csc_micro_sink.wir",
         "converge,linearize_ssa",
@@ -95,13 +95,14 @@ fn a_pass_that_changes_the_kernel_invalidates_them() {
             cfg: 2,
             domtree: 2,
             postdom: 2,
+            loops: 2,
             ..ONCE
         }
     );
     // `restructure` rewrites the region: linearize_ssa finds the kernel structured on
     // the new graph, with analyses of its own (divergence only restructure asked for,
-    // and linearize_ssa needs none without an unstructured edge). The CFG and dominator
-    // tree restructure's divergence analysis ran on are counted, and computed again for
+    // and linearize_ssa needs none without an unstructured edge). The CFG, trees and
+    // loops restructure's divergence analysis ran on are counted, and computed again for
     // linearize_ssa on the new graph.
     // (`all`: the selective default's cost model declines this region.)
     let (c, reports) = computed_with(
@@ -116,6 +117,8 @@ fn a_pass_that_changes_the_kernel_invalidates_them() {
         Computations {
             cfg: 2,
             domtree: 2,
+            postdom: 2,
+            loops: 2,
             ..ONCE
         }
     );

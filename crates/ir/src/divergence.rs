@@ -269,7 +269,22 @@ impl Divergence {
         cfg: &ControlFlowGraph<Block>,
         domtree: &DominatorTree<Block>,
     ) -> Self {
-        Analysis::new(func, model, cfg, domtree).run()
+        let postdom = PostDominatorTree::compute(cfg);
+        let loops = LoopForest::compute(cfg);
+        Self::compute_with_all(func, model, cfg, domtree, &postdom, &loops)
+    }
+
+    /// [`Divergence::compute_with`] for a caller that also has the post-dominator tree and
+    /// the loop forest of the same graph (an analysis cache): nothing is computed twice.
+    pub fn compute_with_all(
+        func: &Function,
+        model: Reconvergence,
+        cfg: &ControlFlowGraph<Block>,
+        domtree: &DominatorTree<Block>,
+        postdom: &PostDominatorTree<Block>,
+        loops: &LoopForest<Block>,
+    ) -> Self {
+        Analysis::new(func, model, cfg, domtree, postdom, loops).run()
     }
 
     /// The reconvergence model the analysis assumed.
@@ -342,9 +357,11 @@ struct Analysis<'f> {
     cfg: &'f ControlFlowGraph<Block>,
     domtree: &'f DominatorTree<Block>,
     /// Where the threads of a split warp wait for each other (see `mark_late_reconvergence`).
-    postdom: PostDominatorTree<Block>,
-    loops: LoopForest<Block>,
+    postdom: &'f PostDominatorTree<Block>,
+    loops: &'f LoopForest<Block>,
     order: CycleOrder,
+    /// The tables of sync dependence, reused by every divergent branch.
+    sync: sync::SyncScratch,
     /// The block of every placed instruction.
     inst_block: SecondaryMap<Inst, Option<Block>>,
     /// The placed instructions reading each value, each once, in layout order:
@@ -371,11 +388,13 @@ impl<'f> Analysis<'f> {
         model: Reconvergence,
         cfg: &'f ControlFlowGraph<Block>,
         domtree: &'f DominatorTree<Block>,
+        postdom: &'f PostDominatorTree<Block>,
+        loops: &'f LoopForest<Block>,
     ) -> Self {
-        let postdom = PostDominatorTree::compute(cfg);
-        let loops = LoopForest::compute(cfg);
-        let order = CycleOrder::compute(cfg, domtree, &loops);
+        let order = CycleOrder::compute(cfg, domtree, loops);
         let mut inst_block = SecondaryMap::new();
+        // Sized once rather than grown instruction by instruction.
+        inst_block.resize(func.dfg.num_insts());
         let num_values = func.dfg.num_values();
         // Per value, the last instruction counted as its reader, so that an instruction
         // reading a value twice is listed once.
@@ -440,6 +459,7 @@ impl<'f> Analysis<'f> {
             domtree,
             postdom,
             loops,
+            sync: sync::SyncScratch::new(cfg.num_nodes(), domtree.rpo().len()),
             order,
             inst_block,
             user_start,
@@ -606,7 +626,14 @@ impl<'f> Analysis<'f> {
             .collect();
         repeated.sort_unstable();
         repeated.dedup();
-        let deps = sync::sync_deps(self.cfg, &self.loops, &self.order, block, &repeated);
+        let deps = sync::sync_deps(
+            self.cfg,
+            self.loops,
+            &self.order,
+            block,
+            &repeated,
+            &mut self.sync,
+        );
 
         // A divergent cycle exit is reached by threads that left in different iterations,
         // perhaps by different edges: its parameters are divergent unless every edge
@@ -719,11 +746,10 @@ impl<'f> Analysis<'f> {
     fn same_on_every_edge(&self, block: Block, i: usize, from: Option<Loop>) -> bool {
         let func = self.func;
         let mut first: Option<Value> = None;
-        let mut preds: Vec<Block> = self.cfg.preds(block).to_vec();
-        preds.sort_unstable();
-        preds.dedup();
-        preds.retain(|&p| from.is_none_or(|l| self.loops.contains(l, p)));
-        for p in preds {
+        // The graph lists each predecessor once; the answer does not depend on their
+        // order (every argument must equal the first), so they are read in place.
+        let preds = self.cfg.preds(block).iter().copied();
+        for p in preds.filter(|&p| from.is_none_or(|l| self.loops.contains(l, p))) {
             let Some(term) = func.layout.last_inst(p) else {
                 return false;
             };

@@ -30,7 +30,7 @@ mod isle;
 
 use crate::mir::{BlockKind, MBlock, MInstKind, MirFunction, Reg, RegClass, RegRole};
 use cranelift_entity::{EntityRef, SecondaryMap};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use warplift_ir::cfg::{ControlFlowGraph, DominatorTree};
 use warplift_ir::divergence::{Divergence, Reconvergence};
 use warplift_ir::{
@@ -247,6 +247,10 @@ impl<'f> Lower<'f> {
         for &b in func.layout.blocks() {
             if let Some(mb) = self.block_map[b] {
                 self.mir.order.push(mb);
+                // Most kernels have no br_table: no lookup per block then.
+                if extra.is_empty() {
+                    continue;
+                }
                 if let Some(more) = extra.remove(&b) {
                     self.mir.order.extend(more);
                 }
@@ -389,15 +393,18 @@ fn remove_dead_code(mir: &mut MirFunction) {
             }
         });
     }
-    let mut dead_by_block: HashMap<MBlock, HashSet<usize>> = HashMap::new();
-    for (b, i) in dead {
-        dead_by_block.entry(b).or_default().insert(i);
-    }
-    for (b, set) in dead_by_block {
+    // Grouped by block, in increasing position: each block is then filtered once, with a
+    // cursor into its sorted dead positions instead of a set per block.
+    dead.sort_unstable();
+    dead.dedup();
+    for group in dead.chunk_by(|x, y| x.0 == y.0) {
+        let b = group[0].0;
+        let mut next = group.iter().map(|&(_, i)| i).peekable();
         let mut i = 0;
         mir.blocks[b].insts.retain(|_| {
+            let keep = next.next_if_eq(&i).is_none();
             i += 1;
-            !set.contains(&(i - 1))
+            keep
         });
     }
 }

@@ -73,8 +73,7 @@ fn check_blocks(
     };
     for i in 0..f.order.len() {
         let block = f.order[i];
-        let params = f.blocks[block].params.clone();
-        for &p in &params {
+        for &p in &f.blocks[block].params {
             define(p, block)?;
         }
         let n = f.blocks[block].insts.len();
@@ -100,38 +99,49 @@ fn check_blocks(
             });
             result?;
         }
-        for (target, args) in terminator_targets(&f.blocks[block].insts[n - 1]) {
-            if !placed.get(target).copied().unwrap_or(false) {
-                return Err(format!("{block} branches to {target}, which is not placed"));
+        // Each destination in branch order, read in place (no copy of the arguments).
+        let mut result = Ok(());
+        f.blocks[block].insts[n - 1].kind.for_each_target(|t| {
+            if result.is_ok() {
+                result = check_target(f, placed, block, t.block, &t.args, &check_reg);
             }
-            let params = &f.blocks[target].params;
-            if params.len() != args.len() {
-                return Err(format!(
-                    "{block} passes {} to {target}, which has {}",
-                    warplift_ir::write::count(args.len(), "argument"),
-                    warplift_ir::write::count(params.len(), "parameter")
-                ));
-            }
-            for (&a, &p) in args.iter().zip(params) {
-                check_reg(a, block)?;
-                if a.class() != p.class() {
-                    return Err(format!(
-                        "{block} passes {a} to {target}'s {} parameter {p}",
-                        p.class()
-                    ));
-                }
-            }
-        }
+        });
+        result?;
     }
     Ok(())
 }
 
-/// The destinations of a terminator with their arguments, in branch order.
-fn terminator_targets(inst: &MInst) -> Vec<(MBlock, Vec<Reg>)> {
-    let mut out = Vec::new();
-    inst.kind
-        .for_each_target(|t| out.push((t.block, t.args.clone())));
-    out
+/// Checks one destination of `block`'s terminator: placed, and passed arguments that match
+/// its parameters in number and class.
+fn check_target(
+    f: &MirFunction,
+    placed: &SecondaryMap<MBlock, bool>,
+    block: MBlock,
+    target: MBlock,
+    args: &[Reg],
+    check_reg: &dyn Fn(Reg, MBlock) -> Result<(), String>,
+) -> Result<(), String> {
+    if !placed.get(target).copied().unwrap_or(false) {
+        return Err(format!("{block} branches to {target}, which is not placed"));
+    }
+    let params = &f.blocks[target].params;
+    if params.len() != args.len() {
+        return Err(format!(
+            "{block} passes {} to {target}, which has {}",
+            warplift_ir::write::count(args.len(), "argument"),
+            warplift_ir::write::count(params.len(), "parameter")
+        ));
+    }
+    for (&a, &p) in args.iter().zip(params) {
+        check_reg(a, block)?;
+        if a.class() != p.class() {
+            return Err(format!(
+                "{block} passes {a} to {target}'s {} parameter {p}",
+                p.class()
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Drops unreachable blocks from the order and splits the edges regalloc2 cannot place
@@ -153,7 +163,7 @@ pub(super) fn prepare(f: &mut MirFunction) -> u32 {
 
     let mut incoming: SecondaryMap<MBlock, u32> = SecondaryMap::new();
     for &block in &f.order {
-        for succ in f.successors(block) {
+        for succ in f.succs(block) {
             incoming[succ] += 1;
         }
     }
@@ -202,15 +212,14 @@ pub(super) fn reverse_postorder(f: &MirFunction) -> Vec<MBlock> {
         return postorder;
     };
     let mut visited: SecondaryMap<MBlock, bool> = SecondaryMap::new();
-    // An explicit stack of (block, its successors, next successor): CFGs can be deep.
-    let mut stack = vec![(entry, f.successors(entry), 0)];
+    // An explicit stack of (block, its successors not yet visited): CFGs can be deep. The
+    // successors are read from the terminator in place, without a list per block.
+    let mut stack = vec![(entry, f.succs(entry))];
     visited[entry] = true;
-    while let Some((block, succs, next)) = stack.last_mut() {
-        if let Some(&succ) = succs.get(*next) {
-            *next += 1;
+    while let Some((block, succs)) = stack.last_mut() {
+        if let Some(succ) = succs.next() {
             if !std::mem::replace(&mut visited[succ], true) {
-                let succs = f.successors(succ);
-                stack.push((succ, succs, 0));
+                stack.push((succ, f.succs(succ)));
             }
         } else {
             postorder.push(*block);

@@ -28,14 +28,58 @@ use core::fmt::Debug;
 use core::hash::Hash;
 use cranelift_entity::{EntityRef, SecondaryMap};
 
+/// The predecessor lists of a graph over dense indices, all in one array: the
+/// predecessors of index `i` are `list[start[i]..start[i + 1]]`. One allocation for the
+/// whole graph rather than one per node, which was most of the cost of a tree on the long
+/// chains of small blocks kernels are made of.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Preds {
+    start: Vec<u32>,
+    list: Vec<u32>,
+}
+
+impl Preds {
+    /// An empty graph, with room for `nodes` nodes and `edges` edges.
+    pub(super) fn with_capacity(nodes: usize, edges: usize) -> Self {
+        let mut start = Vec::with_capacity(nodes + 1);
+        start.push(0);
+        Preds {
+            start,
+            list: Vec::with_capacity(edges),
+        }
+    }
+
+    /// Adds a predecessor to the node being built (the one after the last finished).
+    pub(super) fn push(&mut self, p: u32) {
+        self.list.push(p);
+    }
+
+    /// Finishes the node being built: the next `push` adds to the node after it.
+    pub(super) fn finish_node(&mut self) {
+        self.start.push(self.list.len() as u32);
+    }
+
+    /// The number of finished nodes.
+    fn len(&self) -> usize {
+        self.start.len() - 1
+    }
+
+    /// The predecessors of node `i`.
+    fn of(&self, i: usize) -> &[u32] {
+        &self.list[self.start[i] as usize..self.start[i + 1] as usize]
+    }
+}
+
 /// A dominator tree over dense node indices `0..n`, where index 0 is the root and the
 /// indices are a reverse post-order of the graph from the root.
 #[derive(Clone, Debug, Default)]
 pub(super) struct DomCore {
     /// Immediate dominator of each index (`NONE` for the root).
     idom: Vec<u32>,
-    /// Children of each index in the tree, in increasing index order.
-    children: Vec<Vec<u32>>,
+    /// Children of each index in the tree, in increasing index order:
+    /// `children[child_start[i]..child_start[i + 1]]` (one array for the whole tree).
+    child_start: Vec<u32>,
+    children: Vec<u32>,
     /// Pre-order and post-order numbers of each index in the tree:
     /// `a` dominates `b` iff `pre[a] <= pre[b] && post[b] <= post[a]`.
     pre: Vec<u32>,
@@ -43,13 +87,14 @@ pub(super) struct DomCore {
 }
 
 impl DomCore {
-    /// Computes the tree of the graph whose index `i` has predecessors `preds[i]` (every
+    /// Computes the tree of the graph whose index `i` has predecessors `preds.of(i)` (every
     /// index must be reachable from 0, and the indices must be a reverse post-order).
-    pub(super) fn compute(preds: &[Vec<u32>]) -> Self {
+    pub(super) fn compute(preds: &Preds) -> Self {
         let n = preds.len();
         let mut core = DomCore {
             idom: Self::iterate(preds),
-            children: vec![Vec::new(); n],
+            child_start: Vec::new(),
+            children: Vec::new(),
             pre: vec![0; n],
             post: vec![0; n],
         };
@@ -58,7 +103,7 @@ impl DomCore {
     }
 
     /// The Cooper–Harvey–Kennedy fixpoint.
-    fn iterate(preds: &[Vec<u32>]) -> Vec<u32> {
+    fn iterate(preds: &Preds) -> Vec<u32> {
         let n = preds.len();
         let mut idom = vec![NONE; n];
         if n == 0 {
@@ -71,7 +116,7 @@ impl DomCore {
             changed = false;
             for b in 1..n {
                 let mut new_idom = NONE;
-                for &p in &preds[b] {
+                for &p in preds.of(b) {
                     if idom[p as usize] == NONE {
                         continue; // not processed yet in this pass
                     }
@@ -105,21 +150,35 @@ impl DomCore {
         a
     }
 
-    /// Builds the child lists and numbers the tree in pre- and post-order, iteratively.
+    /// Builds the child lists (a counting sort by parent, so each list is in increasing
+    /// index order) and numbers the tree in pre- and post-order, iteratively.
     fn number(&mut self) {
-        for b in 1..self.idom.len() {
-            let parent = self.idom[b];
-            self.children[parent as usize].push(b as u32);
-        }
-        if self.idom.is_empty() {
+        let n = self.idom.len();
+        if n == 0 {
             return;
         }
+        let mut start = vec![0u32; n + 1];
+        for b in 1..n {
+            start[self.idom[b] as usize + 1] += 1;
+        }
+        for i in 0..n {
+            start[i + 1] += start[i];
+        }
+        let mut next: Vec<u32> = start[..n].to_vec();
+        let mut children = vec![0u32; n.saturating_sub(1)];
+        for b in 1..n {
+            let parent = self.idom[b] as usize;
+            children[next[parent] as usize] = b as u32;
+            next[parent] += 1;
+        }
+        self.child_start = start;
+        self.children = children;
         let (mut pre, mut post) = (1u32, 0u32);
         let mut stack: Vec<(u32, usize)> = vec![(0, 0)];
         self.pre[0] = 0;
         while let Some(top) = stack.last_mut() {
             let (n, i) = *top;
-            if let Some(&c) = self.children[n as usize].get(i) {
+            if let Some(&c) = self.children(n as usize).get(i) {
                 top.1 += 1;
                 self.pre[c as usize] = pre;
                 pre += 1;
@@ -142,7 +201,10 @@ impl DomCore {
 
     /// The children of index `i`, in increasing index order.
     pub(super) fn children(&self, i: usize) -> &[u32] {
-        &self.children[i]
+        match (self.child_start.get(i), self.child_start.get(i + 1)) {
+            (Some(&a), Some(&b)) => &self.children[a as usize..b as usize],
+            _ => &[],
+        }
     }
 
     /// Does index `a` dominate index `b`?
@@ -171,21 +233,22 @@ impl<N: EntityRef + Copy + Eq + Hash + Debug> DominatorTree<N> {
     pub fn compute(cfg: &ControlFlowGraph<N>) -> Self {
         let rpo = cfg.reverse_post_order();
         let mut rpo_number: SecondaryMap<N, u32> = SecondaryMap::with_default(NONE);
+        // Sized once: grown node by node, the map costs a call per node.
+        rpo_number.resize(cfg.num_nodes());
         for (i, &n) in rpo.iter().enumerate() {
             rpo_number[n] = i as u32;
         }
         // Predecessors as RPO indices, unreachable ones dropped: they cannot constrain
         // dominance of reachable nodes.
-        let preds: Vec<Vec<u32>> = rpo
-            .iter()
-            .map(|&n| {
-                cfg.preds(n)
-                    .iter()
-                    .map(|&p| rpo_number[p])
-                    .filter(|&p| p != NONE)
-                    .collect()
-            })
-            .collect();
+        let mut preds = Preds::with_capacity(rpo.len(), rpo.len() * 2);
+        for &n in &rpo {
+            for &p in cfg.preds(n) {
+                if rpo_number[p] != NONE {
+                    preds.push(rpo_number[p]);
+                }
+            }
+            preds.finish_node();
+        }
         DominatorTree {
             core: DomCore::compute(&preds),
             rpo,

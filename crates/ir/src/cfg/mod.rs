@@ -51,7 +51,7 @@ use crate::entities::Block;
 use crate::function::Function;
 use core::fmt::Debug;
 use core::hash::Hash;
-use cranelift_entity::{EntityRef, SecondaryMap};
+use cranelift_entity::EntityRef;
 
 /// A directed graph with an entry node: what the analyses of this module need to know of
 /// an IR.
@@ -232,16 +232,18 @@ impl<N: EntityRef + Copy + Eq + Hash + Debug> ControlFlowGraph<N> {
         let Some(entry) = self.entry else {
             return po;
         };
-        let mut visited: SecondaryMap<N, bool> = SecondaryMap::new();
+        // Sized once: a map grown node by node costs a call per node. Edges to nodes out of
+        // range are never stored, so the entry alone may need the extra room.
+        let mut visited = vec![false; self.num_nodes.max(entry.index() + 1)];
         // Each frame is a node and the index of the next successor to visit.
         let mut stack: Vec<(N, usize)> = vec![(entry, 0)];
-        visited[entry] = true;
+        visited[entry.index()] = true;
         while let Some(top) = stack.last_mut() {
             let (n, i) = *top;
             if let Some(&s) = self.succs(n).get(i) {
                 top.1 += 1;
-                if !visited[s] {
-                    visited[s] = true;
+                if !visited[s.index()] {
+                    visited[s.index()] = true;
                     stack.push((s, 0));
                 }
             } else {

@@ -41,7 +41,7 @@
 //! Every traversal (the backward reachability, Tarjan's algorithm for the regions without
 //! exit, the reversed depth-first search) uses an explicit stack.
 
-use super::domtree::DomCore;
+use super::domtree::{DomCore, Preds};
 use super::{ControlFlowGraph, NONE};
 use core::fmt::Debug;
 use core::hash::Hash;
@@ -73,6 +73,8 @@ impl<N: EntityRef + Copy + Eq + Hash + Debug> PostDominatorTree<N> {
     pub fn compute(cfg: &ControlFlowGraph<N>) -> Self {
         let rpo = cfg.reverse_post_order();
         let mut rpo_number: SecondaryMap<N, u32> = SecondaryMap::with_default(NONE);
+        // Sized once (as `index` below): grown node by node, a map costs a call per node.
+        rpo_number.resize(cfg.num_nodes());
         for (i, &n) in rpo.iter().enumerate() {
             rpo_number[n] = i as u32;
         }
@@ -92,6 +94,7 @@ impl<N: EntityRef + Copy + Eq + Hash + Debug> PostDominatorTree<N> {
 
         let order = Self::reversed_rpo(cfg, &rpo_number, rpo.len(), &roots);
         let mut index: SecondaryMap<N, u32> = SecondaryMap::with_default(NONE);
+        index.resize(cfg.num_nodes());
         for (i, &n) in order.iter().enumerate() {
             index[n] = i as u32 + 1;
         }
@@ -101,16 +104,18 @@ impl<N: EntityRef + Copy + Eq + Hash + Debug> PostDominatorTree<N> {
         for &r in &roots {
             is_root[rpo_number[r] as usize] = true;
         }
-        let mut preds: Vec<Vec<u32>> = Vec::with_capacity(order.len() + 1);
-        preds.push(Vec::new());
+        let mut preds = Preds::with_capacity(order.len() + 1, order.len() * 2 + roots.len());
+        preds.finish_node();
         for &n in &order {
-            let mut p: Vec<u32> = cfg.succs(n).iter().map(|&s| index[s]).collect();
-            if is_root[rpo_number[n] as usize] {
-                p.push(0);
+            for &s in cfg.succs(n) {
+                debug_assert!(index[s] != NONE);
+                preds.push(index[s]);
             }
-            preds.push(p);
+            if is_root[rpo_number[n] as usize] {
+                preds.push(0);
+            }
+            preds.finish_node();
         }
-        debug_assert!(preds.iter().flatten().all(|&p| p != NONE));
         PostDominatorTree {
             core: DomCore::compute(&preds),
             order,
@@ -156,6 +161,10 @@ impl<N: EntityRef + Copy + Eq + Hash + Debug> PostDominatorTree<N> {
         reaches_exit: &[bool],
     ) -> Vec<N> {
         let len = rpo.len();
+        // The usual case, where every node reaches an exit, needs none of the tables.
+        if reaches_exit.iter().all(|&r| r) {
+            return Vec::new();
+        }
         let mut order = vec![NONE; len]; // Tarjan's discovery index
         let mut low = vec![NONE; len];
         let mut on_stack = vec![false; len];

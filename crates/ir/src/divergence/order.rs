@@ -92,8 +92,12 @@ impl CycleOrder {
         for l in loops.loops() {
             level_items[level_of(loops.parent(l))].push(Item::Loop(l));
         }
-        let mut succs: Vec<Vec<Item>> = vec![Vec::new(); nblocks + nloops];
-        let mut indegree: Vec<u32> = vec![0; nblocks + nloops];
+        // The level edges, then grouped by source item (a counting sort that keeps their
+        // order): the successors of item `i` are `succ_list[succ_start[i]..succ_start[i + 1]]`,
+        // one array for all items rather than a list each.
+        let nitems = nblocks + nloops;
+        let mut edges: Vec<(usize, Item)> = Vec::with_capacity(rpo.len() * 2);
+        let mut indegree: Vec<u32> = vec![0; nitems];
         for &u in rpo {
             for &v in cfg.succs(u) {
                 if !domtree.is_reachable(v) {
@@ -107,10 +111,24 @@ impl CycleOrder {
                 if ru == rv {
                     continue;
                 }
-                succs[id(ru)].push(rv);
+                edges.push((id(ru), rv));
                 indegree[id(rv)] += 1;
             }
         }
+        let mut succ_start = vec![0u32; nitems + 1];
+        for &(i, _) in &edges {
+            succ_start[i + 1] += 1;
+        }
+        for i in 0..nitems {
+            succ_start[i + 1] += succ_start[i];
+        }
+        let mut next: Vec<u32> = succ_start[..nitems].to_vec();
+        let mut succ_list: Vec<Item> = vec![Item::Block(Block::new(0)); edges.len()];
+        for &(i, item) in &edges {
+            succ_list[next[i] as usize] = item;
+            next[i] += 1;
+        }
+        let succs = |i: usize| &succ_list[succ_start[i] as usize..succ_start[i + 1] as usize];
 
         // Sort each level once it is reached, and expand loops in place.
         let mut order = Vec::with_capacity(rpo.len());
@@ -125,7 +143,7 @@ impl CycleOrder {
             while let Some(Reverse((_, i))) = heap.pop() {
                 let item = item_of(i);
                 sorted.push(item);
-                for &s in &succs[i] {
+                for &s in succs(i) {
                     indegree[id(s)] -= 1;
                     if indegree[id(s)] == 0 {
                         heap.push(Reverse((key(s), id(s))));
@@ -161,6 +179,7 @@ impl CycleOrder {
             }
         }
         let mut pos = SecondaryMap::with_default(None);
+        pos.resize(nblocks);
         for (i, &b) in order.iter().enumerate() {
             pos[b] = Some(i as u32);
         }

@@ -46,8 +46,9 @@
 use super::order::CycleOrder;
 use crate::cfg::{ControlFlowGraph, Loop, LoopForest};
 use crate::entities::Block;
-use rustc_hash::FxHashMap;
-use std::collections::BTreeSet;
+use cranelift_entity::EntityRef;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
 /// The joins and divergent cycle exits of one branch.
 #[derive(Default)]
@@ -59,11 +60,69 @@ pub(super) struct SyncDeps {
     pub cycle_exits: Vec<Block>,
 }
 
+/// Tables the propagation reuses from branch to branch, sized once per function: a kernel
+/// with thousands of divergent branches would otherwise build a map and a set for each.
+/// Between two propagations every label is `None` and nothing is pending.
+#[derive(Default)]
+pub(super) struct SyncScratch {
+    /// The label of each block reached, by block index.
+    labels: Vec<Option<Block>>,
+    /// The blocks given a label, to clear them afterwards.
+    touched: Vec<Block>,
+    /// The positions (in the cycle order) of the blocks whose label is still to be passed
+    /// on, smallest first; each at most once, as `is_pending` records.
+    pending: BinaryHeap<Reverse<u32>>,
+    is_pending: Vec<bool>,
+}
+
+impl SyncScratch {
+    /// Tables for a function of `blocks` block numbers and `positions` ordered blocks.
+    pub(super) fn new(blocks: usize, positions: usize) -> Self {
+        SyncScratch {
+            labels: vec![None; blocks],
+            touched: Vec::new(),
+            pending: BinaryHeap::new(),
+            is_pending: vec![false; positions],
+        }
+    }
+
+    fn label(&self, b: Block) -> Option<Block> {
+        self.labels.get(b.index()).copied().flatten()
+    }
+
+    fn set_label(&mut self, b: Block, label: Block) {
+        if let Some(slot) = self.labels.get_mut(b.index()) {
+            if slot.is_none() {
+                self.touched.push(b);
+            }
+            *slot = Some(label);
+        }
+    }
+
+    fn insert_pending(&mut self, pos: u32) {
+        if let Some(flag) = self.is_pending.get_mut(pos as usize) {
+            if !*flag {
+                *flag = true;
+                self.pending.push(Reverse(pos));
+            }
+        }
+    }
+
+    /// Empties the tables for the next branch.
+    fn clear(&mut self) {
+        for b in self.touched.drain(..) {
+            self.labels[b.index()] = None;
+        }
+        for Reverse(pos) in self.pending.drain() {
+            self.is_pending[pos as usize] = false;
+        }
+    }
+}
+
 /// The propagation of labels for one branch.
 struct Propagation<'a> {
     order: &'a CycleOrder,
-    labels: FxHashMap<Block, Block>,
-    pending: BTreeSet<u32>,
+    tables: &'a mut SyncScratch,
     deps: SyncDeps,
 }
 
@@ -73,19 +132,19 @@ impl Propagation<'_> {
         let Some(pos) = self.order.pos(succ) else {
             return;
         };
-        let old = self.labels.get(&succ).copied();
+        let old = self.tables.label(succ);
         if old == Some(label) {
             return;
         }
         if old != Some(succ) {
-            self.pending.insert(pos);
+            self.tables.insert_pending(pos);
         }
         if old.is_none() {
-            self.labels.insert(succ, label);
+            self.tables.set_label(succ, label);
             return;
         }
         // Two different definitions meet: a phi, labelled by the block itself.
-        self.labels.insert(succ, succ);
+        self.tables.set_label(succ, succ);
         if cycle_exit {
             self.deps.cycle_exits.push(succ);
         } else {
@@ -103,16 +162,16 @@ pub(super) fn sync_deps(
     order: &CycleOrder,
     branch: Block,
     repeated: &[Block],
+    tables: &mut SyncScratch,
 ) -> SyncDeps {
+    if order.pos(branch).is_none() {
+        return SyncDeps::default();
+    }
     let mut p = Propagation {
         order,
-        labels: FxHashMap::default(),
-        pending: BTreeSet::new(),
+        tables,
         deps: SyncDeps::default(),
     };
-    if order.pos(branch).is_none() {
-        return p.deps;
-    }
     let branch_loop = loops.innermost_loop(branch);
     // The outermost of the irreducible loops around `branch` that no reducible loop
     // separates from it: inside it, labels may come back, and propagation goes on.
@@ -140,21 +199,25 @@ pub(super) fn sync_deps(
     }
     p.deps.joins.extend_from_slice(repeated);
 
-    while let Some(&pos) = p.pending.first() {
+    while let Some(&Reverse(pos)) = p.tables.pending.peek() {
         let block = order.block(pos);
         let header_of = loops
             .innermost_loop(block)
             .filter(|&l| loops.header(l) == block);
         let may_come_back = irreducible_ancestor.is_some_and(|l| loops.contains(l, block))
             || header_of.is_some_and(around_branch);
-        if p.pending.len() == 1 && !may_come_back {
+        if p.tables.pending.len() == 1 && !may_come_back {
             break;
         }
-        p.pending.remove(&pos);
+        p.tables.pending.pop();
+        p.tables.is_pending[pos as usize] = false;
         if block == branch {
             continue;
         }
-        let label = p.labels[&block];
+        // Every pending block has a label: `visit` gives it one as it queues it.
+        let Some(label) = p.tables.label(block) else {
+            continue;
+        };
         match header_of {
             Some(l) if !loops.is_irreducible(l) => {
                 let inside = around_branch(l);
@@ -175,9 +238,9 @@ pub(super) fn sync_deps(
     let mut l = branch_loop;
     while let Some(cur) = l {
         if loops.is_irreducible(cur) {
-            let header_label = p.labels.get(&loops.header(cur)).copied();
+            let header_label = p.tables.label(loops.header(cur));
             for &x in loops.exits(cur) {
-                if p.labels.get(&x).copied() != header_label {
+                if p.tables.label(x) != header_label {
                     p.deps.cycle_exits.push(x);
                 }
             }
@@ -185,6 +248,7 @@ pub(super) fn sync_deps(
         l = loops.parent(cur);
     }
 
+    p.tables.clear();
     let mut deps = p.deps;
     deps.joins.sort_unstable();
     deps.joins.dedup();

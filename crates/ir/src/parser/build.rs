@@ -67,6 +67,61 @@ fn exact_entity_count(numbers: impl Iterator<Item = u32>, count: usize) -> Optio
     (u64::from(max) <= limit).then(|| max as usize + 1)
 }
 
+/// The definition index (position in text order) of each text number `N` of `vN`, in a
+/// table indexed by number when the numbers are small enough for exact numbering (the
+/// usual case, and then no number is hashed), in a hash map otherwise.
+enum Names {
+    /// `table[n]` is the index of `n`'s definition, or `NO_SOURCE`.
+    Dense(Vec<u32>),
+    Sparse(FxHashMap<u32, u32>),
+}
+
+impl Names {
+    /// A map for `count` definitions whose numbers are at most `max`.
+    fn new(max: Option<u32>, count: usize) -> Names {
+        match max {
+            Some(max) if u64::from(max) <= 4 * count as u64 + 1024 => {
+                Names::Dense(vec![NO_SOURCE; max as usize + 1])
+            }
+            _ => Names::Sparse(FxHashMap::with_capacity_and_hasher(
+                count,
+                Default::default(),
+            )),
+        }
+    }
+
+    /// The definition index of `name`, if it is defined.
+    fn get(&self, name: u32) -> Option<u32> {
+        match self {
+            Names::Dense(t) => t.get(name as usize).copied().filter(|&d| d != NO_SOURCE),
+            Names::Sparse(m) => m.get(&name).copied(),
+        }
+    }
+
+    /// Records that `name` is defined by definition `index`; if it already was, returns
+    /// that first definition instead.
+    fn define(&mut self, name: u32, index: u32) -> Result<(), u32> {
+        match self {
+            Names::Dense(t) => match t.get_mut(name as usize) {
+                Some(slot) if *slot != NO_SOURCE => Err(*slot),
+                Some(slot) => {
+                    *slot = index;
+                    Ok(())
+                }
+                // Numbers above the table's bound never reach it (see `new`).
+                None => Ok(()),
+            },
+            Names::Sparse(m) => match m.entry(name) {
+                Entry::Occupied(e) => Err(*e.get()),
+                Entry::Vacant(e) => {
+                    e.insert(index);
+                    Ok(())
+                }
+            },
+        }
+    }
+}
+
 /// Builds the function `k` describes, or says why it cannot.
 pub(crate) fn build(k: RawKernel<'_>) -> Result<Function, ParseError> {
     // Step 1: definitions. Blocks map their text number to their index in `k.blocks`,
@@ -90,24 +145,30 @@ pub(crate) fn build(k: RawKernel<'_>) -> Result<Function, ParseError> {
 
     // Text names of definitions in order, their positions and sites, and what is known
     // of their types: a type, or the definition index of the value the type comes from.
-    let mut values: FxHashMap<u32, u32> =
-        FxHashMap::with_capacity_and_hasher(k.insts.len(), Default::default());
+    let value_names = k
+        .blocks
+        .iter()
+        .flat_map(|b| b.params.iter().map(|p| p.0))
+        .chain(k.insts.iter().filter_map(|i| i.result.map(|r| r.0)));
+    let (max_name, count) = value_names.fold((None, 0usize), |(m, c), n| {
+        (Some(m.map_or(n, |m: u32| m.max(n))), c + 1)
+    });
+    let mut values = Names::new(max_name, count);
     let mut def_names: Vec<u32> = Vec::with_capacity(k.insts.len());
     let mut def_locs: Vec<SourceLoc> = Vec::with_capacity(k.insts.len());
     let mut def_sites: Vec<DefSite> = Vec::with_capacity(k.insts.len());
     let mut types: Vec<Option<Type>> = Vec::with_capacity(k.insts.len());
     let mut define = |name: u32, loc: SourceLoc, site: DefSite, ty: Option<Type>| {
         let index = index_u32(def_names.len())?;
-        match values.entry(name) {
-            Entry::Occupied(e) => Err(ParseError::new(
+        match values.define(name, index) {
+            Err(first) => Err(ParseError::new(
                 loc,
                 format!(
                     "value v{name} is defined twice (first at {})",
-                    def_locs[*e.get() as usize]
+                    def_locs[first as usize]
                 ),
             )),
-            Entry::Vacant(e) => {
-                e.insert(index);
+            Ok(()) => {
                 def_names.push(name);
                 def_locs.push(loc);
                 def_sites.push(site);
@@ -172,11 +233,11 @@ pub(crate) fn build(k: RawKernel<'_>) -> Result<Function, ParseError> {
             if inst.result.is_some() {
                 if types.get(next_def).is_some_and(Option::is_none) {
                     let src = inst.data.opcode().result_type_operand();
-                    if let Some(&d) = inst
+                    if let Some(d) = inst
                         .data
                         .args()
                         .get(src)
-                        .and_then(|v| values.get(&v.as_u32()))
+                        .and_then(|v| values.get(v.as_u32()))
                     {
                         type_source[next_def] = d;
                     }
@@ -193,8 +254,8 @@ pub(crate) fn build(k: RawKernel<'_>) -> Result<Function, ParseError> {
                     .unwrap_or(inst.loc);
                 n += 1;
                 match values
-                    .get(&v.as_u32())
-                    .and_then(|&d| value_of.get(d as usize))
+                    .get(v.as_u32())
+                    .and_then(|d| value_of.get(d as usize))
                 {
                     Some(&number) => Value::from_u32(number),
                     None => {

@@ -10,8 +10,11 @@
 //! number means, and whether a number is well formed, is the parser's job, which can say
 //! *what* it expected in its error message.
 //!
-//! Columns count characters, not bytes, so positions agree with what an editor shows even
-//! after non-ASCII text in a comment.
+//! Columns count characters, not bytes, so positions agree with what an editor shows. The
+//! lexer keeps only the line and the byte where it starts, and a token's column is its
+//! byte offset from there: everything before a token on its line is ASCII, since a comment
+//! runs to the end of its line and any other non-ASCII character is an error, reported at
+//! its first byte. Nothing is counted per character.
 
 use super::ParseError;
 use crate::srcloc::SourceLoc;
@@ -99,7 +102,8 @@ pub(crate) struct Lexer<'a> {
     src: &'a str,
     pos: usize,
     line: u32,
-    col: u32,
+    /// The byte offset where the current line starts.
+    line_start: usize,
 }
 
 fn is_word_start(b: u8) -> bool {
@@ -130,81 +134,67 @@ impl<'a> Lexer<'a> {
             src,
             pos: 0,
             line: 1,
-            col: 1,
+            line_start: 0,
         }
     }
 
-    fn peek_byte(&self) -> Option<u8> {
-        self.src.as_bytes().get(self.pos).copied()
+    /// How many bytes of the text are still to be read.
+    pub fn remaining(&self) -> usize {
+        self.src.len().saturating_sub(self.pos)
     }
 
-    /// Consumes one byte, keeping the line and column of the next character up to date.
-    /// Continuation bytes of a UTF-8 sequence do not advance the column. A line break is
-    /// `\n`, `\r\n` (counted once, at its `\n`) or a lone `\r`, as editors show them.
-    fn bump(&mut self) {
-        if let Some(b) = self.peek_byte() {
-            self.pos += 1;
-            let lone_cr = b == b'\r' && self.peek_byte() != Some(b'\n');
-            if b == b'\n' || lone_cr {
-                self.line = self.line.saturating_add(1);
-                self.col = 1;
-            } else if b & 0xc0 != 0x80 {
-                self.col = self.col.saturating_add(1);
-            }
-        }
+    /// The line and column of byte `pos` of the current line.
+    fn loc_at(&self, pos: usize) -> SourceLoc {
+        let col = u32::try_from(pos - self.line_start)
+            .unwrap_or(u32::MAX)
+            .saturating_add(1);
+        SourceLoc::new(self.line, col)
     }
 
-    fn bump_while(&mut self, pred: impl Fn(u8) -> bool) {
-        while self.peek_byte().is_some_and(&pred) {
-            self.bump();
-        }
+    /// Starts a new line at byte `pos`.
+    fn new_line(&mut self, pos: usize) {
+        self.line = self.line.saturating_add(1);
+        self.line_start = pos;
     }
 
-    /// Consumes a run of bytes that `pred` accepts, all of them ASCII other than line
-    /// breaks: each is one column, so the run is skipped in one step.
-    fn bump_ascii_while(&mut self, pred: impl Fn(u8) -> bool) {
-        let rest = &self.src.as_bytes()[self.pos..];
-        let n = rest.iter().position(|&b| !pred(b)).unwrap_or(rest.len());
-        self.pos += n;
-        self.col = self
-            .col
-            .saturating_add(u32::try_from(n).unwrap_or(u32::MAX));
+    /// The end of the run of bytes from `from` that `pred` accepts.
+    fn scan(&self, from: usize, pred: impl Fn(u8) -> bool) -> usize {
+        let rest = self.src.as_bytes().get(from..).unwrap_or_default();
+        from + rest.iter().position(|&b| !pred(b)).unwrap_or(rest.len())
     }
 
-    /// Skips whitespace and comments. Blanks and line breaks, nearly all of the trivia in
-    /// a kernel, are scanned here byte by byte with the position in locals; a comment
-    /// goes through [`Lexer::bump`], which counts its characters.
+    /// Skips whitespace and comments. A line break is `\n`, `\r\n` (counted once, at its
+    /// `\n`) or a lone `\r`, as editors show them.
     fn skip_trivia(&mut self) {
         let bytes = self.src.as_bytes();
+        let mut pos = self.pos;
         loop {
-            let (mut pos, mut line, mut col) = (self.pos, self.line, self.col);
-            while let Some(&b) = bytes.get(pos) {
-                match b {
-                    b' ' | b'\t' => col = col.saturating_add(1),
-                    // `\r\n` is one break, counted at its `\n`.
-                    b'\r' if bytes.get(pos + 1) == Some(&b'\n') => {}
-                    b'\n' | b'\r' => {
-                        line = line.saturating_add(1);
-                        col = 1;
-                    }
-                    _ => break,
+            match bytes.get(pos) {
+                Some(b' ' | b'\t') => pos += 1,
+                Some(b'\n') => {
+                    pos += 1;
+                    self.new_line(pos);
                 }
-                pos += 1;
+                Some(b'\r') => {
+                    pos += 1;
+                    if bytes.get(pos) != Some(&b'\n') {
+                        self.new_line(pos);
+                    }
+                }
+                // A comment: to the end of the line, whose break the next turn counts.
+                Some(b';') => pos = self.scan(pos, |b| b != b'\n' && b != b'\r'),
+                _ => break,
             }
-            (self.pos, self.line, self.col) = (pos, line, col);
-            if bytes.get(pos) != Some(&b';') {
-                return;
-            }
-            self.bump_while(|b| b != b'\n' && b != b'\r');
         }
+        self.pos = pos;
     }
 
     /// The next token; [`TokenKind::Eof`] at the end, every time it is asked again.
     pub fn next_token(&mut self) -> Result<Token<'a>, ParseError> {
         self.skip_trivia();
-        let loc = SourceLoc::new(self.line, self.col);
         let start = self.pos;
-        let Some(b) = self.peek_byte() else {
+        let loc = self.loc_at(start);
+        let Some(&b) = self.src.as_bytes().get(start) else {
             return Ok(Token {
                 kind: TokenKind::Eof,
                 text: "",
@@ -225,9 +215,8 @@ impl<'a> Lexer<'a> {
             b'+' => TokenKind::Plus,
             b'-' => TokenKind::Minus,
             b'%' => {
-                self.bump();
                 // Kernel names may also hold dots (`%lib.saxpy`).
-                self.bump_while(|b| is_word_char(b) || b == b'.');
+                self.pos = self.scan(start + 1, |b| is_word_char(b) || b == b'.');
                 if self.pos == start + 1 {
                     return Err(ParseError::new(
                         loc,
@@ -237,7 +226,7 @@ impl<'a> Lexer<'a> {
                 return Ok(self.token(TokenKind::KernelName, start, loc));
             }
             b if is_word_start(b) => {
-                self.bump_ascii_while(is_word_char);
+                self.pos = self.scan(start + 1, is_word_char);
                 return Ok(self.token(TokenKind::Word, start, loc));
             }
             b if b.is_ascii_digit() => {
@@ -253,7 +242,7 @@ impl<'a> Lexer<'a> {
                 ));
             }
         };
-        self.bump();
+        self.pos = start + 1;
         Ok(self.token(kind, start, loc))
     }
 
@@ -262,17 +251,19 @@ impl<'a> Lexer<'a> {
     /// exponent (their `e` is a digit), so `0x1e-4` stays `0x1e`, `-`, `4`.
     fn lex_number(&mut self, start: usize) {
         let bytes = self.src.as_bytes();
-        let hex = bytes.get(self.pos) == Some(&b'0')
-            && matches!(bytes.get(self.pos + 1), Some(b'x' | b'X'));
-        while let Some(b) = self.peek_byte() {
+        let hex =
+            bytes.get(start) == Some(&b'0') && matches!(bytes.get(start + 1), Some(b'x' | b'X'));
+        let mut pos = start;
+        while let Some(&b) = bytes.get(pos) {
             let after_exponent_marker =
-                !hex && self.pos > start && matches!(bytes[self.pos - 1], b'e' | b'E');
+                !hex && pos > start && matches!(bytes[pos - 1], b'e' | b'E');
             if is_word_char(b) || b == b'.' || (after_exponent_marker && matches!(b, b'+' | b'-')) {
-                self.bump();
+                pos += 1;
             } else {
                 break;
             }
         }
+        self.pos = pos;
     }
 
     fn token(&self, kind: TokenKind, start: usize, loc: SourceLoc) -> Token<'a> {

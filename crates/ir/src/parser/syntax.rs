@@ -228,13 +228,15 @@ impl<'a> Parser<'a> {
         Err(self.expected(&what()))
     }
 
-    /// Parses a word naming one of a closed set (condition codes, address spaces, ...).
+    /// Parses a word naming one of a closed set (condition codes, address spaces, ...)
+    /// after opcode `op`. Messages are only formatted when there is an error to report.
     fn named<T: core::str::FromStr + core::fmt::Display>(
         &mut self,
         all: &[T],
         kind: &str,
-        context: &str,
+        op: Opcode,
     ) -> Result<T, ParseError> {
+        let context = format_args!("after `{op}`");
         let names = || {
             all.iter()
                 .map(|x| x.to_string())
@@ -310,6 +312,9 @@ impl<'a> Parser<'a> {
         let name = &name_tok.text[1..];
         // How messages name the kernel: shortened, as names can be arbitrarily long.
         let kname = format!("%{}", shorten(name));
+        // Room for as much as the rest of the text can hold (an instruction takes some 30
+        // bytes, a value use 4 or more), so the lists are not copied as they grow.
+        let rest = self.lex.remaining();
         let mut k = RawKernel {
             loc: kw.loc,
             name,
@@ -317,10 +322,10 @@ impl<'a> Parser<'a> {
             signature: Signature::default(),
             shared_vars: PrimaryMap::new(),
             local_vars: PrimaryMap::new(),
-            blocks: Vec::new(),
-            insts: Vec::new(),
-            value_uses: Vec::new(),
-            block_uses: Vec::new(),
+            blocks: Vec::with_capacity(rest / 128),
+            insts: Vec::with_capacity(rest / 32),
+            value_uses: Vec::with_capacity(rest / 16),
+            block_uses: Vec::with_capacity(rest / 96),
         };
         self.smem.clear();
         self.lmem.clear();
@@ -710,11 +715,7 @@ impl<'a> Parser<'a> {
                 }
             }
             F::IntCompare => {
-                let cond = self.named::<IntCC>(
-                    IntCC::ALL,
-                    "integer condition code",
-                    &format!("after `{op}`"),
-                )?;
+                let cond = self.named::<IntCC>(IntCC::ALL, "integer condition code", op)?;
                 let a = self.use_value(k, &nth(0))?;
                 self.comma_after(&nth(0))?;
                 let b = self.use_value(k, &nth(1))?;
@@ -725,11 +726,7 @@ impl<'a> Parser<'a> {
                 }
             }
             F::FloatCompare => {
-                let cond = self.named::<FloatCC>(
-                    FloatCC::ALL,
-                    "float condition code",
-                    &format!("after `{op}`"),
-                )?;
+                let cond = self.named::<FloatCC>(FloatCC::ALL, "float condition code", op)?;
                 let a = self.use_value(k, &nth(0))?;
                 self.comma_after(&nth(0))?;
                 let b = self.use_value(k, &nth(1))?;
@@ -741,7 +738,7 @@ impl<'a> Parser<'a> {
             }
             F::Geometry => D::Geometry {
                 opcode: op,
-                dim: self.named::<Dim>(Dim::ALL, "dimension", &format!("after `{op}`"))?,
+                dim: self.named::<Dim>(Dim::ALL, "dimension", op)?,
             },
             F::Load => {
                 let space = self.space(op)?;
@@ -767,11 +764,7 @@ impl<'a> Parser<'a> {
                 }
             }
             F::AtomicRmw => {
-                let rmw = self.named::<AtomicRmwOp>(
-                    AtomicRmwOp::ALL,
-                    "atomic operation",
-                    &format!("after `{op}`"),
-                )?;
+                let rmw = self.named::<AtomicRmwOp>(AtomicRmwOp::ALL, "atomic operation", op)?;
                 let space = self.space(op)?;
                 let (addr, offset) = self.address(k, op)?;
                 self.comma_after(&|| format!("the address of `{op}`"))?;
@@ -882,7 +875,7 @@ impl<'a> Parser<'a> {
 
     /// Parses the address space of a memory instruction.
     fn space(&mut self, op: Opcode) -> Result<AddrSpace, ParseError> {
-        self.named::<AddrSpace>(AddrSpace::ALL, "address space", &format!("after `{op}`"))
+        self.named::<AddrSpace>(AddrSpace::ALL, "address space", op)
     }
 
     /// Parses a memory variable name `{prefix}N` and resolves it with `lookup`.

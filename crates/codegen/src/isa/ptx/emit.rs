@@ -73,7 +73,9 @@ impl<'a> Emitter<'a> {
         Emitter {
             func,
             opts,
-            body: String::new(),
+            // About as much text as the kernel needs (a line of some 30 bytes per
+            // instruction), so that the body is not copied over and over as it grows.
+            body: String::with_capacity(func.num_insts() * 32),
             num_regs: [0; 3],
             num_temps: [0; 3],
             temps: [0; 3],
@@ -85,8 +87,9 @@ impl<'a> Emitter<'a> {
         }
     }
 
-    /// Emits the whole module.
-    pub(super) fn run(mut self) -> Result<String> {
+    /// Emits the kernel at the end of `out` (the module's text, so that the kernel is not
+    /// copied into it afterwards). Nothing is appended when it fails.
+    pub(super) fn run_into(mut self, out: &mut String) -> Result<()> {
         let func = self.func;
         if !is_ptx_identifier(&func.name) {
             return Err(PtxError::BadName(func.name.clone()));
@@ -118,14 +121,15 @@ impl<'a> Emitter<'a> {
                 self.inst(inst, next)?;
             }
         }
-        Ok(self.finish())
+        self.finish(out);
+        Ok(())
     }
 
-    /// Puts header, declarations and prologue around the body.
-    fn finish(mut self) -> String {
+    /// Appends header, declarations, prologue and body to `out`.
+    fn finish(mut self, out: &mut String) {
         let func = self.func;
         let opts = self.opts;
-        let mut out = String::new();
+        out.reserve(self.body.len() + 1024);
         let shared_bytes = func.shared_size.next_multiple_of(4);
         let zero_shared = opts.zero_init && shared_bytes > 0;
         if zero_shared {
@@ -210,7 +214,6 @@ impl<'a> Emitter<'a> {
         out.push_str(&prologue);
         out.push_str(&body);
         out.push_str("}\n");
-        out
     }
 
     /// Zeroes the first `bytes` (a multiple of 4) of the thread's local window.

@@ -221,7 +221,7 @@ pub fn emit_ptx_module(funcs: &[MirFunction], opts: &PtxOptions) -> Result<Strin
         if i > 0 {
             out.push('\n');
         }
-        out.push_str(&emit::Emitter::new(func, opts).run()?);
+        emit::Emitter::new(func, opts).run_into(&mut out)?;
     }
     Ok(out)
 }

@@ -53,9 +53,11 @@ impl Name {
         if len > INLINE {
             return Name::Heap(format!("{prefix}{n}"));
         }
+        // Byte by byte: a handful of bytes, where a call to copy them costs more.
         let mut buf = [0; INLINE];
-        buf[..prefix.len()].copy_from_slice(prefix.as_bytes());
-        buf[prefix.len()..len].copy_from_slice(digits);
+        for (slot, &b) in buf.iter_mut().zip(prefix.as_bytes().iter().chain(digits)) {
+            *slot = b;
+        }
         Name::Inline {
             len: len as u8,
             buf,
