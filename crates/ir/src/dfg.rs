@@ -92,6 +92,14 @@ impl DataFlowGraph {
         self.results[inst].expand()
     }
 
+    /// Makes room for `insts` more instructions and `values` more values, so that a pass
+    /// that knows it will create many does not grow the tables one doubling at a time.
+    pub fn reserve(&mut self, insts: usize, values: usize) {
+        self.insts.reserve(insts);
+        self.results.resize(self.insts.len() + insts);
+        self.values.reserve(values);
+    }
+
     /// The number of instructions ever created.
     pub fn num_insts(&self) -> usize {
         self.insts.len()

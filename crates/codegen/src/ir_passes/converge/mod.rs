@@ -282,6 +282,10 @@ pub fn converge_in(func: &mut Function, opts: &Options, analyses: &mut AnalysisC
     let postdom = analyses.postdom(func);
     let divergence = analyses.divergence(func);
     let mut edges = edges::Edges::compute(func);
+    // The pass adds selects, moved copies and split blocks' instructions: room for them
+    // up front costs less than the tables' doublings as they come.
+    let room = func.dfg.num_insts() / 2;
+    func.dfg.reserve(room, room);
     let mut uses = Uses::compute(func);
     let mut stats = Stats::default();
     let order = cfg.reverse_post_order();

@@ -45,8 +45,8 @@ impl Uses {
         // growing the table by one entry per new value cost more than the room.
         let values = func.dfg.num_values();
         uses.ends.resize(values + values / 2);
-        // About two reads per instruction.
-        let reads = 2 * func.dfg.num_insts();
+        // About two reads per instruction, and room for the instructions the pass adds.
+        let reads = 3 * func.dfg.num_insts();
         uses.reader.reserve(reads);
         uses.next.reserve(reads);
         for inst in func.layout.insts() {
