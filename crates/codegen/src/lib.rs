@@ -40,7 +40,7 @@ pub mod settings;
 // Every pass also answers at the crate root, by its name alone
 // (`warplift_codegen::linearize`), as before the passes had folders of their own.
 #[doc(no_inline)]
-pub use ir_passes::{converge, linearize_ssa, meld, restructure};
+pub use ir_passes::{converge, licm, linearize_ssa, meld, restructure};
 #[doc(no_inline)]
 pub use machine_passes::{cleanup, linearize};
 

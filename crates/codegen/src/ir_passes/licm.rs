@@ -162,7 +162,17 @@ pub fn licm(func: &mut Function, analyses: &mut AnalysisCache) -> Stats {
     }
     // The preheader made for a header, visited just before it.
     let mut made: HashMap<Block, Block> = HashMap::new();
-    let rpo: Vec<Block> = domtree.rpo().to_vec();
+    // Each loop's blocks in reverse post-order, found in one walk: a block belongs to its
+    // innermost loop and every loop around it. (Scanning the whole order per loop made the
+    // pass quadratic on kernels of many loops.)
+    let mut blocks_of: SecondaryMap<Loop, Vec<Block>> = SecondaryMap::new();
+    for &b in domtree.rpo() {
+        let mut l = innermost[b];
+        while let Some(inner) = l {
+            blocks_of[inner].push(b);
+            l = forest.parent(inner);
+        }
+    }
     // Loops are numbered parents first, so the reverse visits children first.
     let loops: Vec<Loop> = forest.loops().collect();
     for &l in loops.iter().rev() {
@@ -176,13 +186,11 @@ pub fn licm(func: &mut Function, analyses: &mut AnalysisCache) -> Stats {
         // Candidates first: a preheader is made only for a loop that has something to
         // move, so a run that moves nothing changes nothing.
         let mut order = Vec::new();
-        for &b in &rpo {
-            if inside(&innermost, b) {
-                if let Some(&p) = made.get(&b) {
-                    order.push(p);
-                }
-                order.push(b);
+        for &b in &blocks_of[l] {
+            if let Some(&p) = made.get(&b) {
+                order.push(p);
             }
+            order.push(b);
         }
         let mut moving: Vec<Inst> = Vec::new();
         let mut moved: HashSet<Value> = HashSet::new();
