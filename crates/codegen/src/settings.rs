@@ -453,6 +453,12 @@ declare_settings! {
     /// renamed operands (a compare's condition code may be swapped), both kinds of lanes
     /// then running one copy with `select`ed operands (Listing 1.12's bitonic step).
     converge_unify: bool = true, check anything;
+    /// `converge` chooses how the renaming chains of a multi-way hoist across a
+    /// `br_table` are built for all of them at once (which group's operand each falls back
+    /// to, and whether it builds on another chain), so that they share the compares of the
+    /// index and the `select`s they can; off, each chain takes the cheapest fallback given
+    /// the compares made before it.
+    converge_joint_renaming: bool = true, check anything;
     /// What `restructure` restructures: `divergent` (unstructured regions holding a
     /// divergent branch; structured code keeps its bytes), `all` (every unstructured
     /// region) or `kernel` (the whole kernel, as the paper does).
@@ -565,7 +571,7 @@ mod tests {
         assert!(Settings::builder().set("verify", "maybe").is_err());
         assert!(Settings::builder().set("ptx_target", "sm_60").is_err());
         assert!(Settings::builder().set_assignment("verify").is_err());
-        assert_eq!(Settings::DESCRIPTIONS.len(), 33);
+        assert_eq!(Settings::DESCRIPTIONS.len(), 34);
         assert!(Settings::builder().set("linearize_stage", "ir").is_err());
         assert!(Settings::builder()
             .set("linearize_regions", "some")

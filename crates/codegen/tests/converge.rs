@@ -872,22 +872,27 @@ fn a_cascade_renames_a_differing_operand_by_a_chain_of_selects_when_it_pays() {
     };
     let (text, stats) = run(cascade_of_loads(false), &no_rename);
     assert_eq!(moved(&stats), (0, 0, 0, 0), "{text}");
-    // When the inner levels compute their conditions themselves, those are not
-    // available at the head: no multi-way hoist; the innermost branch alone hoists its
-    // two loads pairwise, with one select on its own condition.
+    // When the inner levels compute their conditions themselves (`icmp eq v4, v7`, `v4`
+    // and `v7` from the head), the compares move to the head, charged as run by every
+    // lane (2 x 4), and the same chain reads them there.
     let (text, stats) = run(cascade_of_loads(true), &plain());
-    assert_eq!(moved(&stats), (1, 0, 1, 0), "{text}");
-    assert_eq!(stats.multiway_hoists, 0);
-    let b4 = block(&text, "block4");
+    assert_eq!(moved(&stats), (1, 0, 3, 0), "{text}");
+    assert_eq!((stats.multiway_hoists, stats.cascade_conditions), (1, 2));
+    assert_eq!(stats.profit, 3 * 400 - 3 * 4 - 2 * 4);
+    let b0 = block(&text, "block0");
     assert_eq!(
-        b4,
+        b0[b0.len() - 7..],
         [
+            "v8 = icmp eq v4, v7",
             "v10 = icmp eq v4, v9",
             "v33 = select v10, v14, v16",
-            "v34 = load.i32 global v33",
-            "brif v10, block5, block7"
+            "v34 = select v8, v12, v33",
+            "v35 = select v6, v0, v34",
+            "v36 = load.i32 global v35",
+            "brif v6, block1, block2"
         ]
     );
+    assert_eq!(block(&text, "block2"), ["brif v8, block3, block4"]);
 }
 
 #[test]
@@ -1055,4 +1060,338 @@ block4(v16: i32):
         ]
     );
     assert!(!out.contains("br_table"), "{out}");
+}
+
+/// `csc_micro_tables`: a four-way table renaming two operands, the base (four groups of
+/// one arm) and the scale (arms 0-2 read `v13`, the default's arm 3 `v15`). The chains are
+/// chosen together: the base's falls back to arm 0's and tests `index == 2`, `== 1` and
+/// `>= 3` (reading the block's `v13 = 3`); the scale's reads that last test again.
+/// Chosen chain by chain (`converge_joint_renaming=false`), the base's chain falls back to
+/// the default's arm and tests `index == 2, 1, 0`, and the scale's needs `index < 3` of
+/// its own: one compare and one constant more for the same four `select`s.
+#[test]
+fn a_tables_renaming_chains_are_chosen_together_to_share_tests() {
+    let (text, stats) = run(corpus("csc_micro_tables.wir"), &plain());
+    // uextend, the constant 2, ishl, the address, the load and the product rise.
+    assert_eq!(moved(&stats), (6, 0, 4, 0), "{text}");
+    assert_eq!((stats.multiway_hoists, stats.table_tests), (1, 5));
+    // Three pairwise matchings of 5 x 4 + 400 cycles, less the selects they priced (three
+    // for the base, one for arm 3's scale), less what the chains take beyond those four
+    // selects: the five test instructions.
+    assert_eq!(stats.profit, 3 * (5 * 4 + 400) - 4 * 4 - 5 * 4);
+    let b0 = block(&text, "block0");
+    assert_eq!(
+        b0[14..],
+        [
+            "v49 = uextend.i64 v6",
+            "v50 = iconst.i64 2",
+            "v51 = ishl v49, v50",
+            "v52 = iconst.i32 2",
+            "v53 = icmp eq v14, v52",
+            "v54 = select v53, v10, v0",
+            "v55 = iconst.i32 1",
+            "v56 = icmp eq v14, v55",
+            "v57 = select v56, v8, v54",
+            "v58 = icmp uge v14, v13",
+            "v59 = select v58, v12, v57",
+            "v60 = iadd v59, v51",
+            "v61 = load.i32 global v60",
+            "v62 = select v58, v15, v13",
+            "v63 = imul v61, v62",
+            "br_table v14, block4, [block1, block2, block3, block4]"
+        ]
+    );
+    assert_eq!(
+        block(&text, "block4"),
+        ["v43 = band v63, v6", "jump block5(v43)"]
+    );
+    let greedy = Options {
+        joint_renaming: false,
+        ..plain()
+    };
+    let (text, stats) = run(corpus("csc_micro_tables.wir"), &greedy);
+    assert_eq!(moved(&stats), (6, 0, 4, 0), "{text}");
+    assert_eq!(stats.table_tests, 7);
+    assert_eq!(stats.profit, 3 * (5 * 4 + 400) - 4 * 4 - 7 * 4);
+    let b0 = block(&text, "block0");
+    assert_eq!(
+        b0[17..],
+        [
+            "v52 = iconst.i32 2",
+            "v53 = icmp eq v14, v52",
+            "v54 = select v53, v10, v12",
+            "v55 = iconst.i32 1",
+            "v56 = icmp eq v14, v55",
+            "v57 = select v56, v8, v54",
+            "v58 = iconst.i32 0",
+            "v59 = icmp eq v14, v58",
+            "v60 = select v59, v0, v57",
+            "v61 = iadd v60, v51",
+            "v62 = load.i32 global v61",
+            "v63 = icmp ult v14, v13",
+            "v64 = select v63, v13, v15",
+            "v65 = imul v62, v64",
+            "br_table v14, block4, [block1, block2, block3, block4]"
+        ]
+    );
+}
+
+/// Two chains whose operands agree on three arms: each arm loads `p[k] + o` and
+/// `p[k] + o + 4`, but the default's arm reads its second word from `q`. Chosen together,
+/// the second chain is the first with one more `select` (arm 3's `q`), on a test the
+/// first already made: four `select`s instead of six.
+#[test]
+fn a_tables_renaming_chain_builds_on_another_that_agrees_with_it() {
+    let text = "kernel %k(p: i64, q: i64) {
+block0(v0: i64, v1: i64):
+    v2 = thread_id x
+    v3 = iconst.i32 3
+    v4 = band v2, v3
+    v5 = uextend.i64 v2
+    v6 = iconst.i64 3
+    v7 = ishl v5, v6
+    v8 = iconst.i64 4
+    v9 = iadd v7, v8
+    v10 = iconst.i64 1024
+    v11 = iadd v0, v10
+    v12 = iconst.i64 2048
+    v13 = iadd v0, v12
+    v14 = iconst.i64 3072
+    v15 = iadd v0, v14
+    br_table v4, block4, [block1, block2, block3, block4]
+block1:
+    v20 = iadd v0, v7
+    v21 = load.i32 global v20
+    v22 = iadd v0, v9
+    v23 = load.i32 global v22
+    v24 = iadd v21, v23
+    jump block5(v24)
+block2:
+    v25 = iadd v11, v7
+    v26 = load.i32 global v25
+    v27 = iadd v11, v9
+    v28 = load.i32 global v27
+    v29 = isub v26, v28
+    jump block5(v29)
+block3:
+    v30 = iadd v13, v7
+    v31 = load.i32 global v30
+    v32 = iadd v13, v9
+    v33 = load.i32 global v32
+    v34 = bxor v31, v33
+    jump block5(v34)
+block4:
+    v35 = iadd v15, v7
+    v36 = load.i32 global v35
+    v37 = iadd v1, v9
+    v38 = load.i32 global v37
+    v39 = imul v36, v38
+    jump block5(v39)
+block5(v40: i32):
+    v41 = iadd v1, v7
+    store global v40, v41
+    return
+}";
+    let (out, stats) = run(parse(text), &plain());
+    // Two addresses and two loads rise. The table's arms are its distinct destinations
+    // from the default's on: block4, block1, block2, block3. The first address's base
+    // falls back to block1's `v0`, and three selects on `index == 2`, `== 1` and `>= 3`
+    // lay the others over it; the second address's base is one more select over that
+    // chain, on `index >= 3` again.
+    assert_eq!(
+        (stats.hoisted, stats.selects, stats.table_tests),
+        (4, 4, 5),
+        "{out}"
+    );
+    let b0 = block(&out, "block0");
+    assert_eq!(
+        b0[14..],
+        [
+            "v42 = iconst.i32 2",
+            "v43 = icmp eq v4, v42",
+            "v44 = select v43, v13, v0",
+            "v45 = iconst.i32 1",
+            "v46 = icmp eq v4, v45",
+            "v47 = select v46, v11, v44",
+            "v48 = icmp uge v4, v3",
+            "v49 = select v48, v15, v47",
+            "v50 = iadd v49, v7",
+            "v51 = load.i32 global v50",
+            "v52 = select v48, v1, v49",
+            "v53 = iadd v52, v9",
+            "v54 = load.i32 global v53",
+            "br_table v4, block4, [block1, block2, block3, block4]"
+        ]
+    );
+    // Chain by chain: the default's group is each chain's fallback, so the second chain
+    // has three selects of its own (on the first chain's tests).
+    let greedy = Options {
+        joint_renaming: false,
+        ..plain()
+    };
+    let (out, stats) = run(parse(text), &greedy);
+    assert_eq!(
+        (stats.hoisted, stats.selects, stats.table_tests),
+        (4, 6, 6),
+        "{out}"
+    );
+}
+
+/// `csc_micro_elseif`: a cascade whose inner levels compute `k == 1` and `k == 2`
+/// themselves (constant and compare in the level). They read only `k`, from the head, and
+/// cannot fault: they move to the head (four instructions, charged 4 cycles each), and
+/// the four arms' offset, address and load rise there, the base chosen by three
+/// `select`s on the levels' conditions.
+#[test]
+fn a_cascade_computes_its_levels_conditions_at_its_head_to_rename() {
+    let (text, stats) = run(corpus("csc_micro_elseif.wir"), &plain());
+    assert_eq!(moved(&stats), (5, 0, 3, 0), "{text}");
+    assert_eq!((stats.multiway_hoists, stats.cascade_conditions), (1, 4));
+    // Three pairwise matchings of 4 x 4 + 400, less the three selects, less the moves.
+    assert_eq!(stats.profit, 3 * (4 * 4 + 400) - 3 * 4 - 4 * 4);
+    let b0 = block(&text, "block0");
+    assert_eq!(
+        b0[13..],
+        [
+            "v15 = iconst.i32 0",
+            "v16 = icmp eq v14, v15",
+            "v23 = iconst.i32 1",
+            "v24 = icmp eq v14, v23",
+            "v31 = iconst.i32 2",
+            "v32 = icmp eq v14, v31",
+            "v50 = uextend.i64 v6",
+            "v51 = iconst.i64 2",
+            "v52 = ishl v50, v51",
+            "v53 = select v32, v10, v12",
+            "v54 = select v24, v8, v53",
+            "v55 = select v16, v0, v54",
+            "v56 = iadd v55, v52",
+            "v57 = load.i32 global v56",
+            "brif v16, block1, block2"
+        ]
+    );
+    assert_eq!(block(&text, "block2"), ["brif v24, block3, block4"]);
+    assert_eq!(
+        block(&text, "block6"),
+        ["v44 = imul v57, v57", "jump block7(v44)"]
+    );
+}
+
+/// A cascade whose levels' conditions cost more to compute for every lane than renaming
+/// saves, or may fault, or read memory: nothing moves to the head.
+#[test]
+fn a_cascade_keeps_its_levels_conditions_where_moving_them_does_not_pay_or_is_unsafe() {
+    // Each arm adds its own value to `g` and squares the sum: two ALU instructions saved
+    // in three arms (24 cycles) against three selects (12) and, per inner level, a
+    // constant and a compare (4 x 4): -4, declined. The innermost branch then hoists its
+    // own pair with one select on its own condition.
+    let adds = |level_consts: bool| {
+        let (c1, c2) = if level_consts {
+            ("    v7 = iconst.i32 1\n", "    v9 = iconst.i32 2\n")
+        } else {
+            ("", "")
+        };
+        let head = if level_consts {
+            ""
+        } else {
+            "    v7 = iconst.i32 1\n    v9 = iconst.i32 2\n"
+        };
+        parse(&format!(
+            "kernel %k(p: i64, q: i64) {{
+block0(v0: i64, v1: i64):
+    v2 = thread_id x
+    v3 = iconst.i32 3
+    v4 = band v2, v3
+    v5 = iconst.i32 0
+    v6 = icmp eq v4, v5
+{head}    v11 = iconst.i32 10
+    v12 = iconst.i32 20
+    v13 = iconst.i32 30
+    v14 = iconst.i32 40
+    brif v6, block1, block2
+block1:
+    v20 = iadd v11, v2
+    v21 = imul v20, v20
+    v22 = iadd v21, v2
+    jump block6(v22)
+block2:
+{c1}    v8 = icmp eq v4, v7
+    brif v8, block3, block4
+block3:
+    v23 = iadd v12, v2
+    v24 = imul v23, v23
+    v25 = isub v24, v2
+    jump block6(v25)
+block4:
+{c2}    v10 = icmp eq v4, v9
+    brif v10, block5, block7
+block5:
+    v26 = iadd v13, v2
+    v27 = imul v26, v26
+    v28 = bxor v27, v2
+    jump block6(v28)
+block7:
+    v29 = iadd v14, v2
+    v30 = imul v29, v29
+    v31 = band v30, v2
+    jump block6(v31)
+block6(v32: i32):
+    v33 = uextend.i64 v2
+    v34 = iconst.i64 2
+    v35 = ishl v33, v34
+    v36 = iadd v1, v35
+    store global v32, v36
+    return
+}}"
+        ))
+    };
+    let (text, stats) = run(adds(true), &plain());
+    assert_eq!(
+        (stats.multiway_hoists, stats.cascade_conditions),
+        (0, 0),
+        "{text}"
+    );
+    assert_eq!(moved(&stats), (2, 0, 1, 0), "{text}");
+    assert_eq!(
+        block(&text, "block2"),
+        [
+            "v7 = iconst.i32 1",
+            "v8 = icmp eq v4, v7",
+            "brif v8, block3, block4"
+        ]
+    );
+    // With the constants at the head only the two compares move (8): 24 - 12 - 8 = 4
+    // pays.
+    let (text, stats) = run(adds(false), &plain());
+    assert_eq!(
+        (stats.multiway_hoists, stats.cascade_conditions),
+        (1, 2),
+        "{text}"
+    );
+    assert_eq!(moved(&stats), (2, 0, 3, 0), "{text}");
+    assert_eq!(stats.profit, 3 * 8 - 3 * 4 - 2 * 4);
+    // A condition that reads memory, or divides (which may fault), stays in its level:
+    // without it at the head nothing can tell the arms apart there, and no multi-way
+    // hoist is made. (The load itself may still rise by block0's own pairwise hoist,
+    // beside arm 0's load: both sides of that branch run one.)
+    for (def, name) in [
+        ("    v7 = load.i32 global v1\n", "load"),
+        ("    v40 = iconst.i32 7\n    v7 = udiv v40, v2\n", "udiv"),
+    ] {
+        let text = cascade_of_loads(true)
+            .to_string()
+            .replace("    v7 = iconst.i32 1\n", "")
+            .replace("block2:\n", &format!("block2:\n{def}"));
+        let (out, stats) = run(parse(&text), &plain());
+        assert_eq!(
+            (stats.multiway_hoists, stats.cascade_conditions),
+            (0, 0),
+            "{name}\n{out}"
+        );
+        let b2 = block(&out, "block2");
+        assert!(
+            b2[b2.len() - 2].starts_with("v8 = icmp eq v4, "),
+            "{name}\n{out}"
+        );
+    }
 }

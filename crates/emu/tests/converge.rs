@@ -306,6 +306,8 @@ fn print_table() {
         "csc_micro_switch.wir",
         "csc_micro_cascade.wir",
         "csc_micro_bases.wir",
+        "csc_micro_tables.wir",
+        "csc_micro_elseif.wir",
         "csc_micro_fanout.wir",
         "csc_bitonic_l1_12.wir",
     ] {
@@ -370,5 +372,81 @@ fn a_lane_divergent_switch_reads_memory_once_per_warp_instead_of_once_per_path()
             a.cycles
         );
         assert!(a.simt_efficiency > b.simt_efficiency, "width {width}");
+    }
+}
+
+/// `(cycles, warp instructions, SIMT efficiency to 4 places)`.
+fn timing(s: &Stats) -> (u64, u64, String) {
+    (
+        s.cycles,
+        s.warp_instructions,
+        format!("{:.4}", s.simt_efficiency),
+    )
+}
+
+/// A four-way table renaming two operands (`csc_micro_tables`, 4 blocks of 64 threads):
+/// with the chains chosen together the scale's chain reads a test the base's made, so
+/// each warp issues one instruction less than with the chains chosen one by one (the
+/// compare; the constant it saves folds into an immediate either way). At widths 8, 32
+/// and 64: without the pass, with it, and with `converge_joint_renaming=false`.
+#[test]
+fn a_tables_chains_chosen_together_issue_one_compare_less_per_warp() {
+    let (_, func, prepared) = load("csc_micro_tables.wir");
+    let greedy = ["passes=converge", "converge_joint_renaming=false"];
+    for (width, none, joint, one_by_one) in [
+        (
+            8,
+            (1867, 1600, "0.5550"),
+            (674, 1376, "0.8140"),
+            (678, 1408, "0.8182"),
+        ),
+        (
+            32,
+            (1749, 400, "0.5550"),
+            (515, 344, "0.8140"),
+            (515, 352, "0.8182"),
+        ),
+        (
+            64,
+            (1742, 200, "0.5550"),
+            (507, 172, "0.8140"),
+            (507, 176, "0.8182"),
+        ),
+    ] {
+        let want = |(c, n, e): (u64, u64, &str)| (c, n, e.to_string());
+        let got = [
+            emulate(&func, &prepared, &[], width),
+            emulate(&func, &prepared, &["passes=converge"], width),
+            emulate(&func, &prepared, &greedy, width),
+        ];
+        assert_eq!(
+            got.iter().map(timing).collect::<Vec<_>>(),
+            [want(none), want(joint), want(one_by_one)],
+            "width {width}"
+        );
+    }
+}
+
+/// A cascade whose levels compute their own conditions (`csc_micro_elseif`, 4 blocks of
+/// 64 threads): the compares move to the head, and the four arms' loads become one, the
+/// base chosen by three `select`s on them. Every warp runs all four arms, so the moved
+/// compares were issued once per warp anyway; the loads are what is saved. At widths 8,
+/// 32 and 64, without and with the pass.
+#[test]
+fn a_cascade_computing_its_own_conditions_loads_once_at_its_head() {
+    let (_, func, prepared) = load("csc_micro_elseif.wir");
+    for (width, none, with) in [
+        (8, (1828, 1440, "0.5667"), (612, 1088, "0.9118")),
+        (32, (1729, 360, "0.5667"), (482, 272, "0.9118")),
+        (64, (1722, 180, "0.5667"), (474, 136, "0.9118")),
+    ] {
+        let want = |(c, n, e): (u64, u64, &str)| (c, n, e.to_string());
+        let before = emulate(&func, &prepared, &[], width);
+        let after = emulate(&func, &prepared, &["passes=converge"], width);
+        assert_eq!(
+            (timing(&before), timing(&after)),
+            (want(none), want(with)),
+            "width {width}"
+        );
     }
 }

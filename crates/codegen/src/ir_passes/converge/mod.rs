@@ -127,11 +127,16 @@ impl IrPass for Converge {
         // Everything on, and sinking alone (which then sees the expressions a hoist
         // would have taken); the threshold and renaming only ever remove moves.
         // The third splits wherever the matched code pays for its copies alone and keeps
-        // the control flow it makes (no flattening), so the differential tests run Splits.
+        // the control flow it makes (no flattening), so the differential tests run Splits;
+        // it also builds a table's renaming chains one by one.
         &[
             &[],
             &[("converge_hoist", "false")],
-            &[("converge_split_cost", "0"), ("converge_flatten", "false")],
+            &[
+                ("converge_split_cost", "0"),
+                ("converge_flatten", "false"),
+                ("converge_joint_renaming", "false"),
+            ],
         ]
     }
 
@@ -183,6 +188,8 @@ pub struct Options {
     pub flatten: bool,
     /// Remove a divergent branch whose sides are one code up to renamed operands.
     pub unify: bool,
+    /// Choose a `br_table`'s renaming chains together (else chain by chain).
+    pub joint_renaming: bool,
 }
 
 impl Default for Options {
@@ -203,6 +210,7 @@ impl Options {
             split_cost: i64::from(s.converge_split_cost),
             flatten: s.converge_flatten,
             unify: s.converge_unify,
+            joint_renaming: s.converge_joint_renaming,
         }
     }
 }
@@ -227,6 +235,9 @@ pub struct Stats {
     /// Instructions made to tell a `br_table`'s arms apart for renamed operands: compares
     /// of its index, their constants, and the `bor`s joining an arm's compares.
     pub table_tests: u64,
+    /// Instructions moved from a cascade's inner levels to its head, so that renamed
+    /// operands can be chosen by the levels' conditions there.
+    pub cascade_conditions: u64,
     /// Divergent branches whose arms were split around a temporary reconvergence point.
     pub splits: u64,
     /// Instruction pairs merged at temporary reconvergence points.
@@ -258,6 +269,7 @@ impl Stats {
                 ("multi-way sinks", self.multiway),
                 ("multi-way hoists", self.multiway_hoists),
                 ("table tests", self.table_tests),
+                ("cascade conditions", self.cascade_conditions),
                 ("splits", self.splits),
                 ("split pairs", self.split_pairs),
                 ("split params", self.split_params),
@@ -346,6 +358,7 @@ pub fn converge_in(func: &mut Function, opts: &Options, analyses: &mut AnalysisC
                 let done = multiway::hoist_cascade(func, &mut uses, &cascade, &arms, opts);
                 stats.hoisted += done.tuples;
                 stats.selects += done.selects;
+                stats.cascade_conditions += done.conditions;
                 stats.profit += done.profit;
                 stats.multiway_hoists += u64::from(done.tuples > 0);
             }

@@ -24,6 +24,8 @@
 //! `select`s and compares against what the hoist saves; the hoist is worked out with
 //! renaming and without, and the more profitable is made.
 
+mod chains;
+
 use super::cost::copy_cost;
 use super::dag::Arm;
 use super::edges::Edges;
@@ -323,6 +325,9 @@ pub struct HoistedTuples {
     /// Instructions made to tell a table's arms apart for those `select`s: compares of
     /// its index, the constants they read, and the `bor`s joining an arm's compares.
     pub tests: u64,
+    /// Instructions moved from a cascade's inner levels to its head so that its `select`s
+    /// can read the levels' conditions there (the compares, and what they read).
+    pub conditions: u64,
     /// The summed profit of the matchings kept, less what renaming costs.
     pub profit: i64,
 }
@@ -590,35 +595,9 @@ impl Table {
         Test::of(&indices, arms.contains(&self.default).then_some(self.len))
     }
 
-    /// How the chain for the operands `vs` (arm by arm) chooses: the fallback's operand,
-    /// and each other group of arms with the operand they read, in order of first arm.
-    /// `made` are the groups whose tests earlier chains made (free to read again).
-    fn groups(&self, vs: &[Value], made: &[Vec<usize>]) -> (Value, Vec<(Value, Vec<usize>)>) {
-        let mut groups: Vec<(Value, Vec<usize>)> = Vec::new();
-        for (k, &v) in vs.iter().enumerate() {
-            match groups.iter_mut().find(|(x, _)| *x == v) {
-                Some((_, arms)) => arms.push(k),
-                None => groups.push((v, vec![k])),
-            }
-        }
-        // The fallback saves the dearest test: a made one costs nothing more.
-        let cost = |arms: &Vec<usize>| {
-            if made.contains(arms) {
-                0
-            } else {
-                self.test(arms).cost()
-            }
-        };
-        let fallback = (0..groups.len())
-            .max_by_key(|&g| (cost(&groups[g].1), groups[g].1.contains(&self.default)))
-            .expect("an operand list is not empty");
-        let (value, _) = groups.remove(fallback);
-        (value, groups)
-    }
-
-    /// The instructions the tests of `groups` take, each constant counted once and not at
-    /// all when `branch` already has it.
-    fn tests_cost(&self, func: &Function, branch: Block, groups: &[Vec<usize>]) -> i64 {
+    /// The instructions the tests of `groups` (distinct) take, each constant counted once
+    /// and not at all when `has` says the table's block already has it.
+    fn tests_cost(&self, groups: &[&[usize]], has: impl Fn(u32) -> bool) -> i64 {
         let mut constants: Vec<u32> = Vec::new();
         let mut cost = 0;
         for arms in groups {
@@ -630,11 +609,7 @@ impl Table {
                 }
             }
         }
-        let new = constants
-            .iter()
-            .filter(|&&c| existing_constant(func, branch, c).is_none())
-            .count();
-        cost + new as i64
+        cost + constants.iter().filter(|&&c| !has(c)).count() as i64
     }
 }
 
@@ -650,10 +625,21 @@ fn existing_constant(func: &Function, branch: Block, c: u32) -> Option<Value> {
     })
 }
 
+/// The most instructions moved to a cascade's head per level whose condition is computed
+/// in the cascade (a compare and the constant it reads are two).
+pub const MAX_CONDITION_INSTS: usize = 4;
+
 /// Hoists what every arm of `cascade` computes alike to its head: with differing operands
-/// renamed by a chain of `select`s on the cascade's conditions when those are all
-/// available at the head, or only what every arm computes from the same operands,
-/// whichever the cost model prices higher.
+/// renamed by a chain of `select`s on the cascade's conditions, or only what every arm
+/// computes from the same operands, whichever the cost model prices higher.
+///
+/// A condition the cascade computes in an inner level (the usual `else if (x == k)`) is
+/// not available at the head. When it is cheap, pure, non-faulting code reading values
+/// the head has ([`condition_moves`]: compares, constants, ALU operations, never a load
+/// nor a division), it can be computed at the head instead, for every lane: the renamed
+/// hoist is then charged those instructions' latency on top of its `select`s, as if no
+/// lane ran them before (a warp whose lanes all leave at the first level did not), and
+/// they move only when that hoist is the one made.
 pub fn hoist_cascade(
     func: &mut Function,
     uses: &mut Uses,
@@ -661,11 +647,8 @@ pub fn hoist_cascade(
     arms: &[Arm],
     opts: &super::Options,
 ) -> HoistedTuples {
-    let conds_available = cascade
-        .levels
-        .iter()
-        .all(|l| available(func, &cascade.inner, l.cond));
-    let choice = if conds_available {
+    let moves = condition_moves(func, cascade);
+    let choice = if moves.is_some() {
         Choice::Cascade {
             levels: cascade.levels.clone(),
             inner: cascade.inner.clone(),
@@ -673,7 +656,68 @@ pub fn hoist_cascade(
     } else {
         Choice::None
     };
-    hoist_tuples(func, uses, cascade.head, arms, &choice, opts)
+    let moves = moves.unwrap_or_default();
+    let extra: i64 = moves
+        .iter()
+        .map(|&i| super::cost::benefit(&func.dfg.insts[i]))
+        .sum();
+    match pick(func, cascade.head, arms, &choice, opts, extra) {
+        Some((plan, true)) => {
+            for &inst in &moves {
+                func.layout.remove_inst(inst);
+                let at = func.layout.block_insts(cascade.head).len() - 1;
+                func.layout.insert_inst(inst, cascade.head, at);
+            }
+            let mut done = apply_hoist(func, uses, cascade.head, arms, &choice, plan);
+            done.conditions = moves.len() as u64;
+            done
+        }
+        Some((plan, false)) => apply_hoist(func, uses, cascade.head, arms, &Choice::None, plan),
+        None => HoistedTuples::default(),
+    }
+}
+
+/// The instructions of a cascade's inner blocks that computing every level's condition
+/// at its head takes, in an order that defines before it reads (the blocks in order,
+/// each in its own order), or `None` when some condition cannot move: it reads something
+/// that is not pure, non-faulting and cheap ([`super::flatten::speculable`]: no load, no
+/// division), or more than [`MAX_CONDITION_INSTS`] instructions a level. Empty when the
+/// head computes them all.
+fn condition_moves(func: &Function, cascade: &Cascade) -> Option<Vec<warplift_ir::Inst>> {
+    let mut moved: Vec<warplift_ir::Inst> = Vec::new();
+    for level in &cascade.levels {
+        let before = moved.len();
+        let mut stack = vec![level.cond];
+        while let Some(v) = stack.pop() {
+            if available(func, &cascade.inner, v) {
+                continue;
+            }
+            let ValueDef::Result(inst) = func.dfg.value_def(v) else {
+                return None;
+            };
+            if moved.contains(&inst) {
+                continue;
+            }
+            if !super::flatten::speculable(&func.dfg.insts[inst])
+                || moved.len() - before >= MAX_CONDITION_INSTS
+            {
+                return None;
+            }
+            moved.push(inst);
+            stack.extend_from_slice(func.dfg.insts[inst].args());
+        }
+    }
+    let place = |&i: &warplift_ir::Inst| {
+        let block = func
+            .layout
+            .inst_block(i)
+            .expect("an inner block's instruction");
+        let b = cascade.inner.iter().position(|&x| x == block);
+        let at = func.layout.block_insts(block).iter().position(|&x| x == i);
+        (b, at)
+    };
+    moved.sort_by_key(place);
+    Some(moved)
 }
 
 /// A multi-way hoist worked out, before anything moves.
@@ -681,6 +725,8 @@ struct Plan {
     tuples: Tuples,
     /// The matchings' profit, less what the renaming costs.
     profit: i64,
+    /// For a table: how each renaming chain is built, in the order the hoist meets them.
+    chains: Vec<chains::ChainPlan>,
 }
 
 /// Hoists the expressions common to every arm of `arms` (the arms of the multi-way branch
@@ -709,17 +755,38 @@ pub fn hoist_tuples(
     choice: &Choice,
     opts: &super::Options,
 ) -> HoistedTuples {
+    match pick(func, branch, arms, choice, opts, 0) {
+        Some((plan, true)) => apply_hoist(func, uses, branch, arms, choice, plan),
+        Some((plan, false)) => apply_hoist(func, uses, branch, arms, &Choice::None, plan),
+        None => HoistedTuples::default(),
+    }
+}
+
+/// The hoist to make, worked out with renaming under `choice` (charged `extra` cycles
+/// more: what making the choice available costs) and without; `true` when it renames.
+/// `None` when neither's profit exceeds the threshold.
+fn pick(
+    func: &Function,
+    branch: Block,
+    arms: &[Arm],
+    choice: &Choice,
+    opts: &super::Options,
+    extra: i64,
+) -> Option<(Plan, bool)> {
     let renamed = (opts.rename && !matches!(choice, Choice::None))
-        .then(|| plan(func, branch, arms, choice, opts.threshold))
-        .flatten();
-    let same = plan(func, branch, arms, &Choice::None, opts.threshold);
-    let (plan, choice) = match (renamed, same) {
-        (Some(r), Some(s)) if s.profit >= r.profit => (s, &Choice::None),
-        (Some(r), _) => (r, choice),
-        (None, Some(s)) => (s, &Choice::None),
-        (None, None) => return HoistedTuples::default(),
-    };
-    apply_hoist(func, uses, branch, arms, choice, plan)
+        .then(|| plan(func, branch, arms, choice, opts))
+        .flatten()
+        .map(|mut p| {
+            p.profit -= extra;
+            p
+        })
+        .filter(|p| p.profit > opts.threshold);
+    let same = plan(func, branch, arms, &Choice::None, opts);
+    match (renamed, same) {
+        (Some(r), Some(s)) if s.profit >= r.profit => Some((s, false)),
+        (Some(r), _) => Some((r, true)),
+        (None, s) => s.map(|s| (s, false)),
+    }
 }
 
 /// The tuples that can rise to `branch` under `choice` (renaming where it can tell the
@@ -729,8 +796,9 @@ fn plan(
     branch: Block,
     arms: &[Arm],
     choice: &Choice,
-    threshold: i64,
+    opts: &super::Options,
 ) -> Option<Plan> {
+    let threshold = opts.threshold;
     let rename = !matches!(choice, Choice::None);
     let (profit, members, mut nodes) =
         match_every_arm(func, arms, Direction::Hoist, rename, |matcher, _, _| {
@@ -757,10 +825,15 @@ fn plan(
         return None;
     }
     let tuples = Tuples { members, nodes };
-    let (estimated, needed) = renamings(func, branch, arms, &tuples, choice);
+    let (estimated, needed, chains) =
+        renamings(func, branch, arms, &tuples, choice, opts.joint_renaming);
     // The matchings priced `estimated` selects; the chains need `needed` instructions.
     let profit = profit + (estimated - needed) * copy_cost();
-    (profit > threshold).then_some(Plan { tuples, profit })
+    (profit > threshold).then_some(Plan {
+        tuples,
+        profit,
+        chains,
+    })
 }
 
 /// Makes the hoist `plan` worked out under `choice`.
@@ -774,6 +847,8 @@ fn apply_hoist(
 ) -> HoistedTuples {
     let t = plan.tuples;
     let mut chains: HashMap<Vec<Value>, Value> = HashMap::default();
+    // A table's chains, built in the order the plan lists them.
+    let mut built: Vec<Value> = Vec::new();
     let mut merged: HashMap<usize, Value> = HashMap::default();
     let mut tests = Tests::default();
     let mut done = HoistedTuples {
@@ -799,9 +874,20 @@ fn apply_hoist(
                         Choice::Cascade { levels, .. } => {
                             cascade_chain(func, uses, branch, levels, &vs, inst0, &mut done)
                         }
-                        Choice::Table(table) => table_chain(
-                            func, uses, branch, table, &mut tests, &vs, inst0, &mut done,
-                        ),
+                        Choice::Table(table) => {
+                            let v = table_chain(
+                                func,
+                                uses,
+                                branch,
+                                table,
+                                &mut tests,
+                                (&plan.chains[built.len()], &built),
+                                inst0,
+                                &mut done,
+                            );
+                            built.push(v);
+                            v
+                        }
                         Choice::None => {
                             unreachable!("operands differ only where the arms can be told apart")
                         }
@@ -860,20 +946,20 @@ fn slot_values(func: &Function, arms: &[Arm], t: &Tuples, i: usize, s: usize) ->
 
 /// What renaming the tuples' differing operands under `choice` takes: the number of
 /// `select`s the pairwise matchings priced (one per arm whose operand differs from the
-/// first arm's, each distinct list once per instruction), and the number of instructions
-/// the chains need (their `select`s, each distinct list of operands once, and for a table
-/// the tests its chains read, each made once).
+/// first arm's, each distinct list once per instruction), the number of instructions the
+/// chains need (their `select`s, each distinct list of operands once, and for a table the
+/// tests its chains read, each made once), and for a table how each chain is built
+/// (chosen for all chains together when `joint`, see [`chains`]).
 fn renamings(
     func: &Function,
     branch: Block,
     arms: &[Arm],
     t: &Tuples,
     choice: &Choice,
-) -> (i64, i64) {
+    joint: bool,
+) -> (i64, i64, Vec<chains::ChainPlan>) {
     let mut estimated = 0;
-    let mut needed = 0;
     let mut chained: Vec<Vec<Value>> = Vec::new();
-    let mut tested: Vec<Vec<usize>> = Vec::new();
     for &i in &t.nodes {
         let slots = func.dfg.insts[arms[0].insts[i]].args().len();
         let mut priced: Vec<Vec<Value>> = Vec::new();
@@ -889,26 +975,22 @@ fn renamings(
             if vs.iter().all(|&v| v == vs[0]) || chained.contains(&vs) {
                 continue;
             }
-            match choice {
-                Choice::Cascade { levels, .. } => needed += chain_length(levels, &vs),
-                Choice::Table(table) => {
-                    let (_, groups) = table.groups(&vs, &tested);
-                    for (_, arms) in groups {
-                        needed += 1;
-                        if !tested.contains(&arms) {
-                            tested.push(arms);
-                        }
-                    }
-                }
-                Choice::None => {}
-            }
             chained.push(vs);
         }
     }
-    if let Choice::Table(table) = choice {
-        needed += table.tests_cost(func, branch, &tested);
+    match choice {
+        Choice::Cascade { levels, .. } => {
+            let needed = chained.iter().map(|vs| chain_length(levels, vs)).sum();
+            (estimated, needed, Vec::new())
+        }
+        Choice::Table(table) => {
+            let has = |c| existing_constant(func, branch, c).is_some();
+            let plans = chains::choose(table, &chained, joint, &has);
+            let needed = chains::cost(table, &plans.iter().collect::<Vec<_>>(), &has);
+            (estimated, needed, plans)
+        }
+        Choice::None => (estimated, 0, Vec::new()),
     }
-    (estimated, needed)
 }
 
 /// The `select`s of the chain for the operands `vs` (arm by arm): the last level chooses
@@ -976,9 +1058,10 @@ fn select(
     insert_before_branch(func, uses, branch, data, Some(ty), from).expect("a select has a result")
 }
 
-/// Makes, before the table's terminator, the chain of `select`s giving each lane of a
-/// `br_table` its arm's operand of `vs` (the fallback group's operand, then a `select` on
-/// the test of each other group), and returns its value.
+/// Makes, before the table's terminator, the chain `plan` (its base, then a `select` on
+/// the test of each group laid over it, the first outermost) giving each lane of a
+/// `br_table` its arm's operand, and returns its value; `built` are the values of the
+/// chains before it.
 #[allow(clippy::too_many_arguments)]
 fn table_chain(
     func: &mut Function,
@@ -986,14 +1069,17 @@ fn table_chain(
     branch: Block,
     table: &Table,
     tests: &mut Tests,
-    vs: &[Value],
+    (plan, built): (&chains::ChainPlan, &[Value]),
     from: warplift_ir::Inst,
     done: &mut HoistedTuples,
 ) -> Value {
-    let (mut chosen, groups) = table.groups(vs, &tests.groups);
-    for (value, arms) in groups.into_iter().rev() {
-        let test = tests.test(func, uses, branch, table, arms, from);
-        chosen = select(func, uses, branch, test, value, chosen, from);
+    let mut chosen = match plan.base {
+        chains::Base::Value(v) => v,
+        chains::Base::Chain(c) => built[c],
+    };
+    for (value, arms) in plan.overlays.iter().rev() {
+        let test = tests.test(func, uses, branch, table, arms.clone(), from);
+        chosen = select(func, uses, branch, test, *value, chosen, from);
         done.selects += 1;
     }
     chosen
@@ -1002,7 +1088,7 @@ fn table_chain(
 /// The tests of groups of a table's arms made so far, and the constants they read.
 #[derive(Default)]
 struct Tests {
-    /// The groups tested, in the order their tests were made (as [`renamings`] counts).
+    /// The groups tested, in the order their tests were made.
     groups: Vec<Vec<usize>>,
     values: Vec<Value>,
     constants: HashMap<u32, Value>,
