@@ -18,11 +18,16 @@
 //! if / else-if / ... / else chain, whose arms are one multi-way set just as a table's
 //! are: every lane at the cascade's head runs exactly one of them once. An operand that
 //! differs between the arms is renamed by a chain of `select`s that gives each lane its
-//! own arm's operand: on the cascade's conditions when they are all computed at its head,
-//! and on compares of a table's index ([`Table`]), the arms grouped by the operand they
-//! read so that `G` groups take `G - 1` `select`s. The cost model counts the chain's
-//! `select`s and compares against what the hoist saves; the hoist is worked out with
-//! renaming and without, and the more profitable is made.
+//! own arm's operand: on the cascade's conditions, and on compares of a table's index
+//! ([`Table`]), the arms grouped by the operand they read so that `G` groups take `G - 1`
+//! `select`s. A table's chains are chosen together ([`chains`]: which group each falls
+//! back to, and whether it builds on another chain), so that they share the compares
+//! and `select`s they can. A cascade's conditions computed in its inner levels (`else
+//! if (x == k)`) are computed at its head instead, when that code is cheap, pure and
+//! cannot fault ([`condition_moves`]), charged as run on every lane. The cost model
+//! counts the chain's `select`s, compares and moved conditions against what the hoist
+//! saves; the hoist is worked out with renaming and without, and the more profitable
+//! is made.
 
 mod chains;
 
