@@ -19,6 +19,8 @@ fn converge_is_listed_with_its_settings() {
         "converge_split",
         "converge_split_cost",
         "converge_flatten",
+        "converge_unify",
+        "converge_joint_renaming",
     ] {
         assert!(
             settings.lines().any(|l| l.starts_with(name)),
