@@ -274,6 +274,20 @@ mod tests {
     }
 
     #[test]
+    fn ready_names_are_the_numbered_names() {
+        let prefixes = ["%r", "%trd"];
+        let ready: &'static ReadyNames = Box::leak(Box::new(ReadyNames::new(&prefixes, 70)));
+        for (p, prefix) in prefixes.iter().enumerate() {
+            for n in 0..70 {
+                let name = ready.get(p, n).expect("a ready name");
+                assert_eq!(name.as_str(), Name::numbered(prefix, n).as_str());
+            }
+            assert!(ready.get(p, 70).is_none());
+        }
+        assert!(ready.get(2, 0).is_none());
+    }
+
+    #[test]
     fn short_names_stay_inline_and_long_ones_move_to_the_heap() {
         let r = name!("%rd{}", 12);
         assert!(matches!(r, Name::Inline { .. }));
