@@ -162,6 +162,12 @@ impl DataFlowGraph {
         self.blocks[block].origin = origin;
     }
 
+    /// Makes room for `additional` more parameters of `block`, so that appending a known
+    /// number of them allocates the block's list once.
+    pub fn reserve_block_params(&mut self, block: Block, additional: usize) {
+        self.blocks[block].params.reserve_exact(additional);
+    }
+
     /// Appends a parameter of type `ty` to `block`.
     pub fn append_block_param(&mut self, block: Block, ty: Type) -> Value {
         let n = self.blocks[block].params.len() as u32;

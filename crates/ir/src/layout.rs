@@ -166,6 +166,29 @@ impl Layout {
         self.insts[block].last().copied()
     }
 
+    /// Makes room for blocks numbered below `blocks` and instructions numbered below
+    /// `insts`, so that a function built entity by entity (the parser's) does not grow
+    /// the per-entity tables one step at a time.
+    pub fn reserve(&mut self, blocks: usize, insts: usize) {
+        self.blocks
+            .reserve(blocks.saturating_sub(self.blocks.len()));
+        if self.inserted.as_values_slice().len() < blocks {
+            self.inserted.resize(blocks);
+        }
+        if self.insts.as_values_slice().len() < blocks {
+            self.insts.resize(blocks);
+        }
+        if self.inst_block.as_values_slice().len() < insts {
+            self.inst_block.resize(insts);
+        }
+    }
+
+    /// Makes room for `additional` more instructions in `block`, so that appending a
+    /// block's known number of instructions allocates its list once.
+    pub fn reserve_block_insts(&mut self, block: Block, additional: usize) {
+        self.insts[block].reserve_exact(additional);
+    }
+
     /// Appends `inst` at the end of `block`.
     pub fn append_inst(&mut self, inst: Inst, block: Block) {
         debug_assert!(self.inst_block[inst].is_none(), "{inst} is already placed");

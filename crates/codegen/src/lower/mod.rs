@@ -187,8 +187,11 @@ impl<'f> Lower<'f> {
         let func = self.func;
         let entry = self.ir_block;
 
-        // Machine blocks for the reachable blocks, parameters as registers.
+        // Machine blocks for the reachable blocks, parameters as registers. Each block's
+        // lists are sized from its IR block (most IR instructions lower to one machine
+        // instruction), so that they are not grown push by push.
         let first = self.block;
+        self.block_map.resize(func.dfg.num_blocks());
         for &b in func.layout.blocks() {
             if !domtree.is_reachable(b) {
                 continue;
@@ -199,12 +202,18 @@ impl<'f> Lower<'f> {
                 self.mir.new_block(Some(b))
             };
             self.block_map[b] = Some(mb);
+            self.mir.blocks[mb]
+                .insts
+                .reserve_exact(func.layout.block_insts(b).len());
             // A block an IR pass made for control flow only may go after allocation
             // when it is left a lone jump (`machine_passes::cleanup`).
             if func.dfg.block_origin(b) == BlockOrigin::Pass {
                 self.mir.blocks[mb].kind = BlockKind::PassMade;
             }
             if b != entry {
+                self.mir.blocks[mb]
+                    .params
+                    .reserve_exact(func.dfg.block_params(b).len());
                 for &p in func.dfg.block_params(b) {
                     let r = self.mir.new_vreg(RegClass::of_type(func.dfg.value_type(p)));
                     self.value_regs[p.index()] = Some(r);

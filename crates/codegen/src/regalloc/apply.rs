@@ -77,12 +77,20 @@ pub(super) fn apply(
     out: &ra::Output,
 ) -> Result<Counts, String> {
     let mut counts = Counts::default();
+    // One list of pending moves, and one spare instruction list that each block's old
+    // list becomes after it is rewritten: a block's instructions are read from its old
+    // list and written into the spare one, so the lists are allocated a few times in all
+    // rather than twice per block.
+    let mut pending = Vec::new();
+    let mut spare: Vec<MInst> = Vec::new();
     for (i, &block) in adapter.order.iter().enumerate() {
         let data = &mut f.blocks[block];
         data.params.clear();
-        let mut old = std::mem::take(&mut data.insts).into_iter();
-        let mut insts = Vec::with_capacity(old.len());
-        let mut pending = Vec::new();
+        let mut insts = std::mem::take(&mut spare);
+        insts.clear();
+        insts.reserve(data.insts.len());
+        let mut old = data.insts.drain(..);
+        pending.clear();
         for item in out.block_insts_and_edits(adapter, ra::Block::new(i)) {
             match item {
                 ra::InstOrEdit::Edit(ra::Edit::Move { from, to }) => {
@@ -117,7 +125,8 @@ pub(super) fn apply(
         if !pending.is_empty() || old.next().is_some() {
             return Err(format!("{block}: allocation does not match the block"));
         }
-        f.blocks[block].insts = insts;
+        drop(old);
+        spare = std::mem::replace(&mut data.insts, insts);
     }
     f.spill_slots =
         u32::try_from(out.num_spillslots).map_err(|_| "too many spill slots".to_string())?;

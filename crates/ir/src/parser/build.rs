@@ -339,8 +339,18 @@ pub(crate) fn build(k: RawKernel<'_>) -> Result<Function, ParseError> {
     let mut func = Function::with_name_signature(k.name, k.signature);
     func.shared_vars = k.shared_vars;
     func.local_vars = k.local_vars;
+    // Every table is sized once, from the counts the text gives: filled entity by
+    // entity, each would grow (and be copied) one doubling at a time, and every block's
+    // parameter and instruction lists several times over.
+    func.dfg.reserve(insts.len(), num_values);
+    func.layout.reserve(num_blocks, insts.len());
     for _ in 0..num_blocks {
         func.dfg.make_block();
+    }
+    for (bi, b) in k.blocks.iter().enumerate() {
+        if let (false, Some(&block)) = (b.params.is_empty(), block_of.get(bi)) {
+            func.dfg.reserve_block_params(block, b.params.len());
+        }
     }
     let mut by_number: Vec<Option<u32>> = vec![None; num_values];
     for (d, &number) in value_of.iter().enumerate() {
@@ -387,6 +397,7 @@ pub(crate) fn build(k: RawKernel<'_>) -> Result<Function, ParseError> {
             continue;
         };
         func.layout.append_block(block);
+        func.layout.reserve_block_insts(block, b.insts.len());
         func.block_srclocs[block] = b.loc;
         for ii in b.insts.clone() {
             let inst = match created.get(ii).copied().flatten() {

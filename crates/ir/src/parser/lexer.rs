@@ -127,6 +127,23 @@ fn is_word_char(b: u8) -> bool {
     WORD_CHAR[b as usize]
 }
 
+/// The error for a `%` not followed by a name. Errors are built out of line: the lexer
+/// runs once per token, and its fast path stays smaller without them.
+#[cold]
+#[inline(never)]
+fn no_kernel_name(loc: SourceLoc) -> ParseError {
+    ParseError::new(loc, "expected a kernel name after `%`, such as `%main`")
+}
+
+/// The error for a character no token starts with; `rest` is the text from it on.
+#[cold]
+#[inline(never)]
+fn unexpected_character(rest: Option<&str>, loc: SourceLoc) -> ParseError {
+    let c = rest.and_then(|s| s.chars().next());
+    let shown = c.map_or_else(|| "?".to_string(), |c| c.escape_debug().to_string());
+    ParseError::new(loc, format!("unexpected character `{shown}`"))
+}
+
 impl<'a> Lexer<'a> {
     /// A lexer at the start of `src`.
     pub fn new(src: &'a str) -> Self {
@@ -218,10 +235,7 @@ impl<'a> Lexer<'a> {
                 // Kernel names may also hold dots (`%lib.saxpy`).
                 self.pos = self.scan(start + 1, |b| is_word_char(b) || b == b'.');
                 if self.pos == start + 1 {
-                    return Err(ParseError::new(
-                        loc,
-                        "expected a kernel name after `%`, such as `%main`",
-                    ));
+                    return Err(no_kernel_name(loc));
                 }
                 return Ok(self.token(TokenKind::KernelName, start, loc));
             }
@@ -233,14 +247,7 @@ impl<'a> Lexer<'a> {
                 self.lex_number(start);
                 return Ok(self.token(TokenKind::Number, start, loc));
             }
-            _ => {
-                let c = self.src.get(start..).and_then(|s| s.chars().next());
-                let shown = c.map_or_else(|| "?".to_string(), |c| c.escape_debug().to_string());
-                return Err(ParseError::new(
-                    loc,
-                    format!("unexpected character `{shown}`"),
-                ));
-            }
+            _ => return Err(unexpected_character(self.src.get(start..), loc)),
         };
         self.pos = start + 1;
         Ok(self.token(kind, start, loc))

@@ -12,10 +12,11 @@
 //! emitted; the module documentation of [`super`] describes the kernel's frame.
 
 use core::fmt::Write;
+use std::sync::OnceLock;
 
 use warplift_ir::{AddrSpace, AtomicRmwOp, Dim, FloatCC, IntCC, Type};
 
-use super::name::{name, push_u32, Name};
+use super::name::{name, push_u32, Name, ReadyNames};
 use super::{is_ptx_identifier, PtxError, PtxOptions};
 use crate::mir::{
     Address, BinOp, Cond, CvtOp, Guard, MBlock, MInst, MInstKind, MType, MirFunction, Operand, Reg,
@@ -34,6 +35,17 @@ const REG_PREFIX: [&str; 3] = ["%r", "%rd", "%p"];
 
 /// Register names of the emitter's temporaries, by class.
 const TEMP_PREFIX: [&str; 3] = ["%tr", "%trd", "%tp"];
+
+/// The names of the first registers and temporaries of each class, made once per
+/// process: registers in the prefixes `0..3` (by class), temporaries in `3..6`. Register
+/// allocation gives at most 64 registers of a class, and the reserved ones follow them.
+fn ready_names() -> &'static ReadyNames {
+    static NAMES: OnceLock<ReadyNames> = OnceLock::new();
+    NAMES.get_or_init(|| {
+        let prefixes = [REG_PREFIX, TEMP_PREFIX].concat();
+        ReadyNames::new(&prefixes, 80)
+    })
+}
 
 /// How a sub-word integer source must be widened before a 32-bit PTX instruction reads it.
 #[derive(Copy, Clone, PartialEq, Eq)]
@@ -331,7 +343,9 @@ impl<'a> Emitter<'a> {
         let n = self.temps[c];
         self.temps[c] += 1;
         self.num_temps[c] = self.num_temps[c].max(n + 1);
-        Name::numbered(TEMP_PREFIX[c], n)
+        ready_names()
+            .get(3 + c, n)
+            .unwrap_or_else(|| Name::numbered(TEMP_PREFIX[c], n))
     }
 
     /// The PTX name of physical register `reg`, which must be of class `class`.
@@ -348,13 +362,15 @@ impl<'a> Emitter<'a> {
         }
         let c = class.index();
         self.num_regs[c] = self.num_regs[c].max(reg.index() + 1);
-        Ok(Name::numbered(REG_PREFIX[c], reg.index()))
+        Ok(ready_names()
+            .get(c, reg.index())
+            .unwrap_or_else(|| Name::numbered(REG_PREFIX[c], reg.index())))
     }
 
     /// The guard prefix of `inst`: `""`, `"@%p1 "` or `"@!%p1 "`.
     fn guard(&mut self, guard: Option<Guard>) -> Result<Name> {
         match guard {
-            None => Ok(Name::from("")),
+            None => Ok(Name::Static("")),
             Some(g) => {
                 let p = self.reg(g.pred, RegClass::Pred)?;
                 let n = if g.negated { "!" } else { "" };

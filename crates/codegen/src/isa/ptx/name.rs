@@ -22,6 +22,8 @@ pub(super) enum Name {
     Inline { len: u8, buf: [u8; INLINE] },
     /// Text that did not fit.
     Heap(String),
+    /// Text made once for the whole process (see [`ReadyNames`]).
+    Static(&'static str),
 }
 
 impl Name {
@@ -117,7 +119,57 @@ impl Name {
             // keeps this total without `unsafe`.
             Name::Inline { len, buf } => core::str::from_utf8(&buf[..*len as usize]).unwrap_or(""),
             Name::Heap(s) => s,
+            Name::Static(s) => s,
         }
+    }
+}
+
+/// `prefix` followed by the decimal digits of each number below a bound, for a few
+/// prefixes, all written once into one string for the whole process.
+///
+/// Register and temporary names are most of the operands the emitter writes; a name
+/// taken from here is a reference, where one built anew is formatted and then checked
+/// as UTF-8 every time it is read.
+pub(super) struct ReadyNames {
+    text: String,
+    /// `ends[p * count + n]` is where the name of number `n` with the `p`-th prefix ends
+    /// in `text`; it starts where the one before it ends.
+    ends: Vec<usize>,
+    count: usize,
+}
+
+impl ReadyNames {
+    /// The names of `0..count` with each of `prefixes`.
+    pub(super) fn new(prefixes: &[&str], count: u32) -> ReadyNames {
+        let mut text = String::new();
+        let mut ends = Vec::with_capacity(prefixes.len() * count as usize);
+        for prefix in prefixes {
+            for n in 0..count {
+                text.push_str(prefix);
+                push_u32(&mut text, n);
+                ends.push(text.len());
+            }
+        }
+        ReadyNames {
+            text,
+            ends,
+            count: count as usize,
+        }
+    }
+
+    /// The name of number `n` with the `prefix`-th prefix, if it is one made ready.
+    pub(super) fn get(&'static self, prefix: usize, n: u32) -> Option<Name> {
+        let n = n as usize;
+        if n >= self.count {
+            return None;
+        }
+        let i = prefix * self.count + n;
+        let end = *self.ends.get(i)?;
+        let start = match i {
+            0 => 0,
+            _ => *self.ends.get(i - 1)?,
+        };
+        self.text.get(start..end).map(Name::Static)
     }
 }
 
@@ -219,6 +271,20 @@ mod tests {
 
     fn long_prefix_of(n: usize) -> String {
         "q".repeat(n)
+    }
+
+    #[test]
+    fn ready_names_are_the_numbered_names() {
+        let prefixes = ["%r", "%trd"];
+        let ready: &'static ReadyNames = Box::leak(Box::new(ReadyNames::new(&prefixes, 70)));
+        for (p, prefix) in prefixes.iter().enumerate() {
+            for n in 0..70 {
+                let name = ready.get(p, n).expect("a ready name");
+                assert_eq!(name.as_str(), Name::numbered(prefix, n).as_str());
+            }
+            assert!(ready.get(p, 70).is_none());
+        }
+        assert!(ready.get(2, 0).is_none());
     }
 
     #[test]
