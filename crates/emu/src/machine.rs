@@ -672,13 +672,14 @@ impl<'a, 'm: 'a> Machine<'a, 'm> {
                         sm.queue.drain(now);
                         let last = sm.last;
                         let chosen = if sm.ready[last] <= now {
+                            if sm.fresh {
+                                sm.tie_start = last;
+                            }
                             Some(last)
                         } else {
+                            sm.tie_start = last;
                             sm.queue.oldest()
                         };
-                        if sm.fresh || chosen != Some(last) {
-                            sm.tie_start = last;
-                        }
                         sm.fresh = false;
                         (chosen, None)
                     } else {

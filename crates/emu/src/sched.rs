@@ -83,6 +83,25 @@ impl ReadyQueue {
     #[inline]
     pub(crate) fn set(&mut self, slot: usize, cycle: u64) {
         let r = self.rank[slot] as usize;
+        if self.words == 1 {
+            // Up to 64 warps (the usual SM): one word per bucket, and the ready set one
+            // word too.
+            let bit = 1u64 << (r % 64);
+            let ready = &mut self.ready[0];
+            if cycle < self.next {
+                *ready |= bit;
+                return;
+            }
+            *ready &= !bit;
+            if cycle - self.next < self.horizon {
+                let b = (cycle & (self.horizon - 1)) as usize;
+                self.wheel[b] |= bit;
+                self.occupied[b / 64] |= 1 << (b % 64);
+            } else if cycle != u64::MAX {
+                self.far.push((cycle, slot as u32));
+            }
+            return;
+        }
         self.ready[r / 64] &= !(1u64 << (r % 64));
         if cycle != u64::MAX {
             self.push(slot, cycle);
