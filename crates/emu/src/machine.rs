@@ -195,21 +195,20 @@ struct Sm {
     ready: Vec<u64>,
     /// Per warp slot, `Warp::reason`.
     why: Vec<StallReason>,
-    /// The slots of the warps not done, oldest warp first (greedy-then-oldest's order): a
-    /// placed block's warps are the youngest, so placing appends its slots; a warp that
-    /// is done leaves, so that the scan does not wade through the finished warps that
-    /// greedy-then-oldest leaves at the front.
-    by_age: Vec<u32>,
-    /// `ready` as greedy-then-oldest asks for it when a short scan of `by_age` does not
-    /// settle the choice: the ready warps in age order, the others by cycle (kept only
-    /// under that policy).
+    /// `ready` as greedy-then-oldest asks for it: the ready warps in age order, the
+    /// others by cycle, filed anew whenever a warp's cycle changes (kept only under that
+    /// policy).
     queue: ReadyQueue,
-    /// Whether `queue` is kept.
+    /// Whether `queue` is kept (the policy is greedy-then-oldest).
     queued: bool,
-    /// Whether greedy-then-oldest goes to `queue` without the short scan: the last
-    /// choice found at most one warp ready, so a scan would likely not settle this one
-    /// either. Both ways choose alike; this only saves the scan where it is wasted.
-    skip_scan: bool,
+    /// Greedy-then-oldest's start of the slot order that breaks ties between the warps
+    /// due at the same cycle for the stall reason: the last warp when the SM chose anew,
+    /// kept while the SM goes on with its last warp and no other warp changes (`fresh`
+    /// false), as the reason of the others is the same then.
+    tie_start: usize,
+    /// Whether the SM chooses anew at its next issue (something besides its last warp
+    /// changed), rather than going on with its last warp if ready.
+    fresh: bool,
     ctas: Vec<Cta>,
     /// The warp that issued last.
     last: usize,
@@ -221,8 +220,6 @@ struct Sm {
     next_ready: u64,
     /// Warps resident and not done.
     live_warps: u64,
-    /// The last scan, while only the warp it chose has changed since.
-    cache: Option<Scan>,
 }
 
 impl Sm {
@@ -237,7 +234,7 @@ impl Sm {
         };
         self.why[w] = warp.reason;
         if self.queued {
-            self.queue.touch(w);
+            self.queue.set(w, self.ready[w]);
         }
     }
 
@@ -513,10 +510,10 @@ impl<'a, 'm: 'a> Machine<'a, 'm> {
             sms.push(Sm {
                 ready: vec![u64::MAX; nwarps],
                 why: vec![StallReason::Idle; nwarps],
-                by_age: Vec::with_capacity(nwarps),
                 queue: ReadyQueue::new(nwarps, span),
                 queued: config.scheduler == SchedulerPolicy::Gto,
-                skip_scan: false,
+                tie_start: 0,
+                fresh: true,
                 warps: (0..nwarps).map(|_| Warp::new(&ctx)).collect(),
                 ctas: (0..slots)
                     .map(|_| Cta {
@@ -534,7 +531,6 @@ impl<'a, 'm: 'a> Machine<'a, 'm> {
                 reason: StallReason::Idle,
                 next_ready: u64::MAX,
                 live_warps: 0,
-                cache: None,
             });
         }
         let stats = Stats {
@@ -592,7 +588,7 @@ impl<'a, 'm: 'a> Machine<'a, 'm> {
         ];
         let wpb = self.warps_per_block;
         let sm = &mut self.sms[s];
-        sm.cache = None;
+        sm.fresh = true;
         let cta = &mut sm.ctas[slot];
         cta.linear = linear;
         cta.id = id;
@@ -619,8 +615,6 @@ impl<'a, 'm: 'a> Machine<'a, 'm> {
         }
         // The block's warps are now the youngest.
         let range = (slot * wpb) as u32..((slot + 1) * wpb) as u32;
-        sm.by_age.retain(|w| !range.contains(w));
-        sm.by_age.extend(range.clone());
         if sm.queued {
             sm.queue.make_youngest(range, &sm.ready);
         }
@@ -672,21 +666,27 @@ impl<'a, 'm: 'a> Machine<'a, 'm> {
                     if sm.next_ready > now {
                         break 'visit;
                     }
-                    // Greedy-then-oldest keeps issuing from the last warp while it is
-                    // ready; the other warps have not changed since the last scan, so its
-                    // result about them still holds.
-                    let policy = self.ctx.config.scheduler;
-                    let scan = match sm.cache {
-                        Some(c) if policy == SchedulerPolicy::Gto && sm.ready[sm.last] <= now => {
-                            Scan {
-                                chosen: Some(sm.last),
-                                ..c
+                    // Greedy-then-oldest: the last warp while it is ready, else the
+                    // oldest ready one, from the queue; loose round-robin scans.
+                    let (chosen, scan) = if sm.queued {
+                        sm.queue.drain(now);
+                        let last = sm.last;
+                        let chosen = if sm.ready[last] <= now {
+                            if sm.fresh {
+                                sm.tie_start = last;
                             }
-                        }
-                        _ => pick(sm, now, policy),
+                            Some(last)
+                        } else {
+                            sm.tie_start = last;
+                            sm.queue.oldest()
+                        };
+                        sm.fresh = false;
+                        (chosen, None)
+                    } else {
+                        let scan = pick_lrr(sm, now);
+                        (scan.chosen, Some(scan))
                     };
-                    sm.cache = None;
-                    let Some(w) = scan.chosen else {
+                    let Some(w) = chosen else {
                         self.refresh(s);
                         break 'visit;
                     };
@@ -697,13 +697,13 @@ impl<'a, 'm: 'a> Machine<'a, 'm> {
                     if others_changed {
                         self.refresh(s);
                     } else {
-                        sm.cache = Some(scan);
-                        // Only the issuing warp changed: combine it with the scan.
-                        let (mut next, mut reason) = (scan.next_other, scan.reason_other);
-                        if sm.ready[w] < next {
-                            next = sm.ready[w];
-                            reason = sm.why[w];
-                        }
+                        // Only the issuing warp changed.
+                        let (next, mut reason) = match scan {
+                            // Combined with the scan of the others.
+                            Some(scan) if sm.ready[w] < scan.next_other => (sm.ready[w], sm.why[w]),
+                            Some(scan) => (scan.next_other, scan.reason_other),
+                            None => queued_next(sm, now, w),
+                        };
                         if next == u64::MAX {
                             reason = if sm.any_waiting() {
                                 StallReason::Barrier
@@ -813,7 +813,7 @@ impl<'a, 'm: 'a> Machine<'a, 'm> {
     /// Recomputes SM `s`'s next ready cycle and stall reason.
     fn refresh(&mut self, s: usize) {
         let sm = &mut self.sms[s];
-        sm.cache = None;
+        sm.fresh = true;
         let mut next = u64::MAX;
         let mut reason = StallReason::Idle;
         for (&r, &why) in sm.ready.iter().zip(&sm.why) {
@@ -890,9 +890,6 @@ impl<'a, 'm: 'a> Machine<'a, 'm> {
                 cta.exited_threads += n;
                 if warp.state == WarpState::Done {
                     self.budget = self.budget.max(warp.issued.saturating_mul(RUNAWAY_FACTOR));
-                    if let Some(i) = sm.by_age.iter().position(|&x| x as usize == w) {
-                        sm.by_age.remove(i);
-                    }
                     sm.live_warps -= 1;
                     self.resident -= 1;
                     cta.live_warps -= 1;
@@ -1002,10 +999,6 @@ impl<'a, 'm: 'a> Machine<'a, 'm> {
     }
 }
 
-/// How many of the oldest warps greedy-then-oldest visits before it turns to the
-/// [`ReadyQueue`].
-const SHORT_SCAN: usize = 8;
-
 /// What one scan of an SM's warps found.
 #[derive(Copy, Clone)]
 struct Scan {
@@ -1021,21 +1014,14 @@ struct Scan {
     reason_other: StallReason,
 }
 
-/// Picks the warp to issue on `sm` at `now`, and in the same pass finds when the others
-/// can issue, so that one scan per issue suffices.
-///
-/// LRR visits the warps from the one after the last and keeps the first ready one; GTO
-/// keeps the last warp if ready, else the oldest ready one. The scan stops at the second
-/// ready warp: the SM will issue again in the next cycle, so the other warps' ready
-/// cycles and reasons cannot matter. Only when no other warp is ready are they all
-/// needed, for the earliest ready cycle and its reason, ties going to the first warp in
-/// slot order from the scan's start (the last warp for GTO, the one after it for LRR):
-/// LRR visits every warp; GTO visits at most [`SHORT_SCAN`] of the oldest and otherwise
-/// asks the SM's [`ReadyQueue`], visiting no warp.
-fn pick(sm: &mut Sm, now: u64, policy: SchedulerPolicy) -> Scan {
-    if policy == SchedulerPolicy::Gto {
-        return pick_gto(sm, now, sm.last);
-    }
+/// Loose round-robin's choice on `sm` at `now`: it visits the warps from the one after
+/// the last and keeps the first ready one, and in the same pass finds when the others
+/// can issue, so that one scan per issue suffices. The scan stops at the second ready
+/// warp: the SM will issue again in the next cycle, so the other warps' ready cycles and
+/// reasons cannot matter. Only when no other warp is ready are they all needed, for the
+/// earliest ready cycle and its reason, ties going to the first warp in slot order from
+/// the scan's start.
+fn pick_lrr(sm: &Sm, now: u64) -> Scan {
     let n = sm.ready.len();
     let start = (sm.last + 1) % n;
     let mut chosen = None;
@@ -1075,98 +1061,23 @@ fn pick(sm: &mut Sm, now: u64, policy: SchedulerPolicy) -> Scan {
     }
 }
 
-/// Greedy-then-oldest's [`pick`], `start` being the last warp: it, if ready, else the
-/// oldest ready warp. The oldest [`SHORT_SCAN`] warps are visited for ready ones only,
-/// which settles the choice when two are found (the usual case with many warps ready);
-/// otherwise, with more warps than that, the [`ReadyQueue`] decides, and with fewer, a
-/// second visit finds the earliest of the others, as [`pick`] does.
+/// Greedy-then-oldest's next ready cycle and stall reason for `sm` after warp `w`
+/// issued at `now`, from the SM's [`ReadyQueue`]: with a warp still ready, the SM issues
+/// again in the next cycle; otherwise at the earliest pending cycle, stalling until then
+/// for the reason of the warp due then, ties going to the first other than `w` in slot
+/// order from `Sm::tie_start` (`w` had been ready, so it ranked after the others).
 #[inline]
-fn pick_gto(sm: &mut Sm, now: u64, start: usize) -> Scan {
-    let mut chosen = (sm.ready[start] <= now).then_some(start);
-    if sm.skip_scan {
-        return pick_queued(sm, now, start, chosen);
-    }
-    let oldest = &sm.by_age[..sm.by_age.len().min(SHORT_SCAN)];
-    for &w in oldest {
-        let w = w as usize;
-        if w != start && sm.ready[w] <= now {
-            if chosen.is_some() {
-                // The SM issues again in the next cycle: the others do not matter.
-                return Scan {
-                    chosen,
-                    next_other: sm.ready[w],
-                    reason_other: sm.why[w],
-                };
-            }
-            chosen = Some(w);
-        }
-    }
-    if sm.by_age.len() > SHORT_SCAN {
-        return pick_queued(sm, now, start, chosen);
-    }
-    // Every warp visited, at most one ready: the earliest of the others, ties to the
-    // first in slot order from `start`.
-    let n = sm.ready.len();
-    let pos = |w: usize| if w >= start { w - start } else { w + n - start };
-    let mut pending = (u64::MAX, 0usize);
-    for &w in oldest {
-        let w = w as usize;
-        let r = sm.ready[w];
-        if Some(w) != chosen
-            && r != u64::MAX
-            && (r < pending.0 || (r == pending.0 && pos(w) < pos(pending.1)))
-        {
-            pending = (r, w);
-        }
-    }
-    Scan {
-        chosen,
-        next_other: pending.0,
-        reason_other: if pending.0 == u64::MAX {
-            StallReason::Idle
-        } else {
-            sm.why[pending.1]
-        },
-    }
-}
-
-/// Greedy-then-oldest's choice from the SM's [`ReadyQueue`], when the short scan of
-/// [`pick`] found at most `chosen` (the last warp, or the oldest ready one) ready.
-fn pick_queued(sm: &mut Sm, now: u64, start: usize, chosen: Option<usize>) -> Scan {
+fn queued_next(sm: &mut Sm, now: u64, w: usize) -> (u64, StallReason) {
     let q = &mut sm.queue;
-    q.update(now, &sm.ready);
-    let Some(c) = chosen.or_else(|| q.oldest()) else {
-        sm.skip_scan = true;
-        return Scan {
-            chosen: None,
-            next_other: u64::MAX,
-            reason_other: StallReason::Idle,
-        };
-    };
-    let chosen = Some(c);
-    let others = q.others_ready(c);
-    // With other warps ready, the next short scan likely settles.
-    sm.skip_scan = !others;
-    if others {
-        return Scan {
-            chosen,
-            next_other: now,
-            // Unused: the SM issues again in the next cycle.
-            reason_other: StallReason::Dependency,
-        };
+    if q.any_ready() {
+        // Unused: the SM issues again in the next cycle.
+        return (now, StallReason::Dependency);
     }
     match q.earliest() {
-        None => Scan {
-            chosen,
-            next_other: u64::MAX,
-            reason_other: StallReason::Idle,
-        },
-        // No other warp is ready: the stall reason is that of the earliest one.
-        Some(m) => Scan {
-            chosen,
-            next_other: m,
-            reason_other: sm.why[q.first_at(m, start)],
-        },
+        None => (u64::MAX, StallReason::Idle),
+        // A warp due in the next cycle issues then, so no cycle is charged to a reason.
+        Some(m) if m == now + 1 => (m, StallReason::Dependency),
+        Some(m) => (m, sm.why[q.first_at(m, sm.tie_start, w)]),
     }
 }
 

@@ -705,22 +705,11 @@ impl Warp {
         let bases = &self.r64[r..r + w];
         let a0 = bases[0];
         let step = u64::from(size);
-        // Each lane's difference from its expected address, as bits: no branch and no
-        // 64-bit comparison in the loop, and four independent lanes per step, so that it
-        // becomes vector instructions.
-        let mut expect: [u64; 4] = std::array::from_fn(|i| a0.wrapping_add(i as u64 * step));
-        let mut diff = [0u64; 4];
-        let mut groups = bases.chunks_exact(4);
-        for g in &mut groups {
-            for i in 0..4 {
-                diff[i] |= g[i] ^ expect[i];
-                expect[i] = expect[i].wrapping_add(4 * step);
-            }
-        }
-        for (i, &a) in groups.remainder().iter().enumerate() {
-            diff[i] |= a ^ expect[i];
-        }
-        let consecutive = diff == [0; 4];
+        let consecutive = if size == 4 {
+            run_diff::<4>(bases, a0) == 0
+        } else {
+            run_diff::<8>(bases, a0) == 0
+        };
         let bytes = w as u64 * step;
         // The lanes' base addresses do not wrap around, so each lane's address is exactly
         // `first + l * size`, as the lane-by-lane path computes it.
@@ -1486,6 +1475,20 @@ impl Warp {
             store_le(bytes, off, size, new);
         }
         old
+    }
+}
+
+/// The OR over the lanes of `bases[l] ^ (a0 + l * S)` (wrapping): zero exactly when every
+/// lane `l` holds `a0 + l * S`, the run of `S`-byte words from `a0`. Bits rather than
+/// comparisons, with no branch in the loop and the size a constant of it, so that it
+/// becomes vector instructions; the usual width gets its own copy, of a constant trip
+/// count.
+#[inline(always)]
+fn run_diff<const S: u64>(bases: &[u64], a0: u64) -> u64 {
+    let diff = |d: u64, (l, &a): (usize, &u64)| d | (a ^ a0.wrapping_add(l as u64 * S));
+    match <&[u64; 32]>::try_from(bases) {
+        Ok(lanes) => lanes.iter().enumerate().fold(0, diff),
+        Err(_) => bases.iter().enumerate().fold(0, diff),
     }
 }
 
