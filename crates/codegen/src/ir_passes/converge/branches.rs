@@ -129,9 +129,8 @@ fn proven_map(func: &Function) -> Option<Vec<bool>> {
         // Depth first through the operands: a value is divergent when its instruction is
         // a source or any operand is divergent; a block parameter proves nothing.
         let state_of = |state: &[State], v: Value| state.get(v.as_u32() as usize).copied();
-        if state_of(&state, cond).is_none() {
-            return None;
-        }
+        // A condition that is no value of the kernel is the analysis's to judge.
+        state_of(&state, cond)?;
         stack.clear();
         stack.push(cond);
         while let Some(&v) = stack.last() {
