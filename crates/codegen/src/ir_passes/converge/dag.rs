@@ -9,7 +9,7 @@
 //! node's children come before it in [`Arm::insts`] — the order the matching table is
 //! filled in, bottom-up, without recursion.
 
-use warplift_ir::{Block, Function, Inst, InstructionData, Value, ValueDef};
+use warplift_ir::{Block, Function, Inst, InstructionData, Opcode, Value, ValueDef};
 
 /// One arm: a block and its non-terminator instructions.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -25,6 +25,9 @@ pub struct Arm {
     sorted: Vec<(Inst, u32)>,
     /// Each node's operator and edges, found once when the arm is made.
     nodes: Vec<Node>,
+    /// Does a node write memory (a store, an atomic) or wait at a barrier? Without one a
+    /// load has no memory dependence in the arm.
+    writes: bool,
 }
 
 /// What the matching asks of a node, read off its instruction once.
@@ -35,6 +38,39 @@ struct Node {
     /// The DAG's edges: where each of its value operands (at most three) is defined, as
     /// [`Arm::def`] reads it.
     defs: [u32; 3],
+    /// What kind of instruction it is ([`kind`]), read off its opcode once: the matching
+    /// asks it of every node of both arms.
+    kind: u8,
+}
+
+/// The kinds of node the matching and the legality checks tell apart.
+mod kind {
+    /// A load.
+    pub const LOAD: u8 = 1;
+    /// An instruction without side effects that has a result (free to move as far as
+    /// the instruction itself goes).
+    pub const PURE: u8 = 2;
+    /// A store, an atomic or a barrier: it orders the arm's memory accesses.
+    pub const WRITES: u8 = 4;
+}
+
+/// The [`kind`] of an instruction.
+fn kind_of(data: &InstructionData) -> u8 {
+    let op = data.opcode();
+    let mut k = 0;
+    if op == Opcode::Load {
+        k |= kind::LOAD;
+    }
+    if !op.has_side_effects() && op.has_result() {
+        k |= kind::PURE;
+    }
+    if matches!(
+        op,
+        Opcode::Store | Opcode::AtomicRmw | Opcode::AtomicCas | Opcode::Barrier
+    ) {
+        k |= kind::WRITES;
+    }
+    k
 }
 
 /// An operand defined outside the arm (before the branch, or a parameter of another
@@ -63,6 +99,15 @@ impl Def {
 impl Arm {
     /// The arm of `block`.
     pub fn new(func: &Function, block: Block) -> Arm {
+        Arm::new_reusing(func, block, None)
+    }
+
+    /// [`Arm::new`], in the storage of `spare`, an arm the caller is done with (the pass
+    /// makes two arms per divergent branch: reusing the vectors of the last branch's
+    /// spares an allocation and a free per vector).
+    pub fn new_reusing(func: &Function, block: Block, spare: Option<Arm>) -> Arm {
+        let (mut insts, mut nodes) =
+            spare.map_or_else(|| (Vec::new(), Vec::new()), |s| (s.insts, s.nodes));
         let all = func.layout.block_insts(block);
         // Only a block's last instruction is a terminator.
         let body = match all.last() {
@@ -72,14 +117,17 @@ impl Arm {
         debug_assert!(body
             .iter()
             .all(|&i| !func.dfg.insts[i].opcode().is_terminator()));
-        let insts = body.to_vec();
+        insts.clear();
+        insts.extend_from_slice(body);
+        nodes.clear();
+        nodes.reserve(insts.len());
         let mut arm = Arm {
             block,
             sorted: sorted_index(&insts),
             insts,
             nodes: Vec::new(),
+            writes: false,
         };
-        let mut nodes = Vec::with_capacity(arm.insts.len());
         for &inst in &arm.insts {
             let mut defs = [OUTSIDE; 3];
             for (slot, &v) in defs.iter_mut().zip(func.dfg.insts[inst].args()) {
@@ -94,9 +142,12 @@ impl Arm {
                     ValueDef::Param(..) => OUTSIDE,
                 };
             }
+            let kind = kind_of(&func.dfg.insts[inst]);
+            arm.writes |= kind & kind::WRITES != 0;
             nodes.push(Node {
                 op: Operator::of(func, inst),
                 defs,
+                kind,
             });
         }
         arm.nodes = nodes;
@@ -147,7 +198,8 @@ impl Arm {
             && all[..kept] == self.insts[..]
             && func.dfg.insts[all[kept]].opcode().is_terminator();
         if !same {
-            return Arm::new(func, self.block);
+            let block = self.block;
+            return Arm::new_reusing(func, block, Some(self));
         }
         if !self.sorted.is_empty() {
             self.sorted = sorted_index(&self.insts);
@@ -162,6 +214,21 @@ impl Arm {
             .iter()
             .filter_map(|n| n.op)
             .any(|op| other.nodes.iter().any(|o| o.op == Some(op)))
+    }
+
+    /// Is node `node` a load?
+    pub fn is_load(&self, node: usize) -> bool {
+        self.nodes[node].kind & kind::LOAD != 0
+    }
+
+    /// Is node `node` free of side effects, with a result?
+    pub fn is_pure(&self, node: usize) -> bool {
+        self.nodes[node].kind & kind::PURE != 0
+    }
+
+    /// Does a node of the arm write memory or wait at a barrier (when the arm was made)?
+    pub fn writes_memory(&self) -> bool {
+        self.writes
     }
 
     /// The operator of node `node` (`None` for a branch).

@@ -37,6 +37,7 @@
 use super::cost::{benefit, MUL_LATENCY};
 use super::edges::Edges;
 use super::uses::Uses;
+use cranelift_entity::packed_option::ReservedValue;
 use warplift_ir::{Block, BlockCall, Function, Inst, InstructionData, Opcode};
 
 /// The most instructions a flattening runs on lanes that would not have run them.
@@ -58,8 +59,16 @@ pub struct Flattened {
 /// One side of the branch: its block when it has one of its own, and where it goes.
 struct Side {
     block: Option<Block>,
-    insts: Vec<Inst>,
+    /// Its instructions (a side of more is never flattened, so they fit in place).
+    insts: [Inst; MAX_SPECULATED],
+    len: usize,
     to: BlockCall,
+}
+
+impl Side {
+    fn insts(&self) -> &[Inst] {
+        &self.insts[..self.len]
+    }
 }
 
 /// Flattens the divergent branch ending `block` when its shape and the cost model allow.
@@ -79,7 +88,7 @@ pub fn flatten(
     if st.to.block != se.to.block || st.to.block == block || one_block {
         return None;
     }
-    let speculated = st.insts.len() + se.insts.len();
+    let speculated = st.len + se.len;
     let selects = st
         .to
         .args
@@ -94,7 +103,7 @@ pub fn flatten(
     }
     let mut done = Flattened::default();
     let at_term = |func: &Function| func.layout.block_insts(block).len() - 1;
-    for inst in st.insts.iter().chain(&se.insts) {
+    for inst in st.insts().iter().chain(se.insts()) {
         func.layout.remove_inst(*inst);
         let at = at_term(func);
         func.layout.insert_inst(*inst, block, at);
@@ -222,7 +231,8 @@ fn side(func: &Function, cfg: &Edges, branch: Block, dest: &BlockCall) -> Option
     if !own {
         return Some(Side {
             block: None,
-            insts: Vec::new(),
+            insts: [Inst::reserved_value(); MAX_SPECULATED],
+            len: 0,
             to: dest.clone(),
         });
     }
@@ -231,13 +241,20 @@ fn side(func: &Function, cfg: &Edges, branch: Block, dest: &BlockCall) -> Option
         return None;
     };
     let all = func.layout.block_insts(b);
-    let insts: Vec<Inst> = all[..all.len() - 1].to_vec();
-    insts
-        .iter()
+    let body = &all[..all.len() - 1];
+    // More than the flattening ever speculates: it declines the branch whatever the
+    // other side is.
+    if body.len() > MAX_SPECULATED {
+        return None;
+    }
+    let mut insts = [Inst::reserved_value(); MAX_SPECULATED];
+    insts[..body.len()].copy_from_slice(body);
+    body.iter()
         .all(|&i| speculable(&func.dfg.insts[i]))
         .then(|| Side {
             block: Some(b),
             insts,
+            len: body.len(),
             to: to.clone(),
         })
 }

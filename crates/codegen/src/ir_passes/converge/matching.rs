@@ -123,6 +123,8 @@ struct Choice {
     /// The arms' load dependences.
     loads_a: LoadDeps,
     loads_b: LoadDeps,
+    /// Each kept root's realized profit, in a round of dropping roots.
+    scores: Vec<i64>,
 }
 
 /// The DP table of two arms, for one direction.
@@ -456,13 +458,15 @@ impl<'f> Matcher<'f> {
             stack,
             loads_a,
             loads_b,
+            scores,
         } = &mut *choice;
         of_a.clear();
         of_a.resize(self.a.len(), NONE);
         of_b.clear();
         of_b.resize(self.b.len(), NONE);
         kept.clear();
-        let mut pairs: Vec<Pair> = Vec::new();
+        // Room for every node of the smaller arm (each is paired once at most).
+        let mut pairs: Vec<Pair> = Vec::with_capacity(self.a.len().min(self.b.len()));
         // A sink's roots are passed to the reconvergence point: merging them frees the
         // parameter that received them.
         let credit = match self.dir {
@@ -500,17 +504,16 @@ impl<'f> Matcher<'f> {
         }
         // Only a load can be hidden, and only behind a load that stays: without both the
         // roots keep their scores.
-        let load = |arm: &Arm, n: usize| self.func.dfg.insts[arm.insts[n]].opcode() == Opcode::Load;
-        let stays = |arm: &Arm, of: &[u32]| (0..arm.len()).any(|n| of[n] == NONE && load(arm, n));
-        let matched_load = pairs.iter().any(|p| load(self.a, p.a));
+        let stays = |arm: &Arm, of: &[u32]| (0..arm.len()).any(|n| of[n] == NONE && arm.is_load(n));
+        let matched_load = pairs.iter().any(|p| self.a.is_load(p.a));
         if !matched_load || !(stays(self.a, of_a) || stays(self.b, of_b)) {
             let profit = kept.iter().map(|r| r.0).sum();
             pairs.sort_by_key(|p| p.a);
             return Matching { pairs, profit };
         }
         // Each drop unmatches loads, which may hide others: repeat until stable.
-        loads_a.fill(self.func, self.a);
-        loads_b.fill(self.func, self.b);
+        loads_a.fill(self.a);
+        loads_b.fill(self.b);
         let (loads_a, loads_b) = (&*loads_a, &*loads_b);
         let realized = |of_a: &[u32], of_b: &[u32], &(score, from, to): &(i64, usize, usize)| {
             let lost: i64 = pairs[from..to]
@@ -525,7 +528,6 @@ impl<'f> Matcher<'f> {
         };
         let profit;
         // Each root's realized profit, worked out once per round.
-        let mut scores: Vec<i64> = Vec::with_capacity(kept.len());
         loop {
             scores.clear();
             scores.extend(kept.iter().map(|r| realized(of_a, of_b, r)));
@@ -539,12 +541,18 @@ impl<'f> Matcher<'f> {
                 of_b[p.b] = NONE;
             }
         }
-        let mut out: Vec<Pair> = kept
-            .iter()
-            .flat_map(|&(_, from, to)| pairs[from..to].iter().copied())
-            .collect();
-        out.sort_by_key(|p| p.a);
-        Matching { pairs: out, profit }
+        // The kept roots' pairs, moved down in place (the roots' ranges are in order and
+        // disjoint, so each pair moves to a slot at or before its own).
+        let mut w = 0;
+        for &(_, from, to) in kept.iter() {
+            for k in from..to {
+                pairs[w] = pairs[k];
+                w += 1;
+            }
+        }
+        pairs.truncate(w);
+        pairs.sort_by_key(|p| p.a);
+        Matching { pairs, profit }
     }
 
     /// Is the load `node` of `arm` one whose latency the arm hides anyway: another load of
@@ -641,24 +649,24 @@ struct LoadDeps {
 impl LoadDeps {
     /// Makes these the load dependences of `arm` (reusing the storage); none are recorded
     /// below two loads (a load can only be hidden behind another).
-    fn fill(&mut self, func: &Function, arm: &Arm) {
-        let is_load = |i: &warplift_ir::Inst| func.dfg.insts[*i].opcode() == Opcode::Load;
+    fn fill(&mut self, arm: &Arm) {
         self.loads.clear();
         self.index.clear();
         self.reads.clear();
         self.words = 0;
-        let count = arm.insts.iter().filter(|i| is_load(i)).count();
+        self.loads
+            .extend((0..arm.len() as u32).filter(|&n| arm.is_load(n as usize)));
+        let count = self.loads.len();
         if count < 2 {
-            self.loads
-                .extend((0..arm.len() as u32).filter(|&n| is_load(&arm.insts[n as usize])));
             return;
         }
+        self.loads.clear();
         let n = arm.len();
         let words = count.div_ceil(64);
         self.words = words;
         self.index.resize(n, NONE);
         self.reads.resize(n * words, 0);
-        for (node, inst) in arm.insts.iter().enumerate() {
+        for node in 0..n {
             for d in arm.operand_nodes(node) {
                 for w in 0..words {
                     self.reads[node * words + w] |= self.reads[d * words + w];
@@ -668,7 +676,7 @@ impl LoadDeps {
                     self.reads[node * words + k as usize / 64] |= 1 << (k % 64);
                 }
             }
-            if is_load(inst) {
+            if arm.is_load(node) {
                 self.index[node] = self.loads.len() as u32;
                 self.loads.push(node as u32);
             }

@@ -53,6 +53,9 @@ pub fn merge_chains(
 ) -> u64 {
     let entry = func.layout.entry_block();
     let mut made: SecondaryMap<Inst, bool> = SecondaryMap::new();
+    // Sized once: the jumps are the newest instructions, and growing the map to each in
+    // turn copied it every time it outgrew its room.
+    made.resize(func.dfg.num_insts());
     for &j in jumps {
         made[j] = true;
     }

@@ -19,8 +19,10 @@
 //!     jump block3(v6)                      jump block3(v10)
 //! ```
 //!
-//! Each divergent branch (by [`warplift_ir::divergence`]) is visited innermost first
-//! (post-order), as the paper's bottom-up walk of the program structure tree does:
+//! Each divergent branch (by [`warplift_ir::divergence`]; [`branches`] proves most
+//! kernels' branches divergent from their conditions without running the whole analysis)
+//! is visited innermost first (post-order), as the paper's bottom-up walk of the program
+//! structure tree does:
 //!
 //! 0. **Unify** ([`unify`], Listing 1.12): when the two sides are one code up to renamed
 //!    operands (a compare's condition code may be swapped, `x < y` being `y > x`), the
@@ -88,6 +90,7 @@
 //! Not done: the matching itself does not pair compares with swapped condition codes
 //! (only Unify does, when the whole sides are one code).
 
+pub mod branches;
 pub mod cost;
 pub mod dag;
 pub mod edges;
@@ -292,18 +295,25 @@ pub fn converge(func: &mut Function, opts: &Options) -> Stats {
 pub fn converge_in(func: &mut Function, opts: &Options, analyses: &mut AnalysisCache) -> Stats {
     let cfg = analyses.cfg(func);
     let postdom = analyses.postdom(func);
-    let divergence = analyses.divergence(func);
+    // Only the branches' divergence is asked: proven from their conditions when it can
+    // be, rather than by the whole analysis.
+    let divergence = branches::DivergentBranches::find(func, analyses);
     let mut edges = edges::Edges::compute(func);
     // The pass adds selects, moved copies and split blocks' instructions: room for them
     // up front costs less than the tables' doublings as they come.
     let room = func.dfg.num_insts() / 2;
     func.dfg.reserve(room, room);
+    // The source-location table grows one entry per new instruction otherwise (entries
+    // past the last instruction are never read, so none is lost).
+    func.srclocs.resize(func.dfg.num_insts() + room);
     let mut uses = Uses::compute(func);
     let mut stats = Stats::default();
     let order = cfg.reverse_post_order();
     let mut flattened_jumps = Vec::new();
-    // One table's storage for every matching of the walk.
+    // One table's storage for every matching of the walk, and the storage of the arms
+    // the last branches were done with.
     let mut tables = matching::Tables::default();
+    let mut spare_arms: Vec<Arm> = Vec::new();
     for &block in order.iter().rev() {
         // A Split, a flattening or Unify empties blocks (removed at the end).
         if func.layout.block_insts(block).is_empty() || !divergence.is_divergent_branch(block) {
@@ -326,6 +336,11 @@ pub fn converge_in(func: &mut Function, opts: &Options, analyses: &mut AnalysisC
                 continue;
             }
         }
+        // The branch's two sides as Hoist found them, for Split to take when nothing
+        // between the two could have changed them (a pairwise hoist or sink moves
+        // instructions and adds parameters to the reconvergence point only; a table's or
+        // a cascade's moves are not followed, and Split looks again after them).
+        let mut sides_for_split = None;
         if opts.hoist {
             let arms = postdom
                 .ipdom(block)
@@ -333,6 +348,7 @@ pub fn converge_in(func: &mut Function, opts: &Options, analyses: &mut AnalysisC
             let table = postdom
                 .ipdom(block)
                 .and_then(|join| table_arms(func, &edges, block, join));
+            let table_found = table.is_some();
             if let Some(blocks) = table {
                 let arms: Vec<Arm> = blocks.iter().map(|&b| Arm::new(func, b)).collect();
                 // A differing operand is chosen by compares of the table's index.
@@ -353,6 +369,9 @@ pub fn converge_in(func: &mut Function, opts: &Options, analyses: &mut AnalysisC
                     multiway::Cascade::find(func, &edges, &postdom, block, join, (cond, t, e))
                 })
             });
+            if !table_found && cascade.is_none() {
+                sides_for_split = Some(arms);
+            }
             if let Some(cascade) = cascade {
                 let arms: Vec<Arm> = cascade.arms.iter().map(|&b| Arm::new(func, b)).collect();
                 let done = multiway::hoist_cascade(func, &mut uses, &cascade, &arms, opts);
@@ -363,8 +382,8 @@ pub fn converge_in(func: &mut Function, opts: &Options, analyses: &mut AnalysisC
                 stats.multiway_hoists += u64::from(done.tuples > 0);
             }
             if let Some((cond, then_block, else_block)) = arms {
-                let a = Arm::new(func, then_block);
-                let b = Arm::new(func, else_block);
+                let a = Arm::new_reusing(func, then_block, spare_arms.pop());
+                let b = Arm::new_reusing(func, else_block, spare_arms.pop());
                 let matcher = Matcher::new_in(
                     core::mem::take(&mut tables),
                     func,
@@ -390,7 +409,8 @@ pub fn converge_in(func: &mut Function, opts: &Options, analyses: &mut AnalysisC
             let join = postdom.ipdom(block);
             match join.map(|j| (j, sink_arms(func, &edges, j))) {
                 Some((join, Some(preds))) if preds.len() == 2 => {
-                    let (a, b) = arms_after_moves(func, latest.take(), preds[0], preds[1]);
+                    let (a, b) =
+                        arms_after_moves(func, latest.take(), preds[0], preds[1], &mut spare_arms);
                     sink_pair(func, &mut uses, &mut tables, join, &a, &b, opts, &mut stats);
                     latest = Some((a, b));
                 }
@@ -413,12 +433,16 @@ pub fn converge_in(func: &mut Function, opts: &Options, analyses: &mut AnalysisC
             }
         }
         if opts.split {
-            let arms = postdom
-                .ipdom(block)
-                .and_then(|join| hoist_arms(func, &edges, block, join));
+            let arms = sides_for_split.unwrap_or_else(|| {
+                postdom
+                    .ipdom(block)
+                    .and_then(|join| hoist_arms(func, &edges, block, join))
+            });
             if let Some((cond, then_block, else_block)) = arms {
-                let (a, b) = arms_after_moves(func, latest.take(), then_block, else_block);
+                let (a, b) =
+                    arms_after_moves(func, latest.take(), then_block, else_block, &mut spare_arms);
                 let done = split::split(func, &mut uses, block, cond, &a, &b, opts, &mut tables);
+                spare_arms.extend([a, b]);
                 if let Some(done) = done {
                     stats.splits += 1;
                     stats.split_pairs += done.pairs;
@@ -442,6 +466,9 @@ pub fn converge_in(func: &mut Function, opts: &Options, analyses: &mut AnalysisC
                 edges.refresh(func, &done.touched);
                 flattened_jumps.extend(done.jump);
             }
+        }
+        if let Some((a, b)) = latest.take() {
+            spare_arms.extend([a, b]);
         }
     }
     stats.merged = merge::merge_chains(func, &mut uses, &mut edges, &order, &flattened_jumps);
@@ -596,11 +623,23 @@ fn sink_pair(
 /// The arms of blocks `x` and `y`: those of `latest` (the arms the previous matching of
 /// the branch looked at) as its moves left them, when they are the same two blocks
 /// (in either order), else made anew.
-fn arms_after_moves(func: &Function, latest: Option<(Arm, Arm)>, x: Block, y: Block) -> (Arm, Arm) {
+fn arms_after_moves(
+    func: &Function,
+    latest: Option<(Arm, Arm)>,
+    x: Block,
+    y: Block,
+    spare: &mut Vec<Arm>,
+) -> (Arm, Arm) {
     match latest {
         Some((a, b)) if (a.block, b.block) == (x, y) => (a.after_moves(func), b.after_moves(func)),
         Some((a, b)) if (b.block, a.block) == (x, y) => (b.after_moves(func), a.after_moves(func)),
-        _ => (Arm::new(func, x), Arm::new(func, y)),
+        other => {
+            spare.extend(other.into_iter().flat_map(|(a, b)| [a, b]));
+            (
+                Arm::new_reusing(func, x, spare.pop()),
+                Arm::new_reusing(func, y, spare.pop()),
+            )
+        }
     }
 }
 
@@ -672,9 +711,10 @@ mod tests {
                     hoist::hoist(&mut func, &mut uses, block, cond, &a, &b, &m);
                     hoists += 1;
                     let (fresh_t, fresh_e) = (Arm::new(&func, t), Arm::new(&func, e));
-                    let (y, x) = arms_after_moves(&func, Some((a.clone(), b.clone())), e, t);
+                    let (y, x) =
+                        arms_after_moves(&func, Some((a.clone(), b.clone())), e, t, &mut vec![]);
                     assert_eq!((&x, &y), (&fresh_t, &fresh_e), "{path:?}: {block}");
-                    let (x, y) = arms_after_moves(&func, Some((a, b)), t, e);
+                    let (x, y) = arms_after_moves(&func, Some((a, b)), t, e, &mut vec![]);
                     assert_eq!((x, y), (fresh_t, fresh_e), "{path:?}: {block}");
                 }
             }

@@ -50,7 +50,7 @@ impl MemoryDeps {
     pub fn compute(func: &Function, arm: &Arm) -> MemoryDeps {
         // Without a store, atomic or barrier there is no edge: nothing to allocate (most
         // arms; the matching computes the dependences of every arm it is given).
-        if !arm.insts.iter().any(|&i| writes(&func.dfg.insts[i])) {
+        if !arm.writes_memory() {
             return MemoryDeps::default();
         }
         let n = arm.len();
@@ -105,14 +105,6 @@ impl MemoryDeps {
     pub fn succs(&self, node: usize) -> &[usize] {
         self.succs.get(node).map_or(&[], Vec::as_slice)
     }
-}
-
-/// Does the instruction write memory or order it (a store, an atomic, a barrier)?
-fn writes(data: &InstructionData) -> bool {
-    matches!(
-        data.opcode(),
-        Opcode::Store | Opcode::AtomicRmw | Opcode::AtomicCas | Opcode::Barrier
-    )
 }
 
 /// May the two memory instructions touch the same byte? A barrier orders everything.
@@ -174,15 +166,22 @@ fn access(
 
 /// May node `node` of `arm` leave it in `dir`, as far as its own kind and its memory
 /// dependences go (its operands and uses are the matching's concern)?
-pub fn movable(func: &Function, arm: &Arm, deps: &MemoryDeps, node: usize, dir: Direction) -> bool {
-    let data = &func.dfg.insts[arm.insts[node]];
-    let op = data.opcode();
-    if op == Opcode::Load {
+///
+/// The kind of each node was read off its opcode when the arm was made (`func` is the
+/// kernel the arm belongs to).
+pub fn movable(
+    _func: &Function,
+    arm: &Arm,
+    deps: &MemoryDeps,
+    node: usize,
+    dir: Direction,
+) -> bool {
+    if arm.is_load(node) {
         return match dir {
             Direction::Hoist => deps.preds(node).is_empty(),
             Direction::Sink => deps.succs(node).is_empty(),
             Direction::Split => true,
         };
     }
-    !op.has_side_effects() && op.has_result()
+    arm.is_pure(node)
 }

@@ -9,7 +9,7 @@
 //! own vector, was a tenth of the pass), and replacing a value relinks its chain onto the
 //! new value's without copying it.
 
-use cranelift_entity::SecondaryMap;
+use cranelift_entity::EntityRef;
 use warplift_ir::{Function, Inst, Value};
 
 /// The end of a chain.
@@ -17,24 +17,14 @@ const NIL: u32 = u32::MAX;
 
 /// The instructions that read each value. Removed instructions may linger in the lists
 /// until the value is replaced; callers check placement where it matters.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct Uses {
-    /// The first and last entry of each value's chain.
-    ends: SecondaryMap<Value, (u32, u32)>,
-    /// The reader of each entry.
-    reader: Vec<Inst>,
-    /// The next entry of the same value's chain.
-    next: Vec<u32>,
-}
-
-impl Default for Uses {
-    fn default() -> Self {
-        Uses {
-            ends: SecondaryMap::with_default((NIL, NIL)),
-            reader: Vec::new(),
-            next: Vec::new(),
-        }
-    }
+    /// The first and last entry of each value's chain, by value number (grown when the
+    /// pass makes a value past its end).
+    ends: Vec<(u32, u32)>,
+    /// Each entry's reader and the next entry of the same value's chain, side by side:
+    /// recording a use appends one pair.
+    entries: Vec<(Inst, u32)>,
 }
 
 impl Uses {
@@ -44,13 +34,13 @@ impl Uses {
         // Sized once, with room for the values the pass makes (a few per moved pair):
         // growing the table by one entry per new value cost more than the room.
         let values = func.dfg.num_values();
-        uses.ends.resize(values + values / 2);
+        uses.ends.resize(values + values / 2, (NIL, NIL));
         // About two reads per instruction, and room for the instructions the pass adds.
-        let reads = 3 * func.dfg.num_insts();
-        uses.reader.reserve(reads);
-        uses.next.reserve(reads);
-        for inst in func.layout.insts() {
-            uses.add(func, inst);
+        uses.entries.reserve(3 * func.dfg.num_insts());
+        for &b in func.layout.blocks() {
+            for &inst in func.layout.block_insts(b) {
+                uses.add(func, inst);
+            }
         }
         uses
     }
@@ -70,26 +60,30 @@ impl Uses {
 
     /// Records that `inst` reads `v`, unless it was the last reader recorded.
     fn push(&mut self, v: Value, inst: Inst) {
-        let (first, last) = self.ends[v];
-        if last != NIL && self.reader[last as usize] == inst {
-            return;
+        let k = v.index();
+        if k >= self.ends.len() {
+            self.ends.resize(k + 1 + k / 2, (NIL, NIL));
         }
-        let entry = self.reader.len() as u32;
-        self.reader.push(inst);
-        self.next.push(NIL);
-        if last == NIL {
-            self.ends[v] = (entry, entry);
+        let entry = self.entries.len() as u32;
+        let ends = &mut self.ends[k];
+        if ends.1 == NIL {
+            *ends = (entry, entry);
         } else {
-            self.next[last as usize] = entry;
-            self.ends[v] = (first, entry);
+            let last = &mut self.entries[ends.1 as usize];
+            if last.0 == inst {
+                return;
+            }
+            last.1 = entry;
+            ends.1 = entry;
         }
+        self.entries.push((inst, NIL));
     }
 
     /// The entries of `v`'s chain, in order.
     fn chain(&self, v: Value) -> impl Iterator<Item = u32> + '_ {
-        let first = self.ends.get(v).map_or(NIL, |e| e.0);
+        let first = self.ends.get(v.index()).map_or(NIL, |e| e.0);
         core::iter::successors((first != NIL).then_some(first), |&e| {
-            let n = self.next[e as usize];
+            let n = self.entries[e as usize].1;
             (n != NIL).then_some(n)
         })
     }
@@ -98,7 +92,7 @@ impl Uses {
     pub fn of(&self, func: &Function, v: Value) -> impl Iterator<Item = Inst> {
         let mut out: Vec<Inst> = self
             .chain(v)
-            .map(|e| self.reader[e as usize])
+            .map(|e| self.entries[e as usize].0)
             .filter(|&i| func.layout.inst_block(i).is_some())
             .collect();
         // A reader appears twice when it read both values of a replacement.
@@ -123,7 +117,7 @@ impl Uses {
     /// checks the pass makes on every matched pair.
     pub fn all_readers(&self, func: &Function, v: Value, f: impl FnMut(Inst) -> bool) -> bool {
         self.chain(v)
-            .map(|e| self.reader[e as usize])
+            .map(|e| self.entries[e as usize].0)
             .filter(|&i| func.layout.inst_block(i).is_some())
             .all(f)
     }
@@ -133,21 +127,20 @@ impl Uses {
     /// drag the dead ones along.
     pub fn replace(&mut self, func: &mut Function, old: Value, new: Value) {
         let (mut first, mut last) = (NIL, NIL);
-        let mut e = self.ends.get(old).map_or(NIL, |e| e.0);
+        let mut e = self.ends.get(old.index()).map_or(NIL, |e| e.0);
         if e != NIL {
-            self.ends[old] = (NIL, NIL);
+            self.ends[old.index()] = (NIL, NIL);
         }
         // Keep the placed readers' entries, in order, as one chain.
         while e != NIL {
-            let next = self.next[e as usize];
-            let inst = self.reader[e as usize];
+            let (inst, next) = self.entries[e as usize];
             if func.layout.inst_block(inst).is_some() {
                 func.dfg.insts[inst].map_values(|v| if v == old { new } else { v });
-                self.next[e as usize] = NIL;
+                self.entries[e as usize].1 = NIL;
                 if last == NIL {
                     first = e;
                 } else {
-                    self.next[last as usize] = e;
+                    self.entries[last as usize].1 = e;
                 }
                 last = e;
             }
@@ -156,12 +149,16 @@ impl Uses {
         if first == NIL {
             return;
         }
-        let (head, tail) = self.ends[new];
+        let k = new.index();
+        if k >= self.ends.len() {
+            self.ends.resize(k + 1 + k / 2, (NIL, NIL));
+        }
+        let (head, tail) = self.ends[k];
         if tail == NIL {
-            self.ends[new] = (first, last);
+            self.ends[k] = (first, last);
         } else {
-            self.next[tail as usize] = first;
-            self.ends[new] = (head, last);
+            self.entries[tail as usize].1 = first;
+            self.ends[k] = (head, last);
         }
     }
 }
