@@ -3,7 +3,7 @@
 use warplift_codegen::{lookup_by_name, CodegenError, Context, Settings};
 use warplift_ir::parser::{parse_function, parse_functions};
 
-const SAXPY: &str = include_str!("../../../examples/saxpy.wir");
+const SAXPY: &str = include_str!("../../../../examples/saxpy.wir");
 
 fn settings(assignments: &[&str]) -> Settings {
     let mut b = Settings::builder();

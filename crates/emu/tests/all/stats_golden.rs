@@ -5,7 +5,7 @@
 //!
 //! The emulator's speed work must not move a single cycle or stall; this file is what
 //! proves it. A deliberate change of the timing model regenerates the file with
-//! `WARPLIFT_BLESS=1 cargo test -p warplift-emu --test stats_golden`, and the diff shows
+//! `WARPLIFT_BLESS=1 cargo test -p warplift-emu --test all stats_golden::`, and the diff shows
 //! every run it changed.
 
 use std::fmt::Write as _;

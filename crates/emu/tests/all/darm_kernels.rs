@@ -3,8 +3,8 @@
 //! the SIMT target and emulated at warp widths 1, 7, 32 and 64, each at its launch's block
 //! size and at a second one (the tile size of every kernel is its block size).
 
-mod common;
-mod darm;
+use crate::common;
+use crate::darm;
 
 use common::compile;
 use warplift_emu::{run_functional, MachineConfig, Program};

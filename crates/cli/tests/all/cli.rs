@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
-mod common;
+use crate::common;
 use common::*;
 
 /// A failure must be an error message and exit code 1, never a panic (exit code 101).

@@ -4,7 +4,7 @@
 //! depth, transactions and barriers, with the timing quantities zero; its buffers are the
 //! same for 1, 2 and 3 rayon threads; and a fault is the timed run's kind of fault.
 
-mod common;
+use crate::common;
 
 use common::{compile, each_kernel, WIDTHS};
 use warplift_emu::{

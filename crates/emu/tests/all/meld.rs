@@ -6,7 +6,7 @@
 //! random divergent kernels); melded PTX assembles; and SB1- and SB2-like kernels of the
 //! paper's Fig. 7 take fewer cycles at warp width 32.
 
-mod common;
+use crate::common;
 
 use common::{compile, each_kernel, emulate, load, References};
 use warplift_codegen::isa::ptx::ptxas::{check_assembles, ptxas_for_tests};

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-mod common;
+use crate::common;
 use common::*;
 
 fn temp_file(name: &str, contents: &str) -> PathBuf {

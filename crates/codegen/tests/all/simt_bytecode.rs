@@ -1,8 +1,7 @@
 //! Round trips of every instruction form through the bytecode, and the decoder's
 //! rejection of malformed code.
 
-#[path = "simt_common/mod.rs"]
-mod common;
+use crate::simt_common as common;
 
 use rand::{Rng, SeedableRng};
 use warplift_codegen::isa::simt::ops::{opcode, OPCODES};

@@ -12,9 +12,9 @@ use warplift_ir::{
     Signature, Type, Value,
 };
 
-const ALL_OPCODES: &str = include_str!("parser_data/all_opcodes.wir");
-const SAXPY: &str = include_str!("parser_data/saxpy.wir");
-const LOOPS: &str = include_str!("parser_data/loops.wir");
+const ALL_OPCODES: &str = include_str!("../parser_data/all_opcodes.wir");
+const SAXPY: &str = include_str!("../parser_data/saxpy.wir");
+const LOOPS: &str = include_str!("../parser_data/loops.wir");
 
 /// A small fixed-seed generator (xorshift64*), so failures reproduce.
 struct Rng(u64);
@@ -693,7 +693,7 @@ fn large_kernel() {
 
 #[test]
 fn examples_in_the_documentation_parse() {
-    let doc = include_str!("../../../docs/text-format.md");
+    let doc = include_str!("../../../../docs/text-format.md");
     let mut found = 0;
     for block in doc.split("```").skip(1).step_by(2) {
         let text = block.trim_start_matches(|c| c != '\n');

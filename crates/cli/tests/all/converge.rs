@@ -1,6 +1,6 @@
 //! `--passes converge` from the command line: listed, configurable, and run by `run`.
 
-mod common;
+use crate::common;
 use common::*;
 
 #[test]

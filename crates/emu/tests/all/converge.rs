@@ -4,7 +4,7 @@
 //! the paper's listings, its microbenchmarks and the bitonic sort gain exactly what they
 //! are measured to gain.
 
-mod common;
+use crate::common;
 
 use common::{compile, each_kernel, emulate, load, References};
 use warplift_codegen::passes::lookup;
@@ -288,8 +288,8 @@ fn bitonic_sort_matches_the_cpu_reference_and_gains_at_every_width() {
     }
 }
 
-/// The table of docs/convergence.md: `cargo test -p warplift-emu --test converge --
-/// --nocapture print_table`.
+/// The table of docs/convergence.md: `cargo test -p warplift-emu --test all
+/// converge::print_table -- --nocapture`.
 #[test]
 fn print_table() {
     println!("| kernel | width | cycles | speedup | warp insts | global transactions | SIMT efficiency |");

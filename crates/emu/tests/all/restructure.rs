@@ -8,7 +8,7 @@
 //! more warp-instructions than the plain kernel, on random acyclic and cyclic (often
 //! irreducible) kernels alike.
 
-mod common;
+use crate::common;
 
 use common::{compile, each_kernel, load, References};
 use warplift_emu::{run_with, MachineConfig, Program, RunOptions, Stats};

@@ -440,8 +440,7 @@ fn figure_1_guards_test_g_and_blocks_assign_it() {
     }
 }
 
-#[path = "../../../benches/common/short_circuit.rs"]
-mod short_circuit;
+use crate::short_circuit;
 
 #[test]
 fn whole_kernel_mode_places_zeros_near_their_reads_and_does_not_spill() {

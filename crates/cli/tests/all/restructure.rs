@@ -1,7 +1,7 @@
 //! End-to-end tests of `warplift classify` and of the `restructure` pass from the command
 //! line.
 
-mod common;
+use crate::common;
 use common::*;
 
 #[test]

@@ -3,7 +3,7 @@
 //! memory at warp widths 1, 7, 32 and 64; bitonic sort gains from the move alone and
 //! before melding; and on the DARM kernels the pass is never more than 1% slower.
 
-mod common;
+use crate::common;
 
 use common::{compile, each_kernel, emulate, load, References};
 use warplift_codegen::isa::simt::encode;

@@ -1,7 +1,7 @@
 //! `--passes meld` from the command line: listed, configurable, run by `run`, and drawn
 //! by `cfg --dot` with its melded and unpredicated blocks marked.
 
-mod common;
+use crate::common;
 use common::*;
 
 #[test]

@@ -1,7 +1,7 @@
 //! `--passes linearize_ssa` on the command line: `run`, `compile` and `cfg` take the
 //! SSA-level linearization like any registered pass.
 
-mod common;
+use crate::common;
 use common::*;
 
 #[test]

@@ -18,8 +18,7 @@ use warplift_ir::verifier::verify_function;
 use warplift_ir::Function;
 
 // The restructuring bench's kernel: Figure 1's short circuit in sequence.
-#[path = "../../../benches/common/short_circuit.rs"]
-mod short_circuit;
+use crate::short_circuit;
 
 fn corpus_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/corpus")

@@ -4,7 +4,7 @@
 //! Figure 1 runs twice per warp; and the loops of Figures 5 and 6 and an irreducible loop
 //! run each block at most as often as the machine-level pass makes them run.
 
-mod common;
+use crate::common;
 
 use common::{compile, each_kernel, emulate, load, References};
 use std::collections::BTreeMap;

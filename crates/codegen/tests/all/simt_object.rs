@@ -1,8 +1,7 @@
 //! ELF objects: round trips, DWARF line tables, what `readelf` shows, and the loader's
 //! robustness against corrupted input.
 
-#[path = "simt_common/mod.rs"]
-mod common;
+use crate::simt_common as common;
 
 use rand::{Rng, SeedableRng};
 use std::process::Command;

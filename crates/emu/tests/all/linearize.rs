@@ -4,7 +4,7 @@
 //! of Figure 1 runs twice per warp, Figure 3's reconvergence stack stays shallow, and
 //! the loops of Figures 5 and 6 run each block once per iteration of the warp.
 
-mod common;
+use crate::common;
 
 use common::{compile, each_kernel, emulate, load, References};
 use std::collections::BTreeMap;

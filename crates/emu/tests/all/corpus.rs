@@ -2,7 +2,7 @@
 //! the full register file and with one small enough to force spills), run at warp widths
 //! 1, 7, 32 and 64, leaves exactly the global memory the reference interpreter leaves.
 
-mod common;
+use crate::common;
 
 use common::{each_kernel, References};
 use warplift_codegen::lower::lower;

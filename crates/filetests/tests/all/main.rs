@@ -1,0 +1,6 @@
+//! The integration tests of `warplift-filetests`, one module per subject, built as one test binary:
+//! each test binary links the whole workspace, so one per crate keeps the build short.
+//! `cargo test -p warplift-filetests --test all MODULE::` runs one module's tests. A new test file
+//! goes in this folder with its `mod` line below.
+
+mod filetests;
