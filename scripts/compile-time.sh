@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Compile time side by side: warplift against llc and Cranelift on the same kernels.
 #
-# Generates the "straight" and "branchy" kernels of the compile benches (benches/codegen.rs)
+# Generates the "straight", "branchy" and "loops" kernels of the compile benches (benches/codegen.rs)
 # at 1k, 10k and 100k IR instructions, each also as the equivalent LLVM function, and
 # prints the whole-process CPU time (user + system, median of RUNS paired runs) of:
 #   warplift compile -t ptx                        (the plain compile)
@@ -11,7 +11,7 @@
 #   llc -O2 -march=nvptx64                         (LLVM's NVPTX back end)
 #   benches/cranelift (cranelift-codegen for x86-64, the same shapes built in memory)
 # with the ratios the project aims at: warplift/llc at most 0.1, each linearization at
-# most 2x the plain compile, branchy 100k within 12x of branchy 10k, and warplift's time
+# most 2x the plain compile, each shape's 100k within 12x of its 10k, and warplift's time
 # per IR instruction within 2x of Cranelift's per Cranelift instruction (whole process
 # both: warplift parses its text, the Cranelift program builds its function in memory).
 #
@@ -72,7 +72,7 @@ print(f"{'shape':9} {'insts':>7} {'plain ms':>9} {'us/inst':>8} {'lin x':>6} {'l
       f"{'ssa x':>6} {'llc ms':>8} {'wl/llc':>7}"
       + (f" {'cl insts':>8} {'cl ms':>8} {'cl us/i':>8} {'wl/cl':>6}" if cl else ""))
 medians = {}
-for shape in ["straight", "branchy"]:
+for shape in ["straight", "branchy", "loops"]:
     for size in sizes:
         wir = os.path.join(d, f"{shape}-{size}.wir")
         ll = os.path.join(d, f"{shape}-{size}.ll")
@@ -106,7 +106,7 @@ for shape in ["straight", "branchy"]:
             line += (f" {cn:8} {m['cranelift']*1e3:8.1f} {per_cl*1e6:8.2f} "
                      f"{per_wl/per_cl:6.2f}")
         print(line, flush=True)
-for shape in ["straight", "branchy"]:
+for shape in ["straight", "branchy", "loops"]:
     for a, b in zip(sizes, sizes[1:]):
         ra = medians[(shape, b)]["plain"] / medians[(shape, a)]["plain"]
         print(f"{shape} {b} / {a}: {ra:.1f}x the time for {b / a:.0f}x the instructions")
