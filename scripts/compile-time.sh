@@ -16,7 +16,8 @@
 # both: warplift parses its text, the Cranelift program builds its function in memory).
 #
 # Usage: scripts/compile-time.sh [RUNS] [SIZE...]   (LLC=llc-14 by default; CRANELIFT=0
-# leaves Cranelift out, e.g. where crates.io cannot be reached to build it)
+# leaves Cranelift out, e.g. where crates.io cannot be reached to build it; an llc run past
+# LLC_TIMEOUT seconds, 120 by default, is stopped and printed as inf)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS="${1:-5}"
@@ -43,16 +44,24 @@ python3 - "$DIR" "$RUNS" "$LLC" "$CL" "${SIZES[@]}" <<'PY'
 import os, resource, statistics, subprocess, sys
 
 d, runs, llc, cl = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+# llc-14 takes minutes on the loops kernel of 10k instructions (3.3 s at 1k); its time is
+# printed as inf past this many seconds.
+llc_timeout = float(os.environ.get("LLC_TIMEOUT", "120"))
 sizes = [int(s) for s in sys.argv[5:]]
 warplift = os.path.join("target", "release", "warplift")
 
 last_stdout = {}
 
-def cpu(cmd, keep=None):
+def cpu(cmd, keep=None, timeout=None):
     """User + system CPU seconds of one run of cmd (a child process); its output is kept
-    under `keep` when given."""
+    under `keep` when given. A run past `timeout` wall seconds is stopped and counts as
+    infinite."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    r = subprocess.run(cmd, check=True, stdout=subprocess.PIPE if keep else subprocess.DEVNULL)
+    try:
+        r = subprocess.run(cmd, check=True, timeout=timeout,
+                           stdout=subprocess.PIPE if keep else subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        return float("inf")
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if keep:
         last_stdout.setdefault(keep, []).append(r.stdout.decode())
@@ -90,7 +99,11 @@ for shape in ["straight", "branchy", "loops"]:
         last_stdout.clear()
         for _ in range(runs):
             for c in cols:
-                times[c].append(cpu(cmds[c], keep=c if c == "cranelift" else None))
+                if times[c] and times[c][-1] == float("inf"):
+                    times[c].append(float("inf"))  # it timed out once: not again
+                    continue
+                times[c].append(cpu(cmds[c], keep=c if c == "cranelift" else None,
+                                    timeout=llc_timeout if c == "llc" else None))
         m = {c: statistics.median(times[c]) for c in cols}
         medians[(shape, size)] = m
         n = insts(wir)
