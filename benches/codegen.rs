@@ -68,8 +68,9 @@ fn bench_lower_and_allocate(c: &mut Criterion) {
     group.finish();
 }
 
-/// The shapes of `scripts/compile-time.sh` (straight and branchy kernels, the latter a
-/// chain of diamonds and short-circuit regions on thread-dependent conditions), compiled
+/// The shapes of `scripts/compile-time.sh` (straight, branchy and loops kernels: one block;
+/// a chain of diamonds and short-circuit regions on thread-dependent conditions; counted
+/// loops in sequence, the kernel-wide values live across all of them), compiled
 /// to PTX plainly and with each linearization pass, whose cost must stay a small multiple
 /// of the plain compile at every size.
 fn bench_shapes(c: &mut Criterion) {

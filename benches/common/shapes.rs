@@ -7,7 +7,11 @@
 //!   regions (`if c1 && c2 then A else B`, an unstructured region), every condition
 //!   thread-dependent, the running values carried through block parameters (phis in
 //!   LLVM), and the kernel-wide values (the output address, the thread id, constants)
-//!   read all along the chain.
+//!   read all along the chain;
+//! - **loops**: counted loops in sequence (four iterations each, about 8 instructions per
+//!   loop), every iteration computing an invariant value from the thread id and adding it
+//!   to a sum carried from loop to loop through block parameters (phis in LLVM), so the
+//!   kernel-wide values live across every loop.
 //!
 //! Sizes are in IR instructions (terminators included), to within one region.
 
@@ -15,7 +19,7 @@ use std::fmt::Write;
 
 /// A generated kernel in both languages.
 pub struct Kernel {
-    /// The kernel's name: `straight` or `branchy`.
+    /// The kernel's name: `straight`, `branchy` or `loops`.
     pub name: &'static str,
     /// warplift text.
     pub wir: String,
@@ -24,13 +28,14 @@ pub struct Kernel {
 }
 
 /// The shapes, by name.
-pub const SHAPES: [&str; 2] = ["straight", "branchy"];
+pub const SHAPES: [&str; 3] = ["straight", "branchy", "loops"];
 
 /// The kernel of shape `name` with about `insts` instructions.
 pub fn kernel(name: &str, insts: usize) -> Kernel {
     match name {
         "straight" => straight(insts),
         "branchy" => branchy(insts),
+        "loops" => loops(insts),
         other => panic!("unknown shape {other}"),
     }
 }
@@ -238,6 +243,67 @@ fn branchy(insts: usize) -> Kernel {
     ll.push_str(&ll_footer("branchy"));
     Kernel {
         name: "branchy",
+        wir,
+        ll,
+    }
+}
+
+/// `insts / 8` counted loops in sequence. Loop `l` is a preheader taking the running sum
+/// and a header-latch block running four times: `sum += (tid * 3 + 1) ^ 2` (invariant in
+/// the loop, which `licm` hoists), `i += 1`, `i < 4`. The kernel-wide values (the thread
+/// id, the constants) are read in every loop.
+fn loops(insts: usize) -> Kernel {
+    let loops = insts / 8;
+    let mut wir = String::from("kernel %loops(out: i64) {\nblock0(v0: i64):\n");
+    wir.push_str("    v1 = thread_id x\n    v2 = iconst.i32 1\n    v3 = iconst.i32 0\n");
+    wir.push_str("    v4 = iconst.i32 3\n    v5 = iconst.i32 2\n    v6 = iconst.i32 4\n");
+    wir.push_str("    jump block1(v1)\n");
+    let mut ll = ll_header("loops");
+    ll.push_str("entry:\n  %v1 = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()\n  br label %b1\n");
+    // The block the next preheader is entered from, and the value it passes.
+    let (mut from, mut passed) = ("entry".to_string(), 1);
+    let mut v = 100;
+    for l in 0..loops {
+        let (pre, head, next) = (1 + 2 * l, 2 + 2 * l, 3 + 2 * l);
+        let (x, i, acc) = (v, v + 1, v + 2);
+        let (a, b, c, d, e, f) = (v + 3, v + 4, v + 5, v + 6, v + 7, v + 8);
+        v += 9;
+        let _ = write!(
+            wir,
+            "block{pre}(v{x}: i32):\n    jump block{head}(v3, v{x})\n\
+             block{head}(v{i}: i32, v{acc}: i32):\n    v{a} = imul v1, v4\n    \
+             v{b} = iadd v{a}, v2\n    v{c} = bxor v{b}, v5\n    v{d} = iadd v{acc}, v{c}\n    \
+             v{e} = iadd v{i}, v2\n    v{f} = icmp slt v{e}, v6\n    \
+             brif v{f}, block{head}(v{e}, v{d}), block{next}(v{d})\n"
+        );
+        let _ = write!(
+            ll,
+            "b{pre}:\n  %v{x} = phi i32 [ %v{passed}, %{from} ]\n  br label %b{head}\n\
+             b{head}:\n  %v{i} = phi i32 [ 0, %b{pre} ], [ %v{e}, %b{head} ]\n  \
+             %v{acc} = phi i32 [ %v{x}, %b{pre} ], [ %v{d}, %b{head} ]\n  \
+             %v{a} = mul i32 %v1, 3\n  %v{b} = add i32 %v{a}, 1\n  %v{c} = xor i32 %v{b}, 2\n  \
+             %v{d} = add i32 %v{acc}, %v{c}\n  %v{e} = add i32 %v{i}, 1\n  \
+             %v{f} = icmp slt i32 %v{e}, 4\n  br i1 %v{f}, label %b{head}, label %b{next}\n"
+        );
+        (from, passed) = (format!("b{head}"), d);
+    }
+    let last = 1 + 2 * loops;
+    let (a, b, c, d) = (v + 1, v + 2, v + 3, v + 4);
+    let _ = write!(
+        wir,
+        "block{last}(v{v}: i32):\n    v{a} = uextend.i64 v1\n    v{b} = iconst.i64 2\n    \
+         v{c} = ishl v{a}, v{b}\n    v{d} = iadd v0, v{c}\n    store global v{v}, v{d}\n    \
+         return\n}}\n"
+    );
+    let _ = write!(
+        ll,
+        "b{last}:\n  %v{v} = phi i32 [ %v{passed}, %{from} ]\n  %v{a} = zext i32 %v1 to i64\n  \
+         %p = getelementptr i32, i32 addrspace(1)* %out, i64 %v{a}\n  \
+         store i32 %v{v}, i32 addrspace(1)* %p\n  ret void\n"
+    );
+    ll.push_str(&ll_footer("loops"));
+    Kernel {
+        name: "loops",
         wir,
         ll,
     }

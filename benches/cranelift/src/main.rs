@@ -1,4 +1,4 @@
-//! Builds the compile-time comparison's "straight" or "branchy" kernel (the shapes of
+//! Builds the compile-time comparison's "straight", "branchy" or "loops" kernel (the shapes of
 //! warplift's `benches/common/shapes.rs`) as a Cranelift function and compiles it for
 //! x86-64, as `scripts/compile-time.sh` runs it beside `warplift compile` and `llc`.
 //!
@@ -189,6 +189,71 @@ fn branchy(insts: usize, fctx: &mut FunctionBuilderContext, isa: &dyn TargetIsa)
     func
 }
 
+/// The "loops" shape: `insts / 8` counted loops in sequence, each a preheader taking the
+/// running sum and a header-latch block running four times: `sum += (tid * 3 + 1) ^ 2`,
+/// `i += 1`, `i < 4`, the sum passed on to the next loop's preheader.
+fn loops(insts: usize, fctx: &mut FunctionBuilderContext, isa: &dyn TargetIsa) -> Function {
+    let mut func = signature_function("loops");
+    let mut b = FunctionBuilder::new(&mut func, fctx);
+    let entry = b.create_block();
+    b.append_block_params_for_function_params(entry);
+    b.switch_to_block(entry);
+    b.seal_block(entry);
+    let out = b.block_params(entry)[0];
+    let tid = b.block_params(entry)[1];
+    let one = b.ins().iconst(types::I32, 1);
+    let zero = b.ins().iconst(types::I32, 0);
+    let three = b.ins().iconst(types::I32, 3);
+    let two = b.ins().iconst(types::I32, 2);
+    let four = b.ins().iconst(types::I32, 4);
+    // The block the next loop starts in, taking the running sum.
+    let preheader = |b: &mut FunctionBuilder| {
+        let p = b.create_block();
+        b.append_block_param(p, types::I32);
+        p
+    };
+    let mut pre = preheader(&mut b);
+    b.ins().jump(pre, &[tid.into()]);
+    for _ in 0..insts / 8 {
+        b.switch_to_block(pre);
+        b.seal_block(pre);
+        let x = b.block_params(pre)[0];
+        let head = b.create_block();
+        b.append_block_param(head, types::I32);
+        b.append_block_param(head, types::I32);
+        b.ins().jump(head, &[zero.into(), x.into()]);
+        b.switch_to_block(head);
+        let i = b.block_params(head)[0];
+        let acc = b.block_params(head)[1];
+        let t = b.ins().imul(tid, three);
+        let t = b.ins().iadd(t, one);
+        let t = b.ins().bxor(t, two);
+        let sum = b.ins().iadd(acc, t);
+        let next_i = b.ins().iadd(i, one);
+        let again = b.ins().icmp(IntCC::SignedLessThan, next_i, four);
+        pre = preheader(&mut b);
+        b.ins().brif(
+            again,
+            head,
+            &[next_i.into(), sum.into()],
+            pre,
+            &[sum.into()],
+        );
+        b.seal_block(head);
+    }
+    b.switch_to_block(pre);
+    b.seal_block(pre);
+    let sum = b.block_params(pre)[0];
+    let wide = b.ins().uextend(types::I64, tid);
+    let two64 = b.ins().iconst(types::I64, 2);
+    let offset = b.ins().ishl(wide, two64);
+    let addr = b.ins().iadd(out, offset);
+    b.ins().store(MemFlagsData::trusted(), sum, addr, 0);
+    b.ins().return_(&[]);
+    b.finalize(isa.frontend_config());
+    func
+}
+
 fn build(
     shape: &str,
     insts: usize,
@@ -198,6 +263,7 @@ fn build(
     match shape {
         "straight" => Some(straight(insts, fctx, isa)),
         "branchy" => Some(branchy(insts, fctx, isa)),
+        "loops" => Some(loops(insts, fctx, isa)),
         _ => None,
     }
 }
@@ -208,7 +274,7 @@ fn median(mut xs: Vec<f64>) -> f64 {
 }
 
 fn run() -> Result<(), String> {
-    let usage = "usage: cranelift-shapes straight|branchy SIZE [REPS]";
+    let usage = "usage: cranelift-shapes straight|branchy|loops SIZE [REPS]";
     let args: Vec<String> = std::env::args().skip(1).collect();
     let (shape, size) = match &args[..] {
         [shape, size, ..] => (shape.as_str(), size),
