@@ -347,6 +347,8 @@ fn simplify(func: &mut Function) {
     // Computed only if some branch goes straight into a loop header.
     let mut divergence: Option<Divergence> = None;
     let blocks: Vec<Block> = func.layout.blocks().to_vec();
+    // The new blocks, each with the block it is to follow.
+    let mut moves: Vec<(Block, Block)> = Vec::new();
     for b in blocks {
         let Some(t) = func.terminator(b) else {
             continue;
@@ -375,10 +377,13 @@ fn simplify(func: &mut Function) {
                     .get_or_insert_with(|| Divergence::compute(func))
                     .is_divergent_branch(b);
             if (cfg.preds(d) == [b] && !func.dfg.block_params(d).is_empty()) || header {
-                region::split_edge(func, b, k);
+                moves.push((region::split_edge_unplaced(func, b, k), b));
             }
         }
     }
+    // Each new block right after its branch's block, the second split of a branch
+    // before the first: the order that placing each one as it is made would give.
+    func.layout.move_blocks_after(&moves);
 }
 
 /// The outcome of one region: `None` when it is not a meldable divergent region;
@@ -917,4 +922,54 @@ fn worth_it(func: &Function, v: &Verdict, cond: Value, opts: &Options) -> bool {
         !uniform || melded.now() * 100 <= (alone.now() + entry_cycles) * 101
     };
     pays && bounded(share.uniform_at[0], &sims[1], &t) && bounded(share.uniform_at[1], &sims[2], &f)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use warplift_ir::parser::parse_functions;
+
+    /// The block a block made by [`simplify`] jumps to.
+    fn jump_target(func: &Function, b: Block) -> Block {
+        let t = func.terminator(b).unwrap();
+        assert_eq!(func.inst(t).opcode(), Opcode::Jump);
+        func.inst(t).branch_destinations()[0].block
+    }
+
+    /// The blocks [`simplify`] makes land where placing each one after its branch's block
+    /// as it is made would put them: both splits of one branch right after it, the second
+    /// destination's first, and a loop exit's split right after the loop's branch.
+    #[test]
+    fn simplify_places_split_blocks_after_their_branch() {
+        let text = "kernel %k(out: i64) {
+block0(v0: i64):
+    v1 = thread_id x
+    v2 = iconst.i32 0
+    v3 = icmp slt v1, v2
+    brif v3, block1(v1), block2(v2)
+block1(v4: i32):
+    jump block3(v4)
+block2(v5: i32):
+    jump block3(v5)
+block3(v6: i32):
+    v7 = iconst.i32 1
+    v8 = iadd v6, v7
+    v9 = icmp slt v8, v1
+    brif v9, block3(v8), block4(v8)
+block4(v10: i32):
+    return
+}
+";
+        let mut func = parse_functions(text).unwrap().remove(0);
+        let old: Vec<Block> = func.layout.blocks().to_vec();
+        simplify(&mut func);
+        let order = func.layout.blocks();
+        assert_eq!(order.len(), old.len() + 3);
+        assert_eq!(order[0], old[0]);
+        assert_eq!(jump_target(&func, order[1]), old[2]);
+        assert_eq!(jump_target(&func, order[2]), old[1]);
+        assert_eq!(order[3..6], old[1..4]);
+        assert_eq!(jump_target(&func, order[6]), old[4]);
+        assert_eq!(order[7], old[4]);
+    }
 }

@@ -143,15 +143,20 @@ pub fn needs_split(
     cfg.preds(succ) != [entry] || !func.dfg.block_params(succ).is_empty()
 }
 
-/// Splits destination `dest` of `entry`'s branch: a new block, placed after `entry`,
-/// jumps to the old destination with the old arguments. Returns the new block.
-pub fn split_edge(func: &mut Function, entry: Block, dest: usize) -> Block {
+/// Splits destination `dest` of `entry`'s branch: a new block, placed at the end of the
+/// layout, jumps to the old destination with the old arguments. Returns the new block,
+/// which the caller places after `entry`: a pass that splits many edges places all its
+/// new blocks at once with [`Layout::move_blocks_after`], since placing each one right
+/// away searches and shifts the block order per edge, quadratic in the function.
+///
+/// [`Layout::move_blocks_after`]: warplift_ir::layout::Layout::move_blocks_after
+pub fn split_edge_unplaced(func: &mut Function, entry: Block, dest: usize) -> Block {
     let term = func
         .terminator(entry)
         .expect("a region entry ends in a branch");
     let call = func.dfg.insts[term].branch_destinations()[dest].clone();
     let new = func.dfg.make_block();
-    func.layout.insert_block_after(new, entry);
+    func.layout.append_block(new);
     let jump = func.dfg.make_inst(
         InstructionData::Jump {
             opcode: Opcode::Jump,
