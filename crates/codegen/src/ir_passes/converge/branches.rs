@@ -188,36 +188,25 @@ fn proven_map(func: &Function) -> Option<Vec<bool>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use warplift_ir::parser::parse_functions;
 
     /// Where the proof settles a corpus kernel, its divergent branches are exactly the
     /// divergence analysis's (under both reconvergence models); and it settles some
     /// kernels and leaves others to the analysis.
     #[test]
     fn proven_branches_are_the_analysis_branches() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/corpus");
-        let mut files: Vec<_> = std::fs::read_dir(&dir)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.extension().is_some_and(|e| e == "wir"))
-            .collect();
-        files.sort();
         let (mut settled, mut left) = (0, 0);
-        for path in files {
-            let text = std::fs::read_to_string(&path).unwrap();
-            for func in parse_functions(&text).unwrap() {
-                let Some(blocks) = proven(&func) else {
-                    left += 1;
-                    continue;
-                };
-                settled += 1;
-                for model in [
-                    warplift_ir::divergence::Reconvergence::Ipdom,
-                    warplift_ir::divergence::Reconvergence::Independent,
-                ] {
-                    let full = Divergence::compute_for(&func, model);
-                    assert_eq!(blocks, full.divergent_branches(), "{path:?} {model:?}");
-                }
+        for (path, func) in super::super::corpus_functions() {
+            let Some(blocks) = proven(&func) else {
+                left += 1;
+                continue;
+            };
+            settled += 1;
+            for model in [
+                warplift_ir::divergence::Reconvergence::Ipdom,
+                warplift_ir::divergence::Reconvergence::Independent,
+            ] {
+                let full = Divergence::compute_for(&func, model);
+                assert_eq!(blocks, full.divergent_branches(), "{path:?} {model:?}");
             }
         }
         assert!(

@@ -437,7 +437,6 @@ pub fn operands(func: &Function, inst: Inst, swapped: bool) -> Operands {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use warplift_ir::parser::parse_functions;
     use warplift_ir::Type;
 
     /// Everything but the value operands, and the result type: the definition of one
@@ -451,34 +450,24 @@ mod tests {
 
     #[test]
     fn operators_are_equal_exactly_when_the_blanked_instructions_are() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/corpus");
-        let mut files: Vec<_> = std::fs::read_dir(&dir)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.extension().is_some_and(|e| e == "wir"))
-            .collect();
-        files.sort();
         // Pairs of one opcode told apart by an immediate, condition, space, offset,
         // variable or type: the cases a key could get wrong.
         let (mut same_opcode_differ, mut equal) = (0, 0);
-        for path in files {
-            let text = std::fs::read_to_string(&path).unwrap();
-            for func in parse_functions(&text).unwrap() {
-                let insts: Vec<Inst> = func
-                    .layout
-                    .insts()
-                    .filter(|&i| !func.dfg.insts[i].opcode().is_branch())
-                    .collect();
-                for &a in &insts {
-                    for &b in &insts {
-                        let (oa, ob) = (Operator::of(&func, a), Operator::of(&func, b));
-                        let same = blanked(&func, a) == blanked(&func, b);
-                        assert_eq!(oa == ob, same, "{path:?}: {a} and {b}");
-                        assert!(oa.is_some());
-                        let same_opcode = func.dfg.insts[a].opcode() == func.dfg.insts[b].opcode();
-                        same_opcode_differ += usize::from(same_opcode && !same);
-                        equal += usize::from(a != b && same);
-                    }
+        for (path, func) in super::super::corpus_functions() {
+            let insts: Vec<Inst> = func
+                .layout
+                .insts()
+                .filter(|&i| !func.dfg.insts[i].opcode().is_branch())
+                .collect();
+            for &a in &insts {
+                for &b in &insts {
+                    let (oa, ob) = (Operator::of(&func, a), Operator::of(&func, b));
+                    let same = blanked(&func, a) == blanked(&func, b);
+                    assert_eq!(oa == ob, same, "{path:?}: {a} and {b}");
+                    assert!(oa.is_some());
+                    let same_opcode = func.dfg.insts[a].opcode() == func.dfg.insts[b].opcode();
+                    same_opcode_differ += usize::from(same_opcode && !same);
+                    equal += usize::from(a != b && same);
                 }
             }
         }

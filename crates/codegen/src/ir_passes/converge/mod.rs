@@ -666,57 +666,68 @@ fn sink_arms(func: &Function, cfg: &edges::Edges, join: Block) -> Option<Vec<Blo
     preds.iter().all(|&b| jumps_here(b)).then(|| preds.to_vec())
 }
 
+/// Every function of the corpus kernels (`tests/corpus/*.wir`), parsed, with its file, in
+/// file order: the input of the unit tests that check the pass's parts against the whole.
+#[cfg(test)]
+fn corpus_functions() -> Vec<(std::path::PathBuf, Function)> {
+    use warplift_ir::parser::parse_functions;
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/corpus");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "wir"))
+        .collect();
+    files.sort();
+    let mut funcs = Vec::new();
+    for path in files {
+        let text = std::fs::read_to_string(&path).unwrap();
+        for func in parse_functions(&text).unwrap() {
+            funcs.push((path.clone(), func));
+        }
+    }
+    funcs
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use warplift_ir::parser::parse_functions;
 
     /// The arms Sink and Split take from the matching before them (`Arm::after_moves`, in
     /// either order of the two blocks) are the arms made anew from the blocks, after every
     /// hoist the corpus kernels' divergent branches make.
     #[test]
     fn arms_after_a_hoist_are_the_arms_made_anew() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/corpus");
-        let mut files: Vec<_> = std::fs::read_dir(&dir)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.extension().is_some_and(|e| e == "wir"))
-            .collect();
-        files.sort();
         let mut hoists = 0;
-        for path in files {
-            let text = std::fs::read_to_string(&path).unwrap();
-            for mut func in parse_functions(&text).unwrap() {
-                let mut analyses = AnalysisCache::new();
-                let postdom = analyses.postdom(&func);
-                let divergence = analyses.divergence(&func);
-                let edges = edges::Edges::compute(&func);
-                let mut uses = Uses::compute(&func);
-                let blocks = func.layout.blocks().to_vec();
-                for block in blocks {
-                    if !divergence.is_divergent_branch(block) {
-                        continue;
-                    }
-                    let Some(join) = postdom.ipdom(block) else {
-                        continue;
-                    };
-                    let Some((cond, t, e)) = hoist_arms(&func, &edges, block, join) else {
-                        continue;
-                    };
-                    let (a, b) = (Arm::new(&func, t), Arm::new(&func, e));
-                    let m = Matcher::new(&func, &a, &b, Direction::Hoist, true, &[], &[]).best(0);
-                    if m.pairs.is_empty() {
-                        continue;
-                    }
-                    hoist::hoist(&mut func, &mut uses, block, cond, &a, &b, &m);
-                    hoists += 1;
-                    let (fresh_t, fresh_e) = (Arm::new(&func, t), Arm::new(&func, e));
-                    let (y, x) =
-                        arms_after_moves(&func, Some((a.clone(), b.clone())), e, t, &mut vec![]);
-                    assert_eq!((&x, &y), (&fresh_t, &fresh_e), "{path:?}: {block}");
-                    let (x, y) = arms_after_moves(&func, Some((a, b)), t, e, &mut vec![]);
-                    assert_eq!((x, y), (fresh_t, fresh_e), "{path:?}: {block}");
+        for (path, mut func) in super::corpus_functions() {
+            let mut analyses = AnalysisCache::new();
+            let postdom = analyses.postdom(&func);
+            let divergence = analyses.divergence(&func);
+            let edges = edges::Edges::compute(&func);
+            let mut uses = Uses::compute(&func);
+            let blocks = func.layout.blocks().to_vec();
+            for block in blocks {
+                if !divergence.is_divergent_branch(block) {
+                    continue;
                 }
+                let Some(join) = postdom.ipdom(block) else {
+                    continue;
+                };
+                let Some((cond, t, e)) = hoist_arms(&func, &edges, block, join) else {
+                    continue;
+                };
+                let (a, b) = (Arm::new(&func, t), Arm::new(&func, e));
+                let m = Matcher::new(&func, &a, &b, Direction::Hoist, true, &[], &[]).best(0);
+                if m.pairs.is_empty() {
+                    continue;
+                }
+                hoist::hoist(&mut func, &mut uses, block, cond, &a, &b, &m);
+                hoists += 1;
+                let (fresh_t, fresh_e) = (Arm::new(&func, t), Arm::new(&func, e));
+                let (y, x) =
+                    arms_after_moves(&func, Some((a.clone(), b.clone())), e, t, &mut vec![]);
+                assert_eq!((&x, &y), (&fresh_t, &fresh_e), "{path:?}: {block}");
+                let (x, y) = arms_after_moves(&func, Some((a, b)), t, e, &mut vec![]);
+                assert_eq!((x, y), (fresh_t, fresh_e), "{path:?}: {block}");
             }
         }
         assert!(hoists >= 5, "{hoists} hoists");
