@@ -378,8 +378,7 @@ struct Analysis<'f> {
     /// Values newly found divergent whose users are still to be visited.
     worklist: Vec<Value>,
     /// Address spaces the kernel stores to (or updates atomically).
-    written_global: bool,
-    written_shared: bool,
+    written: WrittenSpaces,
 }
 
 impl<'f> Analysis<'f> {
@@ -400,8 +399,7 @@ impl<'f> Analysis<'f> {
         // reading a value twice is listed once.
         let mut last_reader: Vec<Option<Inst>> = vec![None; num_values];
         let mut user_start = vec![0u32; num_values + 1];
-        let mut written_global = false;
-        let mut written_shared = false;
+        let mut written = WrittenSpaces::default();
         for &b in func.layout.blocks() {
             for &inst in func.layout.block_insts(b) {
                 if !func.dfg.insts.is_valid(inst) {
@@ -409,16 +407,7 @@ impl<'f> Analysis<'f> {
                 }
                 inst_block[inst] = Some(b);
                 let data = &func.dfg.insts[inst];
-                if matches!(
-                    data.opcode(),
-                    Opcode::Store | Opcode::AtomicRmw | Opcode::AtomicCas
-                ) {
-                    match data.addr_space() {
-                        Some(AddrSpace::Global) => written_global = true,
-                        Some(AddrSpace::Shared) => written_shared = true,
-                        _ => {}
-                    }
-                }
+                written.note(data);
                 for v in data.all_values() {
                     if let Some(last) = last_reader.get_mut(v.index()) {
                         if *last != Some(inst) {
@@ -469,8 +458,7 @@ impl<'f> Analysis<'f> {
             divergent_exit: SecondaryMap::new(),
             assumed_divergent: Vec::new(),
             worklist: Vec::new(),
-            written_global,
-            written_shared,
+            written,
         }
     }
 
@@ -538,19 +526,7 @@ impl<'f> Analysis<'f> {
 
     /// Is the result of `data` divergent whatever its operands?
     fn is_source(&self, data: &InstructionData) -> bool {
-        match data.opcode() {
-            Opcode::ThreadId
-            | Opcode::LaneId
-            | Opcode::AtomicRmw
-            | Opcode::AtomicCas
-            | Opcode::LocalAddr => true,
-            Opcode::Load => match data.addr_space() {
-                Some(AddrSpace::Global) => self.written_global,
-                Some(AddrSpace::Shared) => self.written_shared,
-                _ => true,
-            },
-            _ => false,
-        }
+        self.written.is_source(data)
     }
 
     /// Records that `v` is divergent, for `reason` (unless it already is).
@@ -935,6 +911,49 @@ impl<'f> Analysis<'f> {
                     }
                 }
             }
+        }
+    }
+}
+
+/// The address spaces a kernel writes (stores to or updates atomically). A load from a
+/// space nothing writes reads what the launch put there, the same for every thread that
+/// reads the same address, so only loads from written spaces are divergence sources.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WrittenSpaces {
+    global: bool,
+    shared: bool,
+}
+
+impl WrittenSpaces {
+    /// Notes the space `data` writes, if it is a store or an atomic update.
+    pub fn note(&mut self, data: &InstructionData) {
+        if matches!(
+            data.opcode(),
+            Opcode::Store | Opcode::AtomicRmw | Opcode::AtomicCas
+        ) {
+            match data.addr_space() {
+                Some(AddrSpace::Global) => self.global = true,
+                Some(AddrSpace::Shared) => self.shared = true,
+                _ => {}
+            }
+        }
+    }
+
+    /// Is the result of `data` divergent whatever its operands (a divergence source), in a
+    /// kernel that writes these spaces?
+    pub fn is_source(self, data: &InstructionData) -> bool {
+        match data.opcode() {
+            Opcode::ThreadId
+            | Opcode::LaneId
+            | Opcode::AtomicRmw
+            | Opcode::AtomicCas
+            | Opcode::LocalAddr => true,
+            Opcode::Load => match data.addr_space() {
+                Some(AddrSpace::Global) => self.global,
+                Some(AddrSpace::Shared) => self.shared,
+                _ => true,
+            },
+            _ => false,
         }
     }
 }

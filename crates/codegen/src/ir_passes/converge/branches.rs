@@ -22,9 +22,8 @@
 
 use crate::analysis::AnalysisCache;
 use std::sync::Arc;
-use warplift_ir::condcodes::AddrSpace;
-use warplift_ir::divergence::Divergence;
-use warplift_ir::{Block, Function, InstructionData, Opcode, Value, ValueDef};
+use warplift_ir::divergence::{Divergence, WrittenSpaces};
+use warplift_ir::{Block, Function, InstructionData, Value, ValueDef};
 
 /// The divergent branches of a kernel, as the pass found them when it started.
 pub enum DivergentBranches {
@@ -83,7 +82,7 @@ pub fn proven(func: &Function) -> Option<Vec<Block>> {
 fn proven_map(func: &Function) -> Option<Vec<bool>> {
     let dfg = &func.dfg;
     let mut conditions: Vec<(Block, Value)> = Vec::new();
-    let (mut written_global, mut written_shared) = (false, false);
+    let mut written = WrittenSpaces::default();
     for &b in func.layout.blocks() {
         let insts = func.layout.block_insts(b);
         for (k, &inst) in insts.iter().enumerate() {
@@ -98,30 +97,11 @@ fn proven_map(func: &Function) -> Option<Vec<bool>> {
                     }
                     conditions.push((b, *arg));
                 }
-                data @ (InstructionData::Store { .. }
-                | InstructionData::AtomicRmw { .. }
-                | InstructionData::AtomicCas { .. }) => match data.addr_space() {
-                    Some(AddrSpace::Global) => written_global = true,
-                    Some(AddrSpace::Shared) => written_shared = true,
-                    _ => {}
-                },
-                _ => {}
+                data => written.note(data),
             }
         }
     }
-    let source = |data: &InstructionData| match data.opcode() {
-        Opcode::ThreadId
-        | Opcode::LaneId
-        | Opcode::AtomicRmw
-        | Opcode::AtomicCas
-        | Opcode::LocalAddr => true,
-        Opcode::Load => match data.addr_space() {
-            Some(AddrSpace::Global) => written_global,
-            Some(AddrSpace::Shared) => written_shared,
-            _ => true,
-        },
-        _ => false,
-    };
+    let source = |data: &InstructionData| written.is_source(data);
     let mut state = vec![State::Unseen; dfg.num_values()];
     let mut stack: Vec<Value> = Vec::new();
     let mut divergent = vec![false; dfg.num_blocks()];
