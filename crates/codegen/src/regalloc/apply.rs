@@ -88,7 +88,12 @@ pub(super) fn apply(
         data.params.clear();
         let mut insts = std::mem::take(&mut spare);
         insts.clear();
-        insts.reserve(data.insts.len());
+        if insts.capacity() < data.insts.len() {
+            // A fresh list rather than `reserve`: growing the spare one would copy its
+            // whole old allocation (`realloc` does not know it is empty), about a third
+            // of the write-back's copying on branchy code.
+            insts = Vec::with_capacity(data.insts.len());
+        }
         let mut old = data.insts.drain(..);
         pending.clear();
         for item in out.block_insts_and_edits(adapter, ra::Block::new(i)) {

@@ -148,7 +148,13 @@ pub(crate) fn build(k: RawKernel<'_>) -> Result<Function, ParseError> {
     let value_names = k
         .blocks
         .iter()
-        .flat_map(|b| b.params.iter().map(|p| p.0))
+        .flat_map(|b| {
+            k.block_params
+                .get(b.params.clone())
+                .unwrap_or_default()
+                .iter()
+                .map(|p| p.0)
+        })
         .chain(k.insts.iter().filter_map(|i| i.result.map(|r| r.0)));
     let (max_name, count) = value_names.fold((None, 0usize), |(m, c), n| {
         (Some(m.map_or(n, |m: u32| m.max(n))), c + 1)
@@ -179,8 +185,9 @@ pub(crate) fn build(k: RawKernel<'_>) -> Result<Function, ParseError> {
     };
     let mut params_in_order = true;
     for (bi, b) in k.blocks.iter().enumerate() {
-        params_in_order &= b.params.windows(2).all(|w| w[0].0 < w[1].0);
-        for &(name, loc, ty) in &b.params {
+        let params = k.block_params.get(b.params.clone()).unwrap_or_default();
+        params_in_order &= params.windows(2).all(|w| w[0].0 < w[1].0);
+        for &(name, loc, ty) in params {
             define(name, loc, DefSite::Param(bi), Some(ty))?;
         }
         for ii in b.insts.clone() {

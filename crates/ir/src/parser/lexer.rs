@@ -207,6 +207,9 @@ impl<'a> Lexer<'a> {
     }
 
     /// The next token; [`TokenKind::Eof`] at the end, every time it is asked again.
+    /// Inlined into the parser's one caller of it, so that a token is not returned through
+    /// a call of its own.
+    #[inline(always)]
     pub fn next_token(&mut self) -> Result<Token<'a>, ParseError> {
         self.skip_trivia();
         let start = self.pos;
@@ -218,6 +221,18 @@ impl<'a> Lexer<'a> {
                 loc,
             });
         };
+        // Words are most of the tokens (opcodes, values, blocks, types): they are tested
+        // first, and their text taken by splitting at byte offsets the scan found on ASCII
+        // bytes.
+        if is_word_start(b) {
+            let end = self.scan(start + 1, is_word_char);
+            self.pos = end;
+            return Ok(Token {
+                kind: TokenKind::Word,
+                text: self.src.get(start..end).unwrap_or(""),
+                loc,
+            });
+        }
         let kind = match b {
             b'(' => TokenKind::LParen,
             b')' => TokenKind::RParen,
@@ -238,10 +253,6 @@ impl<'a> Lexer<'a> {
                     return Err(no_kernel_name(loc));
                 }
                 return Ok(self.token(TokenKind::KernelName, start, loc));
-            }
-            b if is_word_start(b) => {
-                self.pos = self.scan(start + 1, is_word_char);
-                return Ok(self.token(TokenKind::Word, start, loc));
             }
             b if b.is_ascii_digit() => {
                 self.lex_number(start);

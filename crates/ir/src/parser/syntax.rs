@@ -49,6 +49,9 @@ pub(crate) struct RawKernel<'a> {
     pub blocks: Vec<RawBlock>,
     /// The instructions of all blocks, in order.
     pub insts: Vec<RawInst>,
+    /// The parameters of all blocks, in order: number in `vN`, position, type. One list
+    /// for the kernel rather than one per block, which cost an allocation per block.
+    pub block_params: Vec<(u32, SourceLoc, Type)>,
     /// Where each value use stands, instruction by instruction, in the order of
     /// [`InstructionData::all_values`] (which is also text order).
     pub value_uses: Vec<SourceLoc>,
@@ -64,8 +67,8 @@ pub(crate) struct RawBlock {
     pub name: u32,
     /// Where the header stands.
     pub loc: SourceLoc,
-    /// The parameters: number in `vN`, position, type.
-    pub params: Vec<(u32, SourceLoc, Type)>,
+    /// The parameters, as indices into [`RawKernel::block_params`].
+    pub params: Range<usize>,
     /// The block's instructions, as indices into [`RawKernel::insts`].
     pub insts: Range<usize>,
 }
@@ -166,8 +169,19 @@ impl<'a> Parser<'a> {
 
     /// Consumes the current token and returns it.
     fn advance(&mut self) -> Result<Token<'a>, ParseError> {
-        let next = self.lex.next_token()?;
-        Ok(core::mem::replace(&mut self.tok, next))
+        let tok = self.tok;
+        self.bump()?;
+        Ok(tok)
+    }
+
+    /// Consumes the current token, for callers that have read all they need of it (the
+    /// punctuation and the operands, most of the tokens). This is the one place the
+    /// parser reads tokens: the lexer is inlined here, once, and writes the next token
+    /// straight into `self.tok` instead of returning it through a call.
+    #[inline(never)]
+    fn bump(&mut self) -> Result<(), ParseError> {
+        self.tok = self.lex.next_token()?;
+        Ok(())
     }
 
     /// An error at the current token saying what was expected instead of it. Built out
@@ -201,7 +215,7 @@ impl<'a> Parser<'a> {
     /// Consumes the current token if it is of `kind`.
     fn eat(&mut self, kind: TokenKind) -> Result<bool, ParseError> {
         if self.tok.kind == kind {
-            self.advance()?;
+            self.bump()?;
             Ok(true)
         } else {
             Ok(false)
@@ -327,6 +341,7 @@ impl<'a> Parser<'a> {
             local_vars: PrimaryMap::new(),
             blocks: Vec::with_capacity(rest / 128),
             insts: Vec::with_capacity(rest / 32),
+            block_params: Vec::with_capacity(rest / 128),
             value_uses: Vec::with_capacity(rest / 16),
             block_uses: Vec::with_capacity(rest / 96),
         };
@@ -487,13 +502,13 @@ impl<'a> Parser<'a> {
     /// Parses `blockN:` or `blockN(vA: ty, ...):` and opens the block.
     fn block_header(&mut self, k: &mut RawKernel<'a>, n: u32) -> Result<(), ParseError> {
         let header = self.advance()?;
-        let mut params = Vec::new();
+        let first_param = k.block_params.len();
         if self.eat(TokenKind::LParen)? && !self.eat(TokenKind::RParen)? {
             loop {
                 let (v, loc) = self.value_name(&|| format!("a parameter of block{n}"))?;
                 self.expect(TokenKind::Colon, || format!("`:` after parameter v{v}"))?;
                 let (ty, _) = self.ty(|| format!("the type of parameter v{v}"))?;
-                params.push((v, loc, ty));
+                k.block_params.push((v, loc, ty));
                 if self.eat(TokenKind::RParen)? {
                     break;
                 }
@@ -511,7 +526,7 @@ impl<'a> Parser<'a> {
         k.blocks.push(RawBlock {
             name: n,
             loc: header.loc,
-            params,
+            params: first_param..k.block_params.len(),
             insts: k.insts.len()..k.insts.len(),
         });
         Ok(())
@@ -521,28 +536,47 @@ impl<'a> Parser<'a> {
     fn value_name(&mut self, what: &dyn Fn() -> String) -> Result<(u32, SourceLoc), ParseError> {
         if self.tok.kind == TokenKind::Word {
             if let Some(n) = entity_number(self.tok.text, "v") {
-                let t = self.advance()?;
-                return Ok((n, t.loc));
+                let loc = self.tok.loc;
+                self.bump()?;
+                return Ok((n, loc));
             }
         }
-        Err(self.expected(&format!("a value such as `v1` as {}", what())))
+        Err(self.value_expected(what))
     }
 
-    /// Parses a value operand and records the use.
+    /// The error for a missing value name, built out of line.
+    #[cold]
+    #[inline(never)]
+    fn value_expected(&self, what: &dyn Fn() -> String) -> ParseError {
+        self.expected(&format!("a value such as `v1` as {}", what()))
+    }
+
+    /// Parses a value operand and records the use. Operands are most of the text, so
+    /// this is written out rather than through [`Self::value_name`]: the number is
+    /// read, its position recorded and the token consumed with nothing returned in
+    /// between.
+    #[inline]
     fn use_value(
         &mut self,
         k: &mut RawKernel<'a>,
         what: &dyn Fn() -> String,
     ) -> Result<Value, ParseError> {
-        let (n, loc) = self.value_name(what)?;
-        k.value_uses.push(loc);
-        Ok(Value::from_u32(n))
+        if self.tok.kind == TokenKind::Word {
+            if let Some(n) = entity_number(self.tok.text, "v") {
+                k.value_uses.push(self.tok.loc);
+                self.bump()?;
+                return Ok(Value::from_u32(n));
+            }
+        }
+        Err(self.value_expected(what))
     }
 
     /// Parses `,` after something described by `what`.
     fn comma_after(&mut self, what: &dyn Fn() -> String) -> Result<(), ParseError> {
-        self.expect(TokenKind::Comma, || format!("`,` after {}", what()))?;
-        Ok(())
+        if self.tok.kind == TokenKind::Comma {
+            return self.bump();
+        }
+        Err(self.expected(&format!("`,` after {}", what())))
     }
 
     /// Parses `ADDR`, `ADDR+OFF` or `ADDR-OFF`, recording the use of `ADDR`.
@@ -573,7 +607,8 @@ impl<'a> Parser<'a> {
         let Some(n) = n else {
             return Err(self.expected(&format!("a block such as `block1` as {}", what())));
         };
-        k.block_uses.push(self.advance()?.loc);
+        k.block_uses.push(self.tok.loc);
+        self.bump()?;
         let mut args = Vec::new();
         if self.eat(TokenKind::LParen)? && !self.eat(TokenKind::RParen)? {
             loop {
@@ -596,8 +631,11 @@ impl<'a> Parser<'a> {
         let block_start = k.block_uses.len();
         let result = match entity_number(self.tok.text, "v") {
             Some(n) => {
-                self.advance()?;
-                self.expect(TokenKind::Equal, || format!("`=` after v{n}"))?;
+                self.bump()?;
+                if self.tok.kind != TokenKind::Equal {
+                    return Err(self.expected(&format!("`=` after v{n}")));
+                }
+                self.bump()?;
                 Some((n, loc))
             }
             None => None,

@@ -86,8 +86,9 @@ impl<'a> Emitter<'a> {
             func,
             opts,
             // About as much text as the kernel needs (a line of some 30 bytes per
-            // instruction), so that the body is not copied over and over as it grows.
-            body: String::with_capacity(func.num_insts() * 32),
+            // instruction and its `.loc`, some 42 bytes in all on branchy code), so that
+            // the body is not copied as it grows.
+            body: String::with_capacity(func.num_insts() * 48),
             num_regs: [0; 3],
             num_temps: [0; 3],
             temps: [0; 3],
@@ -1557,7 +1558,10 @@ fn int_imm(bits: u64, ty: MType, ext: Ext) -> Name {
         _ => m,
     };
     if v < 10 {
-        Name::numbered("", v as u32)
+        // The digit as a static name: an inline one would be checked as UTF-8 each time
+        // it is written, and small constants are common operands.
+        const DIGITS: [&str; 10] = ["0", "1", "2", "3", "4", "5", "6", "7", "8", "9"];
+        Name::Static(DIGITS[v as usize])
     } else if width(ty) == 64 {
         Name::hex("0x", v, 16)
     } else {

@@ -129,12 +129,12 @@ impl Name {
 ///
 /// Register and temporary names are most of the operands the emitter writes; a name
 /// taken from here is a reference, where one built anew is formatted and then checked
-/// as UTF-8 every time it is read.
+/// as UTF-8 every time it is read. The text is leaked (it lives as long as the process
+/// anyway), so that each name is kept as a `&'static str` ready to hand out: a lookup is
+/// an index, not a slicing of the text checked at both ends.
 pub(super) struct ReadyNames {
-    text: String,
-    /// `ends[p * count + n]` is where the name of number `n` with the `p`-th prefix ends
-    /// in `text`; it starts where the one before it ends.
-    ends: Vec<usize>,
+    /// `names[p * count + n]` is the name of number `n` with the `p`-th prefix.
+    names: Vec<&'static str>,
     count: usize,
 }
 
@@ -150,26 +150,32 @@ impl ReadyNames {
                 ends.push(text.len());
             }
         }
+        let text: &'static str = Box::leak(text.into_boxed_str());
+        let mut start = 0;
+        let names = ends
+            .into_iter()
+            .map(|end| {
+                let name = text.get(start..end).unwrap_or("");
+                start = end;
+                name
+            })
+            .collect();
         ReadyNames {
-            text,
-            ends,
+            names,
             count: count as usize,
         }
     }
 
     /// The name of number `n` with the `prefix`-th prefix, if it is one made ready.
-    pub(super) fn get(&'static self, prefix: usize, n: u32) -> Option<Name> {
+    pub(super) fn get(&self, prefix: usize, n: u32) -> Option<Name> {
         let n = n as usize;
         if n >= self.count {
             return None;
         }
-        let i = prefix * self.count + n;
-        let end = *self.ends.get(i)?;
-        let start = match i {
-            0 => 0,
-            _ => *self.ends.get(i - 1)?,
-        };
-        self.text.get(start..end).map(Name::Static)
+        self.names
+            .get(prefix * self.count + n)
+            .copied()
+            .map(Name::Static)
     }
 }
 
@@ -276,7 +282,7 @@ mod tests {
     #[test]
     fn ready_names_are_the_numbered_names() {
         let prefixes = ["%r", "%trd"];
-        let ready: &'static ReadyNames = Box::leak(Box::new(ReadyNames::new(&prefixes, 70)));
+        let ready = ReadyNames::new(&prefixes, 70);
         for (p, prefix) in prefixes.iter().enumerate() {
             for n in 0..70 {
                 let name = ready.get(p, n).expect("a ready name");
