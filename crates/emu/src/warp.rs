@@ -247,6 +247,92 @@ impl Decoded {
     }
 }
 
+/// A global load or store of 4- or 8-byte words with a base register (and, for a store, a
+/// register source): the accesses that [`Warp::global_run`] may perform as one run of
+/// words, with their register operands as offsets of their lanes.
+#[derive(Copy, Clone, Debug)]
+pub(crate) struct Words {
+    /// A store (else a load).
+    pub store: bool,
+    /// 8-byte words in `b64` registers (else 4-byte words in `b32` registers).
+    pub wide: bool,
+    /// The lanes of the register loaded or stored, in `r32` (4-byte words) or `r64`.
+    pub reg: usize,
+    /// The lanes of the base register, in `r64`.
+    pub base: usize,
+    /// The byte offset added to the base.
+    pub offset: i32,
+}
+
+impl Words {
+    /// The form of `op` at warp width `w`, when it is such an access.
+    #[inline]
+    pub(crate) fn of(op: &Op, w: usize) -> Option<Words> {
+        let (store, ty, addr, reg) = match *op {
+            Op::Ld {
+                space: AddrSpace::Global,
+                ty,
+                dst,
+                addr,
+            } => (false, ty, addr, dst),
+            // A store of an immediate is rare: the lane-by-lane path does it.
+            Op::St {
+                space: AddrSpace::Global,
+                ty,
+                src: Operand::Reg(s),
+                addr,
+            } => (true, ty, addr, s),
+            _ => return None,
+        };
+        let wide = match (ty.bytes(), ty.class()) {
+            (4, RegClass::B32) => false,
+            (8, RegClass::B64) => true,
+            _ => return None,
+        };
+        Some(Words {
+            store,
+            wide,
+            reg: reg.index() as usize * w,
+            base: addr.base?.index() as usize * w,
+            offset: addr.offset,
+        })
+    }
+}
+
+/// What a functional run's loop over a warp's instructions ([`Warp::run_fast`]) does with
+/// an instruction that is not [`Simple`]: decoded once per run, so that the memory-bound
+/// code of a loop (a load, some arithmetic, a store, the loop branch) runs in that loop
+/// without returning to the block loop per instruction.
+#[derive(Copy, Clone, Debug)]
+pub(crate) enum Fast {
+    /// Anything else: the loop stops before it, and [`Warp::step`] executes it.
+    Stop,
+    /// A global load or store, executed as one run of words when it is one (and else
+    /// left to [`Warp::step`]).
+    Words(Words),
+    /// `br.uni` or `br.div`.
+    Branch,
+}
+
+impl Fast {
+    /// The form of `inst` at warp width `w`.
+    pub(crate) fn new(inst: &crate::program::Inst, w: usize) -> Fast {
+        match inst.op {
+            Op::BrUni { .. } | Op::BrDiv { .. } => Fast::Branch,
+            ref op => Words::of(op, w).map_or(Fast::Stop, Fast::Words),
+        }
+    }
+}
+
+/// The instructions [`Warp::run_fast`] executed: how many, and the lanes that acted and
+/// that were active in them, summed.
+#[derive(Copy, Clone, Debug, Default)]
+pub(crate) struct Ran {
+    pub insts: u64,
+    pub acted: u64,
+    pub active: u64,
+}
+
 /// The mask of the first `w` lanes.
 #[inline]
 pub(crate) fn lanes_mask(w: usize) -> u64 {
@@ -609,61 +695,100 @@ impl Warp {
         }
     }
 
-    /// Executes the warp's instructions from `pc` on while they are [`Simple`], at most
-    /// `limit` of them, as that many calls of [`Warp::step`] would, without the
-    /// per-instruction return to the caller: a functional run's straight-line code.
-    /// Returns how many it executed and the lanes that acted in them, summed; the
-    /// lanes active in each are the warp's active lanes, which these instructions do not
-    /// change.
+    /// Executes the warp's instructions from `pc` on, at most `limit` of them, as that
+    /// many calls of [`Warp::step`] would, without the per-instruction return to the
+    /// caller: a functional run's [`Simple`] operations, its global loads and stores that
+    /// are whole-warp runs of words ([`Warp::run_words`]), and its branches, so that a
+    /// loop of such instructions runs here from one poll to the next. It stops before any
+    /// other instruction, and before a load or store that is not such a run (it has done
+    /// nothing to it then), for [`Warp::step`] to execute. Returns the instructions
+    /// executed, and the fault of a branch with its pc, as `step` would have returned it
+    /// (the instructions before it counted).
     #[inline]
-    pub(crate) fn run_simple(&mut self, ctx: &Ctx<'_>, sc: &mut Scratch, limit: u64) -> (u64, u64) {
+    pub(crate) fn run_fast<G: Global>(
+        &mut self,
+        ctx: &Ctx<'_>,
+        global: &mut G,
+        counters: &mut Counters,
+        sc: &mut Scratch,
+        limit: u64,
+    ) -> (Ran, Result<(), (u32, LaneFault)>) {
         let w = ctx.width;
-        let (mut n, mut acted) = (0, 0);
-        while n < limit {
-            let Some(&Decoded { guard, kind }) = ctx.meta.simple.get(self.pc as usize) else {
+        let mut ran = Ran::default();
+        while ran.insts < limit {
+            let pc = self.pc as usize;
+            let Some(&Decoded { guard, kind }) = ctx.meta.simple.get(pc) else {
                 break;
             };
-            if let Simple::No = kind {
-                break;
-            }
-            let emask = match guard {
-                None => {
-                    acted += u64::from(self.active_lanes);
-                    self.mask
-                }
+            let (emask, acted) = match guard {
+                None => (self.mask, self.active_lanes),
                 Some(g) => {
                     let p = self.preds[g.pred.index() as usize];
                     let emask = self.mask & if g.negated { !p } else { p };
-                    acted += u64::from(emask.count_ones());
-                    emask
+                    (emask, emask.count_ones())
                 }
             };
-            self.exec_simple(w, kind, emask, &mut sc.out32);
-            self.pc += 1;
-            n += 1;
+            // The lanes active in this instruction, before a branch changes them.
+            let active = self.active_lanes;
+            match kind {
+                Simple::No => match ctx.meta.fast[pc] {
+                    Fast::Stop => break,
+                    Fast::Words(a) => {
+                        if emask != lanes_mask(w) || !self.run_words(ctx, a, global, counters) {
+                            break;
+                        }
+                        self.pc += 1;
+                    }
+                    Fast::Branch => {
+                        self.pc += 1;
+                        let op = ctx.program.insts[pc].op;
+                        if let Err(f) = self.branch(ctx, op, self.mask, counters, 0) {
+                            return (ran, Err((pc as u32, f)));
+                        }
+                    }
+                },
+                _ => {
+                    self.exec_simple(w, kind, emask, &mut sc.out32);
+                    self.pc += 1;
+                }
+            }
+            ran.insts += 1;
+            ran.acted += u64::from(acted);
+            ran.active += u64::from(active);
         }
-        (n, acted)
+        (ran, Ok(()))
     }
 
-    /// Whether the warp's next instruction is [`Simple`].
+    /// Whether the warp's next instruction may be executed by [`Warp::run_fast`].
     #[inline(always)]
-    pub(crate) fn at_simple(&self, ctx: &Ctx<'_>) -> bool {
-        !matches!(
-            ctx.meta.simple.get(self.pc as usize),
-            None | Some(Decoded {
-                kind: Simple::No,
-                ..
-            })
-        )
+    pub(crate) fn at_fast(&self, ctx: &Ctx<'_>) -> bool {
+        let pc = self.pc as usize;
+        match ctx.meta.simple.get(pc) {
+            None => false,
+            Some(Decoded {
+                kind: Simple::No, ..
+            }) => !matches!(ctx.meta.fast[pc], Fast::Stop),
+            Some(_) => true,
+        }
     }
 
-    /// The number of active lanes.
+    /// [`Warp::run_words`] of the operation `op`, when it is a global load or store of
+    /// words ([`Words`]); false for any other.
     #[inline]
-    pub(crate) fn active_lanes(&self) -> u32 {
-        self.active_lanes
+    fn global_run<G: Global>(
+        &mut self,
+        ctx: &Ctx<'_>,
+        op: Op,
+        global: &mut G,
+        counters: &mut Counters,
+    ) -> bool {
+        match Words::of(&op, ctx.width) {
+            Some(a) => self.run_words(ctx, a, global, counters),
+            None => false,
+        }
     }
 
-    /// Executes the global load or store `op` in every lane of the warp when its lanes'
+    /// Executes the global load or store `a` in every lane of the warp when its lanes'
     /// addresses are consecutive 4- or 8-byte words, lane `l` at `first + l * size`, all
     /// inside one buffer and aligned, and returns true; returns false, having done
     /// nothing, for any other access (the lane-by-lane path then performs it, or finds
@@ -674,41 +799,21 @@ impl Warp {
     /// its two ends; and its words are one run of the buffer, copied to or from the
     /// registers directly.
     #[inline]
-    fn global_run<G: Global>(
+    fn run_words<G: Global>(
         &mut self,
         ctx: &Ctx<'_>,
-        op: Op,
+        a: Words,
         global: &mut G,
         counters: &mut Counters,
     ) -> bool {
         let w = ctx.width;
-        let (ty, addr) = match op {
-            Op::Ld { ty, addr, .. } => (ty, addr),
-            // A store of an immediate is rare: the lane-by-lane path does it.
-            Op::St {
-                ty,
-                addr,
-                src: Operand::Reg(_),
-                ..
-            } => (ty, addr),
-            _ => return false,
-        };
-        let size = ty.bytes();
-        let class = ty.class();
-        let Some(base) = addr.base else {
-            return false;
-        };
-        if !matches!((size, class), (4, RegClass::B32) | (8, RegClass::B64)) {
-            return false;
-        }
-        let r = base.index() as usize * w;
-        let bases = &self.r64[r..r + w];
+        let bases = &self.r64[a.base..a.base + w];
         let a0 = bases[0];
-        let step = u64::from(size);
-        let consecutive = if size == 4 {
-            run_diff::<4>(bases, a0) == 0
-        } else {
+        let step: u64 = if a.wide { 8 } else { 4 };
+        let consecutive = if a.wide {
             run_diff::<8>(bases, a0) == 0
+        } else {
+            run_diff::<4>(bases, a0) == 0
         };
         let bytes = w as u64 * step;
         // The lanes' base addresses do not wrap around, so each lane's address is exactly
@@ -716,7 +821,7 @@ impl Warp {
         if !consecutive || a0.checked_add(bytes - step).is_none() {
             return false;
         }
-        let Some(first) = a0.checked_add_signed(i64::from(addr.offset)) else {
+        let Some(first) = a0.checked_add_signed(i64::from(a.offset)) else {
             return false;
         };
         let Some(end) = first.checked_add(bytes) else {
@@ -730,7 +835,7 @@ impl Warp {
         let (b, off) = match self.buf_hint.map(|b| (b, global.span(b))) {
             Some((b, (lo, hi))) if first >= lo && end <= hi => (b, (first - lo) as usize),
             _ => {
-                let Ok((b, off)) = global.find(first, size) else {
+                let Ok((b, off)) = global.find(first, step as u32) else {
                     return false;
                 };
                 if end > global.span(b).1 {
@@ -742,25 +847,12 @@ impl Warp {
         };
         let shift = ctx.config.segment_bytes.trailing_zeros();
         counters.transactions[0] += ((end - 1) >> shift) - (first >> shift) + 1;
-        match op {
-            Op::Ld { dst, .. } => {
-                let d = dst.index() as usize * w;
-                match class {
-                    RegClass::B32 => global.load_run32(b, off, &mut self.r32[d..d + w]),
-                    _ => global.load_run64(b, off, &mut self.r64[d..d + w]),
-                }
-            }
-            Op::St {
-                src: Operand::Reg(s),
-                ..
-            } => {
-                let s = s.index() as usize * w;
-                match class {
-                    RegClass::B32 => global.store_run32(b, off, &self.r32[s..s + w]),
-                    _ => global.store_run64(b, off, &self.r64[s..s + w]),
-                }
-            }
-            _ => {}
+        let r = a.reg;
+        match (a.store, a.wide) {
+            (false, false) => global.load_run32(b, off, &mut self.r32[r..r + w]),
+            (false, true) => global.load_run64(b, off, &mut self.r64[r..r + w]),
+            (true, false) => global.store_run32(b, off, &self.r32[r..r + w]),
+            (true, true) => global.store_run64(b, off, &self.r64[r..r + w]),
         }
         true
     }
