@@ -151,7 +151,11 @@ impl Meta {
                 .iter()
                 .map(|i| Decoded::new(i, width))
                 .collect(),
-            fast: program.insts.iter().map(|i| Fast::new(i, width)).collect(),
+            fast: program
+                .insts
+                .iter()
+                .map(|i| Fast::new(program, i, width))
+                .collect(),
         }
     }
 }

@@ -266,7 +266,7 @@ pub(crate) struct Words {
 
 impl Words {
     /// The form of `op` at warp width `w`, when it is such an access.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn of(op: &Op, w: usize) -> Option<Words> {
         let (store, ty, addr, reg) = match *op {
             Op::Ld {
@@ -310,15 +310,41 @@ pub(crate) enum Fast {
     /// A global load or store, executed as one run of words when it is one (and else
     /// left to [`Warp::step`]).
     Words(Words),
-    /// `br.uni` or `br.div`.
-    Branch,
+    /// `br.uni` or `br.div` on predicate `pred` (`negated`), to the blocks `taken` and
+    /// `not_taken`: when the active lanes all go one way it is taken here, else
+    /// [`Warp::branch`] splits them (or faults).
+    Branch {
+        pred: u32,
+        negated: bool,
+        taken: u32,
+        not_taken: u32,
+    },
 }
 
 impl Fast {
-    /// The form of `inst` at warp width `w`.
-    pub(crate) fn new(inst: &crate::program::Inst, w: usize) -> Fast {
+    /// The form of `inst` of `program` at warp width `w`.
+    pub(crate) fn new(
+        program: &crate::program::Program,
+        inst: &crate::program::Inst,
+        w: usize,
+    ) -> Fast {
         match inst.op {
-            Op::BrUni { .. } | Op::BrDiv { .. } => Fast::Branch,
+            Op::BrUni {
+                cond,
+                taken,
+                not_taken,
+            }
+            | Op::BrDiv {
+                cond,
+                taken,
+                not_taken,
+                ..
+            } => Fast::Branch {
+                pred: cond.pred.index(),
+                negated: cond.negated,
+                taken: program.block_at(taken),
+                not_taken: program.block_at(not_taken),
+            },
             ref op => Words::of(op, w).map_or(Fast::Stop, Fast::Words),
         }
     }
@@ -514,8 +540,13 @@ impl Warp {
                 ));
             }
             self.stack[n - 1].mask = m;
-            self.mask = m;
-            self.active_lanes = m.count_ones();
+            // `active_lanes` is `mask`'s count: a loop's branch re-enters with the lanes it
+            // had, which keeps it (a population count takes a dozen instructions where
+            // the processor has no instruction for it).
+            if m != self.mask {
+                self.mask = m;
+                self.active_lanes = m.count_ones();
+            }
             // The stack is deepest right after a split, which enters the taken side.
             counters.max_stack_depth = counters.max_stack_depth.max(n as u64);
             self.pc = ctx.program.blocks[top.block as usize].start;
@@ -715,12 +746,18 @@ impl Warp {
     ) -> (Ran, Result<(), (u32, LaneFault)>) {
         let w = ctx.width;
         let mut ran = Ran::default();
+        // The base register (its lanes, and whether of 8-byte words) of the last run of
+        // words: its lanes are a run, which the next access with that base need not check
+        // again until a `b64` register is written, which in this loop only an 8-byte load
+        // does. A loop's load and store through one pointer check its lanes once per call.
+        let mut run_base: Option<(usize, bool)> = None;
         while ran.insts < limit {
             let pc = self.pc as usize;
-            let Some(&Decoded { guard, kind }) = ctx.meta.simple.get(pc) else {
+            // By reference: copying the whole entry first cost a tenth of the loop.
+            let Some(decoded) = ctx.meta.simple.get(pc) else {
                 break;
             };
-            let (emask, acted) = match guard {
+            let (emask, acted) = match decoded.guard {
                 None => (self.mask, self.active_lanes),
                 Some(g) => {
                     let p = self.preds[g.pred.index() as usize];
@@ -730,24 +767,53 @@ impl Warp {
             };
             // The lanes active in this instruction, before a branch changes them.
             let active = self.active_lanes;
-            match kind {
+            match decoded.kind {
                 Simple::No => match ctx.meta.fast[pc] {
                     Fast::Stop => break,
                     Fast::Words(a) => {
-                        if emask != lanes_mask(w) || !self.run_words(ctx, a, global, counters) {
+                        let known = run_base == Some((a.base, a.wide));
+                        if emask != lanes_mask(w)
+                            || !self.run_words(ctx, a, known, global, counters)
+                        {
                             break;
                         }
+                        run_base = (a.store || !a.wide).then_some((a.base, a.wide));
                         self.pc += 1;
                     }
-                    Fast::Branch => {
+                    Fast::Branch {
+                        pred,
+                        negated,
+                        taken,
+                        not_taken,
+                    } => {
                         self.pc += 1;
-                        let op = ctx.program.insts[pc].op;
-                        if let Err(f) = self.branch(ctx, op, self.mask, counters, 0) {
+                        let p = self.preds[pred as usize];
+                        let t = self.mask & if negated { !p } else { p };
+                        // As `branch` decides: every active lane taken, or none; a split
+                        // (or its fault) is `branch`'s.
+                        let one_way = if t == self.mask {
+                            Some(taken)
+                        } else if t == 0 {
+                            Some(not_taken)
+                        } else {
+                            None
+                        };
+                        let done = match one_way {
+                            Some(block) => {
+                                self.goto(block);
+                                self.enter(ctx, counters, 0).map_err(|k| (None, k))
+                            }
+                            None => {
+                                let op = ctx.program.insts[pc].op;
+                                self.branch(ctx, op, self.mask, counters, 0).map(|_| ())
+                            }
+                        };
+                        if let Err(f) = done {
                             return (ran, Err((pc as u32, f)));
                         }
                     }
                 },
-                _ => {
+                kind => {
                     self.exec_simple(w, kind, emask, &mut sc.out32);
                     self.pc += 1;
                 }
@@ -773,8 +839,10 @@ impl Warp {
     }
 
     /// [`Warp::run_words`] of the operation `op`, when it is a global load or store of
-    /// words ([`Words`]); false for any other.
-    #[inline]
+    /// words ([`Words`]); false for any other. Out of line: inlined into the timed
+    /// issue loop, it changed how the compiler laid that loop out, which cost the timed
+    /// runs instructions.
+    #[inline(never)]
     fn global_run<G: Global>(
         &mut self,
         ctx: &Ctx<'_>,
@@ -783,7 +851,7 @@ impl Warp {
         counters: &mut Counters,
     ) -> bool {
         match Words::of(&op, ctx.width) {
-            Some(a) => self.run_words(ctx, a, global, counters),
+            Some(a) => self.run_words(ctx, a, false, global, counters),
             None => false,
         }
     }
@@ -798,11 +866,16 @@ impl Warp {
     /// (a lane's word is no larger than a segment), so its transactions are counted from
     /// its two ends; and its words are one run of the buffer, copied to or from the
     /// registers directly.
+    ///
+    /// `known` says that the base register's lanes were found to be such a run, and
+    /// have not changed since: only the offset, the alignment and the buffer are
+    /// checked then.
     #[inline]
     fn run_words<G: Global>(
         &mut self,
         ctx: &Ctx<'_>,
         a: Words,
+        known: bool,
         global: &mut G,
         counters: &mut Counters,
     ) -> bool {
@@ -810,16 +883,18 @@ impl Warp {
         let bases = &self.r64[a.base..a.base + w];
         let a0 = bases[0];
         let step: u64 = if a.wide { 8 } else { 4 };
-        let consecutive = if a.wide {
-            run_diff::<8>(bases, a0) == 0
-        } else {
-            run_diff::<4>(bases, a0) == 0
-        };
         let bytes = w as u64 * step;
-        // The lanes' base addresses do not wrap around, so each lane's address is exactly
-        // `first + l * size`, as the lane-by-lane path computes it.
-        if !consecutive || a0.checked_add(bytes - step).is_none() {
-            return false;
+        if !known {
+            let consecutive = if a.wide {
+                run_diff::<8>(bases, a0) == 0
+            } else {
+                run_diff::<4>(bases, a0) == 0
+            };
+            // The lanes' base addresses do not wrap around, so each lane's address is
+            // exactly `first + l * size`, as the lane-by-lane path computes it.
+            if !consecutive || a0.checked_add(bytes - step).is_none() {
+                return false;
+            }
         }
         let Some(first) = a0.checked_add_signed(i64::from(a.offset)) else {
             return false;
@@ -1949,9 +2024,17 @@ fn setp32(cc: IntCC, regs: &[u32], w: usize, a: usize, b: Src32) -> u64 {
         b: B,
         f: impl Fn(u32, u32) -> bool,
     ) -> u64 {
-        // As in `map32`, the usual width has its own copy.
+        // As in `map32`, the usual width has its own copy: one loop over the 32 lanes
+        // into a 32-bit mask, which the compiler turns into vector comparisons whose
+        // lanes are masked with their bits and ORed together, in about half the
+        // instructions of the groups of eight.
         if w == 32 {
-            cmp_at(regs, 32, a, b, f)
+            let (x, y) = (a.view(regs, 32), b.view(regs, 32));
+            let mut bits = 0u32;
+            for l in 0..32 {
+                bits |= u32::from(f(x.at(l), y.at(l))) << l;
+            }
+            u64::from(bits)
         } else {
             cmp_at(regs, w, a, b, f)
         }
