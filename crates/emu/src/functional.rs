@@ -3,9 +3,9 @@
 //!
 //! A functional run executes exactly the instructions a timed run executes — the same
 //! warps, masks, reconvergence stack and memory accesses, through the same
-//! `Warp::step` (straight-line runs of simple 32-bit operations through
-//! `Warp::run_simple`, which executes them as `step` does, without returning here for
-//! each) — but with no clock: no scheduler, no scoreboard, no stall accounting. A
+//! `Warp::step` (loops of simple 32-bit operations, whole-warp runs of words and
+//! branches through `Warp::run_fast`, which executes them as `step` does, without
+//! returning here for each) — but with no clock: no scheduler, no scoreboard, no stall accounting. A
 //! block's warps run one after the other, each until it waits at a barrier or is done;
 //! when every live warp waits, the barrier is checked and released (or faults, as in a
 //! timed run) and the warps go on. Everything the statistics count per warp is the same
@@ -174,21 +174,25 @@ impl Worker {
                             return Err(fault_of(fault(ctx, warp, id, kind)));
                         }
                     }
-                    // Straight-line 32-bit code runs without returning here per
-                    // instruction, within the budget and up to the next poll.
-                    let (n, acted) = if warp.at_simple(ctx) {
+                    // Loops of 32-bit operations, runs of words and branches run
+                    // without returning here per instruction, within the budget and up
+                    // to the next poll.
+                    if warp.at_fast(ctx) {
                         let room = (budget - warp.issued).min(POLL_INSTRUCTIONS - self.since_poll);
-                        warp.run_simple(ctx, &mut self.scratch, room)
-                    } else {
-                        (0, 0)
-                    };
-                    if n > 0 {
-                        warp.issued += n;
-                        self.warp_instructions += n;
-                        self.thread_instructions += acted;
-                        self.active_thread_instructions += n * u64::from(warp.active_lanes());
-                        self.since_poll += n;
-                        continue;
+                        let (ran, done) =
+                            warp.run_fast(ctx, global, &mut self.counters, &mut self.scratch, room);
+                        warp.issued += ran.insts;
+                        self.warp_instructions += ran.insts;
+                        self.thread_instructions += ran.acted;
+                        self.active_thread_instructions += ran.active;
+                        self.since_poll += ran.insts;
+                        if let Err((pc, (lane, kind))) = done {
+                            let lane = lane.unwrap_or_else(|| warp.mask.trailing_zeros().min(63));
+                            return Err(fault_of(fault_at(ctx, warp, id, kind, pc, lane)));
+                        }
+                        if ran.insts > 0 {
+                            continue;
+                        }
                     }
                     let pc = warp.pc;
                     let (flow, lanes) = warp

@@ -36,7 +36,7 @@ use crate::redundancy::{LaneCounts, LanePaths, PathLog};
 use crate::sched::ReadyQueue;
 use crate::stats::{StallReason, Stats};
 use crate::trace::Trace;
-use crate::warp::{Decoded, Flow, Scratch, Warp, NONE};
+use crate::warp::{Decoded, Fast, Flow, Scratch, Warp, NONE};
 use warplift_ir::launch::PreparedLaunch;
 use warplift_simt::{MType, Op, Reg, RegClass, Role};
 
@@ -67,6 +67,9 @@ pub(crate) struct Meta {
     pub scoreboard_len: usize,
     /// Each instruction's [`Simple`](crate::warp::Simple) form at the machine's warp width.
     pub simple: Vec<Decoded>,
+    /// Each instruction's [`Fast`](crate::warp::Fast) form at the machine's warp width,
+    /// for a functional run.
+    pub fast: Vec<Fast>,
 }
 
 impl Meta {
@@ -147,6 +150,11 @@ impl Meta {
                 .insts
                 .iter()
                 .map(|i| Decoded::new(i, width))
+                .collect(),
+            fast: program
+                .insts
+                .iter()
+                .map(|i| Fast::new(program, i, width))
                 .collect(),
         }
     }

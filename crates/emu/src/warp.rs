@@ -247,6 +247,118 @@ impl Decoded {
     }
 }
 
+/// A global load or store of 4- or 8-byte words with a base register (and, for a store, a
+/// register source): the accesses that [`Warp::global_run`] may perform as one run of
+/// words, with their register operands as offsets of their lanes.
+#[derive(Copy, Clone, Debug)]
+pub(crate) struct Words {
+    /// A store (else a load).
+    pub store: bool,
+    /// 8-byte words in `b64` registers (else 4-byte words in `b32` registers).
+    pub wide: bool,
+    /// The lanes of the register loaded or stored, in `r32` (4-byte words) or `r64`.
+    pub reg: usize,
+    /// The lanes of the base register, in `r64`.
+    pub base: usize,
+    /// The byte offset added to the base.
+    pub offset: i32,
+}
+
+impl Words {
+    /// The form of `op` at warp width `w`, when it is such an access.
+    #[inline(always)]
+    pub(crate) fn of(op: &Op, w: usize) -> Option<Words> {
+        let (store, ty, addr, reg) = match *op {
+            Op::Ld {
+                space: AddrSpace::Global,
+                ty,
+                dst,
+                addr,
+            } => (false, ty, addr, dst),
+            // A store of an immediate is rare: the lane-by-lane path does it.
+            Op::St {
+                space: AddrSpace::Global,
+                ty,
+                src: Operand::Reg(s),
+                addr,
+            } => (true, ty, addr, s),
+            _ => return None,
+        };
+        let wide = match (ty.bytes(), ty.class()) {
+            (4, RegClass::B32) => false,
+            (8, RegClass::B64) => true,
+            _ => return None,
+        };
+        Some(Words {
+            store,
+            wide,
+            reg: reg.index() as usize * w,
+            base: addr.base?.index() as usize * w,
+            offset: addr.offset,
+        })
+    }
+}
+
+/// What a functional run's loop over a warp's instructions ([`Warp::run_fast`]) does with
+/// an instruction that is not [`Simple`]: decoded once per run, so that the memory-bound
+/// code of a loop (a load, some arithmetic, a store, the loop branch) runs in that loop
+/// without returning to the block loop per instruction.
+#[derive(Copy, Clone, Debug)]
+pub(crate) enum Fast {
+    /// Anything else: the loop stops before it, and [`Warp::step`] executes it.
+    Stop,
+    /// A global load or store, executed as one run of words when it is one (and else
+    /// left to [`Warp::step`]).
+    Words(Words),
+    /// `br.uni` or `br.div` on predicate `pred` (`negated`), to the blocks `taken` and
+    /// `not_taken`: when the active lanes all go one way it is taken here, else
+    /// [`Warp::branch`] splits them (or faults).
+    Branch {
+        pred: u32,
+        negated: bool,
+        taken: u32,
+        not_taken: u32,
+    },
+}
+
+impl Fast {
+    /// The form of `inst` of `program` at warp width `w`.
+    pub(crate) fn new(
+        program: &crate::program::Program,
+        inst: &crate::program::Inst,
+        w: usize,
+    ) -> Fast {
+        match inst.op {
+            Op::BrUni {
+                cond,
+                taken,
+                not_taken,
+            }
+            | Op::BrDiv {
+                cond,
+                taken,
+                not_taken,
+                ..
+            } => Fast::Branch {
+                pred: cond.pred.index(),
+                negated: cond.negated,
+                taken: program.block_at(taken),
+                not_taken: program.block_at(not_taken),
+            },
+            ref op => Words::of(op, w).map_or(Fast::Stop, Fast::Words),
+        }
+    }
+}
+
+/// The instructions [`Warp::run_fast`] executed: how many, and the lanes that acted and
+/// that were active in them, summed.
+#[derive(Copy, Clone, Debug, Default)]
+pub(crate) struct Ran {
+    pub insts: u64,
+    pub acted: u64,
+    pub active: u64,
+}
+
 /// The mask of the first `w` lanes.
 #[inline]
 pub(crate) fn lanes_mask(w: usize) -> u64 {
@@ -428,8 +540,13 @@ impl Warp {
                 ));
             }
             self.stack[n - 1].mask = m;
-            self.mask = m;
-            self.active_lanes = m.count_ones();
+            // `active_lanes` is `mask`'s count: a loop's branch re-enters with the lanes it
+            // had, which keeps it (a population count takes a dozen instructions where
+            // the processor has no instruction for it).
+            if m != self.mask {
+                self.mask = m;
+                self.active_lanes = m.count_ones();
+            }
             // The stack is deepest right after a split, which enters the taken side.
             counters.max_stack_depth = counters.max_stack_depth.max(n as u64);
             self.pc = ctx.program.blocks[top.block as usize].start;
@@ -609,61 +726,137 @@ impl Warp {
         }
     }
 
-    /// Executes the warp's instructions from `pc` on while they are [`Simple`], at most
-    /// `limit` of them, as that many calls of [`Warp::step`] would, without the
-    /// per-instruction return to the caller: a functional run's straight-line code.
-    /// Returns how many it executed and the lanes that acted in them, summed; the
-    /// lanes active in each are the warp's active lanes, which these instructions do not
-    /// change.
+    /// Executes the warp's instructions from `pc` on, at most `limit` of them, as that
+    /// many calls of [`Warp::step`] would, without the per-instruction return to the
+    /// caller: a functional run's [`Simple`] operations, its global loads and stores that
+    /// are whole-warp runs of words ([`Warp::run_words`]), and its branches, so that a
+    /// loop of such instructions runs here from one poll to the next. It stops before any
+    /// other instruction, and before a load or store that is not such a run (it has done
+    /// nothing to it then), for [`Warp::step`] to execute. Returns the instructions
+    /// executed, and the fault of a branch with its pc, as `step` would have returned it
+    /// (the instructions before it counted).
     #[inline]
-    pub(crate) fn run_simple(&mut self, ctx: &Ctx<'_>, sc: &mut Scratch, limit: u64) -> (u64, u64) {
+    pub(crate) fn run_fast<G: Global>(
+        &mut self,
+        ctx: &Ctx<'_>,
+        global: &mut G,
+        counters: &mut Counters,
+        sc: &mut Scratch,
+        limit: u64,
+    ) -> (Ran, Result<(), (u32, LaneFault)>) {
         let w = ctx.width;
-        let (mut n, mut acted) = (0, 0);
-        while n < limit {
-            let Some(&Decoded { guard, kind }) = ctx.meta.simple.get(self.pc as usize) else {
+        let mut ran = Ran::default();
+        // The base register (its lanes, and whether of 8-byte words) of the last run of
+        // words: its lanes are a run, which the next access with that base need not check
+        // again until a `b64` register is written, which in this loop only an 8-byte load
+        // does. A loop's load and store through one pointer check its lanes once per call.
+        let mut run_base: Option<(usize, bool)> = None;
+        while ran.insts < limit {
+            let pc = self.pc as usize;
+            // By reference: copying the whole entry first cost a tenth of the loop.
+            let Some(decoded) = ctx.meta.simple.get(pc) else {
                 break;
             };
-            if let Simple::No = kind {
-                break;
-            }
-            let emask = match guard {
-                None => {
-                    acted += u64::from(self.active_lanes);
-                    self.mask
-                }
+            let (emask, acted) = match decoded.guard {
+                None => (self.mask, self.active_lanes),
                 Some(g) => {
                     let p = self.preds[g.pred.index() as usize];
                     let emask = self.mask & if g.negated { !p } else { p };
-                    acted += u64::from(emask.count_ones());
-                    emask
+                    (emask, emask.count_ones())
                 }
             };
-            self.exec_simple(w, kind, emask, &mut sc.out32);
-            self.pc += 1;
-            n += 1;
+            // The lanes active in this instruction, before a branch changes them.
+            let active = self.active_lanes;
+            match decoded.kind {
+                Simple::No => match ctx.meta.fast[pc] {
+                    Fast::Stop => break,
+                    Fast::Words(a) => {
+                        let known = run_base == Some((a.base, a.wide));
+                        if emask != lanes_mask(w)
+                            || !self.run_words(ctx, a, known, global, counters)
+                        {
+                            break;
+                        }
+                        run_base = (a.store || !a.wide).then_some((a.base, a.wide));
+                        self.pc += 1;
+                    }
+                    Fast::Branch {
+                        pred,
+                        negated,
+                        taken,
+                        not_taken,
+                    } => {
+                        self.pc += 1;
+                        let p = self.preds[pred as usize];
+                        let t = self.mask & if negated { !p } else { p };
+                        // As `branch` decides: every active lane taken, or none; a split
+                        // (or its fault) is `branch`'s.
+                        let one_way = if t == self.mask {
+                            Some(taken)
+                        } else if t == 0 {
+                            Some(not_taken)
+                        } else {
+                            None
+                        };
+                        let done = match one_way {
+                            Some(block) => {
+                                self.goto(block);
+                                self.enter(ctx, counters, 0).map_err(|k| (None, k))
+                            }
+                            None => {
+                                let op = ctx.program.insts[pc].op;
+                                self.branch(ctx, op, self.mask, counters, 0).map(|_| ())
+                            }
+                        };
+                        if let Err(f) = done {
+                            return (ran, Err((pc as u32, f)));
+                        }
+                    }
+                },
+                kind => {
+                    self.exec_simple(w, kind, emask, &mut sc.out32);
+                    self.pc += 1;
+                }
+            }
+            ran.insts += 1;
+            ran.acted += u64::from(acted);
+            ran.active += u64::from(active);
         }
-        (n, acted)
+        (ran, Ok(()))
     }
 
-    /// Whether the warp's next instruction is [`Simple`].
+    /// Whether the warp's next instruction may be executed by [`Warp::run_fast`].
     #[inline(always)]
-    pub(crate) fn at_simple(&self, ctx: &Ctx<'_>) -> bool {
-        !matches!(
-            ctx.meta.simple.get(self.pc as usize),
-            None | Some(Decoded {
-                kind: Simple::No,
-                ..
-            })
-        )
+    pub(crate) fn at_fast(&self, ctx: &Ctx<'_>) -> bool {
+        let pc = self.pc as usize;
+        match ctx.meta.simple.get(pc) {
+            None => false,
+            Some(Decoded {
+                kind: Simple::No, ..
+            }) => !matches!(ctx.meta.fast[pc], Fast::Stop),
+            Some(_) => true,
+        }
     }
 
-    /// The number of active lanes.
-    #[inline]
-    pub(crate) fn active_lanes(&self) -> u32 {
-        self.active_lanes
+    /// [`Warp::run_words`] of the operation `op`, when it is a global load or store of
+    /// words ([`Words`]); false for any other. Out of line: inlined into the timed
+    /// issue loop, it changed how the compiler laid that loop out, which cost the timed
+    /// runs instructions.
+    #[inline(never)]
+    fn global_run<G: Global>(
+        &mut self,
+        ctx: &Ctx<'_>,
+        op: Op,
+        global: &mut G,
+        counters: &mut Counters,
+    ) -> bool {
+        match Words::of(&op, ctx.width) {
+            Some(a) => self.run_words(ctx, a, false, global, counters),
+            None => false,
+        }
     }
 
-    /// Executes the global load or store `op` in every lane of the warp when its lanes'
+    /// Executes the global load or store `a` in every lane of the warp when its lanes'
     /// addresses are consecutive 4- or 8-byte words, lane `l` at `first + l * size`, all
     /// inside one buffer and aligned, and returns true; returns false, having done
     /// nothing, for any other access (the lane-by-lane path then performs it, or finds
@@ -673,50 +866,37 @@ impl Warp {
     /// (a lane's word is no larger than a segment), so its transactions are counted from
     /// its two ends; and its words are one run of the buffer, copied to or from the
     /// registers directly.
+    ///
+    /// `known` says that the base register's lanes were found to be such a run, and
+    /// have not changed since: only the offset, the alignment and the buffer are
+    /// checked then.
     #[inline]
-    fn global_run<G: Global>(
+    fn run_words<G: Global>(
         &mut self,
         ctx: &Ctx<'_>,
-        op: Op,
+        a: Words,
+        known: bool,
         global: &mut G,
         counters: &mut Counters,
     ) -> bool {
         let w = ctx.width;
-        let (ty, addr) = match op {
-            Op::Ld { ty, addr, .. } => (ty, addr),
-            // A store of an immediate is rare: the lane-by-lane path does it.
-            Op::St {
-                ty,
-                addr,
-                src: Operand::Reg(_),
-                ..
-            } => (ty, addr),
-            _ => return false,
-        };
-        let size = ty.bytes();
-        let class = ty.class();
-        let Some(base) = addr.base else {
-            return false;
-        };
-        if !matches!((size, class), (4, RegClass::B32) | (8, RegClass::B64)) {
-            return false;
-        }
-        let r = base.index() as usize * w;
-        let bases = &self.r64[r..r + w];
+        let bases = &self.r64[a.base..a.base + w];
         let a0 = bases[0];
-        let step = u64::from(size);
-        let consecutive = if size == 4 {
-            run_diff::<4>(bases, a0) == 0
-        } else {
-            run_diff::<8>(bases, a0) == 0
-        };
+        let step: u64 = if a.wide { 8 } else { 4 };
         let bytes = w as u64 * step;
-        // The lanes' base addresses do not wrap around, so each lane's address is exactly
-        // `first + l * size`, as the lane-by-lane path computes it.
-        if !consecutive || a0.checked_add(bytes - step).is_none() {
-            return false;
+        if !known {
+            let consecutive = if a.wide {
+                run_diff::<8>(bases, a0) == 0
+            } else {
+                run_diff::<4>(bases, a0) == 0
+            };
+            // The lanes' base addresses do not wrap around, so each lane's address is
+            // exactly `first + l * size`, as the lane-by-lane path computes it.
+            if !consecutive || a0.checked_add(bytes - step).is_none() {
+                return false;
+            }
         }
-        let Some(first) = a0.checked_add_signed(i64::from(addr.offset)) else {
+        let Some(first) = a0.checked_add_signed(i64::from(a.offset)) else {
             return false;
         };
         let Some(end) = first.checked_add(bytes) else {
@@ -730,7 +910,7 @@ impl Warp {
         let (b, off) = match self.buf_hint.map(|b| (b, global.span(b))) {
             Some((b, (lo, hi))) if first >= lo && end <= hi => (b, (first - lo) as usize),
             _ => {
-                let Ok((b, off)) = global.find(first, size) else {
+                let Ok((b, off)) = global.find(first, step as u32) else {
                     return false;
                 };
                 if end > global.span(b).1 {
@@ -742,25 +922,12 @@ impl Warp {
         };
         let shift = ctx.config.segment_bytes.trailing_zeros();
         counters.transactions[0] += ((end - 1) >> shift) - (first >> shift) + 1;
-        match op {
-            Op::Ld { dst, .. } => {
-                let d = dst.index() as usize * w;
-                match class {
-                    RegClass::B32 => global.load_run32(b, off, &mut self.r32[d..d + w]),
-                    _ => global.load_run64(b, off, &mut self.r64[d..d + w]),
-                }
-            }
-            Op::St {
-                src: Operand::Reg(s),
-                ..
-            } => {
-                let s = s.index() as usize * w;
-                match class {
-                    RegClass::B32 => global.store_run32(b, off, &self.r32[s..s + w]),
-                    _ => global.store_run64(b, off, &self.r64[s..s + w]),
-                }
-            }
-            _ => {}
+        let r = a.reg;
+        match (a.store, a.wide) {
+            (false, false) => global.load_run32(b, off, &mut self.r32[r..r + w]),
+            (false, true) => global.load_run64(b, off, &mut self.r64[r..r + w]),
+            (true, false) => global.store_run32(b, off, &self.r32[r..r + w]),
+            (true, true) => global.store_run64(b, off, &self.r64[r..r + w]),
         }
         true
     }
@@ -1857,9 +2024,17 @@ fn setp32(cc: IntCC, regs: &[u32], w: usize, a: usize, b: Src32) -> u64 {
         b: B,
         f: impl Fn(u32, u32) -> bool,
     ) -> u64 {
-        // As in `map32`, the usual width has its own copy.
+        // As in `map32`, the usual width has its own copy: one loop over the 32 lanes
+        // into a 32-bit mask, which the compiler turns into vector comparisons whose
+        // lanes are masked with their bits and ORed together, in about half the
+        // instructions of the groups of eight.
         if w == 32 {
-            cmp_at(regs, 32, a, b, f)
+            let (x, y) = (a.view(regs, 32), b.view(regs, 32));
+            let mut bits = 0u32;
+            for l in 0..32 {
+                bits |= u32::from(f(x.at(l), y.at(l))) << l;
+            }
+            u64::from(bits)
         } else {
             cmp_at(regs, w, a, b, f)
         }
