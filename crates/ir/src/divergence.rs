@@ -135,9 +135,11 @@
 
 mod order;
 mod print;
+mod proof;
 mod sync;
 
 pub use print::DivergenceDisplay;
+pub use proof::{prove_divergent_branches, DivergentBranches, MAX_WALKS};
 
 use crate::cfg::{ControlFlowGraph, DominatorTree, Loop, LoopForest, PostDominatorTree};
 use crate::condcodes::AddrSpace;

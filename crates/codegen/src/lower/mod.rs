@@ -21,7 +21,10 @@
 //! [divergence analysis](warplift_ir::divergence), computed once per function under the
 //! target's reconvergence model ([`lower_for`]; PTX assumes independent thread
 //! scheduling): a `brif` or `br_table` on a uniform condition lowers to uniform branches
-//! (`br.uni`), which the targets emit without reconvergence bookkeeping.
+//! (`br.uni`), which the targets emit without reconvergence bookkeeping. When every
+//! conditional branch tests a value computed from `thread_id` or another source, each is
+//! divergent under either model and the analysis is not run at all
+//! ([`DivergentBranches`]): its answer would be the same.
 //!
 //! The function is assumed verified; anything unexpected is reported as a
 //! [`LowerError`], never a panic.
@@ -31,8 +34,9 @@ mod isle;
 use crate::mir::{BlockKind, MBlock, MInstKind, MirFunction, Reg, RegClass, RegRole};
 use cranelift_entity::{EntityRef, SecondaryMap};
 use std::collections::HashMap;
+use std::sync::Arc;
 use warplift_ir::cfg::{ControlFlowGraph, DominatorTree};
-use warplift_ir::divergence::{Divergence, Reconvergence};
+use warplift_ir::divergence::{Divergence, DivergentBranches, Reconvergence};
 use warplift_ir::{
     Block, BlockOrigin, Function, Inst, LocalVar, Opcode, SharedVar, SourceLoc, Value,
 };
@@ -126,7 +130,7 @@ pub(crate) struct Lower<'f> {
     /// The first error met by the glue, which cannot return one through the rules.
     error: Option<LowerError>,
     /// Which IR branches may split the warp.
-    divergence: Divergence,
+    divergence: DivergentBranches,
 }
 
 impl<'f> Lower<'f> {
@@ -179,7 +183,11 @@ impl<'f> Lower<'f> {
             srcloc: SourceLoc::default(),
             extra_blocks: Vec::new(),
             error: None,
-            divergence: Divergence::compute_with(func, model, cfg, domtree),
+            // Only the branches' divergence is asked: proven from their conditions when it
+            // can be, without the analysis's post-dominators, loops and joins.
+            divergence: DivergentBranches::find_with(func, || {
+                Arc::new(Divergence::compute_with(func, model, cfg, domtree))
+            }),
         })
     }
 

@@ -8,6 +8,7 @@ mod cfg_family_linearize;
 mod cfg_family_restructure;
 mod coverage;
 mod differential;
+mod divergence_proof;
 mod linearize_claims;
 mod linearize_redundancy;
 mod ptx;

@@ -19,8 +19,8 @@
 //!     jump block3(v6)                      jump block3(v10)
 //! ```
 //!
-//! Each divergent branch (by [`warplift_ir::divergence`]; [`branches`] proves most
-//! kernels' branches divergent from their conditions without running the whole analysis)
+//! Each divergent branch (by [`warplift_ir::divergence`]; [`DivergentBranches`] proves
+//! most kernels' branches divergent from their conditions without the whole analysis)
 //! is visited innermost first (post-order), as the paper's bottom-up walk of the program
 //! structure tree does:
 //!
@@ -90,7 +90,6 @@
 //! Not done: the matching itself does not pair compares with swapped condition codes
 //! (only Unify does, when the whole sides are one code).
 
-pub mod branches;
 pub mod cost;
 pub mod dag;
 pub mod edges;
@@ -112,6 +111,7 @@ use dag::Arm;
 use matching::Matcher;
 use pdg::Direction;
 use uses::Uses;
+use warplift_ir::divergence::DivergentBranches;
 use warplift_ir::{Block, Function, InstructionData, Opcode};
 
 /// The `converge` IR pass.
@@ -297,7 +297,7 @@ pub fn converge_in(func: &mut Function, opts: &Options, analyses: &mut AnalysisC
     let postdom = analyses.postdom(func);
     // Only the branches' divergence is asked: proven from their conditions when it can
     // be, rather than by the whole analysis.
-    let divergence = branches::DivergentBranches::find(func, analyses);
+    let divergence = DivergentBranches::find_with(func, || analyses.divergence(func));
     let mut edges = edges::Edges::compute(func);
     // The pass adds selects, moved copies and split blocks' instructions: room for them
     // up front costs less than the tables' doublings as they come.
