@@ -4,6 +4,7 @@
 //! command line and dispatches. Every failure is reported as an `error: ...` message and a
 //! non-zero exit code; user input never makes the process panic.
 
+mod alloc_tuning;
 mod codegen_args;
 mod commands;
 mod launch_args;
@@ -61,6 +62,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    alloc_tuning::tune();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Fmt(args) => commands::fmt::run(&args),
