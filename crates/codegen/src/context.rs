@@ -31,6 +31,7 @@ use crate::regalloc::{
     allocate_prepared, prepare_owned, Algorithm, AllocOptions, RegallocError, RegallocStats,
 };
 use crate::settings::OptLevel;
+use std::borrow::Cow;
 use thiserror::Error;
 use warplift_ir::verifier::{verify_function, VerifierErrors};
 use warplift_ir::Function;
@@ -186,6 +187,31 @@ fn code_kind(isa: &dyn TargetIsa) -> CodeKind {
     }
 }
 
+/// Emits compiled `kernels` into one module for `isa`.
+fn emit_module(
+    mut kernels: Vec<CompiledKernel>,
+    isa: &dyn TargetIsa,
+    source_name: Option<&str>,
+) -> Result<CompiledModule, CodegenError> {
+    // The emitter takes the functions side by side: they are moved out and back rather
+    // than copied.
+    let mirs: Vec<MirFunction> = kernels
+        .iter_mut()
+        .map(|k| core::mem::take(&mut k.mir))
+        .collect();
+    let code = isa.emit_module(&mirs, source_name);
+    for (k, mir) in kernels.iter_mut().zip(mirs) {
+        k.mir = mir;
+    }
+    let code = code?;
+    let kind = code_kind(isa);
+    Ok(CompiledModule {
+        kernels,
+        code,
+        kind,
+    })
+}
+
 /// A reusable compilation context.
 #[derive(Default)]
 pub struct Context {
@@ -258,27 +284,28 @@ impl Context {
         isa: &dyn TargetIsa,
         source_name: Option<&str>,
     ) -> Result<CompiledModule, CodegenError> {
-        let mut kernels = funcs
+        let kernels = funcs
             .iter()
             .map(|f| self.compile_kernel(f, isa))
             .collect::<Result<Vec<_>, _>>()?;
-        // The emitter takes the functions side by side: they are moved out and back
-        // rather than copied.
-        let mirs: Vec<MirFunction> = kernels
-            .iter_mut()
-            .map(|k| core::mem::take(&mut k.mir))
-            .collect();
-        let code = isa.emit_module(&mirs, source_name);
-        for (k, mir) in kernels.iter_mut().zip(mirs) {
-            k.mir = mir;
-        }
-        let code = code?;
-        let kind = code_kind(isa);
-        Ok(CompiledModule {
-            kernels,
-            code,
-            kind,
-        })
+        emit_module(kernels, isa, source_name)
+    }
+
+    /// [`Context::compile_module`] for a caller that is done with its functions: each
+    /// kernel's IR is freed as soon as it is lowered (and IR passes transform it in place
+    /// instead of a copy), so that allocation and emission reuse its memory rather than
+    /// fresh pages. The output is the same.
+    pub fn compile_module_owned(
+        &mut self,
+        funcs: Vec<Function>,
+        isa: &dyn TargetIsa,
+        source_name: Option<&str>,
+    ) -> Result<CompiledModule, CodegenError> {
+        let kernels = funcs
+            .into_iter()
+            .map(|f| self.compile_kernel_from(Cow::Owned(f), isa))
+            .collect::<Result<Vec<_>, _>>()?;
+        emit_module(kernels, isa, source_name)
     }
 
     /// Runs the pipeline up to the final machine IR, without emitting.
@@ -287,9 +314,20 @@ impl Context {
         func: &Function,
         isa: &dyn TargetIsa,
     ) -> Result<CompiledKernel, CodegenError> {
+        self.compile_kernel_from(Cow::Borrowed(func), isa)
+    }
+
+    /// [`Context::compile_kernel`] of a borrowed function (IR passes work on a copy, the
+    /// caller's function is left as it was) or an owned one (transformed in place, and
+    /// freed once lowered).
+    fn compile_kernel_from(
+        &mut self,
+        mut func: Cow<'_, Function>,
+        isa: &dyn TargetIsa,
+    ) -> Result<CompiledKernel, CodegenError> {
         let settings = isa.settings();
         if !self.input_verified {
-            verify_function(func).map_err(|errors| CodegenError::Verifier {
+            verify_function(&func).map_err(|errors| CodegenError::Verifier {
                 kernel: func.name.clone(),
                 errors,
             })?;
@@ -298,27 +336,27 @@ impl Context {
         let mut reports = Vec::new();
         self.analyses.reset();
 
-        // IR passes work on a copy: the caller's function is left as it was.
-        let mut transformed;
-        let mut func = func;
         if !pipeline.ir.is_empty() {
-            transformed = func.clone();
+            let transformed = func.to_mut();
             for pass in &pipeline.ir {
-                let report = pass.run(&mut transformed, &mut self.analyses, settings)?;
+                let report = pass.run(transformed, &mut self.analyses, settings)?;
                 self.analyses.invalidate(pass.preserved(&report));
                 reports.push((pass.name(), report));
                 if settings.verify {
-                    verify_function(&transformed).map_err(|errors| CodegenError::PassBrokeIr {
+                    verify_function(transformed).map_err(|errors| CodegenError::PassBrokeIr {
                         pass: pass.name(),
                         kernel: transformed.name.clone(),
                         errors,
                     })?;
                 }
             }
-            func = &transformed;
         }
 
-        let lowered = lower_for(func, isa.reconvergence())?;
+        let lowered = lower_for(&func, isa.reconvergence())?;
+        let ir_insts = func.num_placed_insts();
+        // Nothing reads the IR past lowering; an owned function's memory goes back to the
+        // allocator here, for the tables allocation builds next.
+        drop(func);
         if settings.verify {
             verify_mir(&lowered)?;
         }
@@ -354,7 +392,7 @@ impl Context {
             verify_mir_with_limits(&allocated.func, limits)?;
         }
         let stats = CompileStats {
-            ir_insts: func.num_placed_insts(),
+            ir_insts,
             lowered_insts,
             final_insts: allocated.func.num_insts(),
             final_blocks: allocated.func.order.len(),

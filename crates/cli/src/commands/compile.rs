@@ -58,8 +58,10 @@ pub fn run(args: &CompileArgs) -> Result<ExitCode> {
         .file
         .file_name()
         .map(|n| n.to_string_lossy().into_owned());
+    // The kernels are not needed once compiled: each one's IR is freed as soon as it is
+    // lowered, and the memory serves allocation and emission.
     let module = ctx
-        .compile_module(&funcs, isa.as_ref(), source_name.as_deref())
+        .compile_module_owned(funcs, isa.as_ref(), source_name.as_deref())
         .with_context(|| format!("compiling {}", args.file.display()))?;
     if args.stats {
         for k in &module.kernels {
@@ -92,7 +94,6 @@ pub fn run(args: &CompileArgs) -> Result<ExitCode> {
     // the operating system takes the memory back instead. (Nothing here has a destructor
     // with an effect outside the process: the output is written and flushed above.)
     std::mem::forget(module);
-    std::mem::forget(funcs);
     Ok(ExitCode::SUCCESS)
 }
 

@@ -83,6 +83,53 @@ fn a_module_of_several_kernels_is_one_ptx_module() {
     }
 }
 
+/// Compiling functions given up to the context (each freed once lowered, IR passes run
+/// in place) emits what compiling borrowed ones does, with the same statistics, for both
+/// targets, with and without IR passes, on every corpus kernel; and reports the same
+/// errors.
+#[test]
+fn an_owned_module_compiles_as_a_borrowed_one() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/corpus");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "wir"))
+        .collect();
+    files.sort();
+    assert!(files.len() > 10);
+    for target in ["ptx", "simt"] {
+        for passes in [None, Some("converge,licm")] {
+            let mut assignments = vec![];
+            let list;
+            if let Some(p) = passes {
+                list = format!("passes={p}");
+                assignments.push(list.as_str());
+            }
+            let isa = lookup_by_name(target, settings(&assignments)).unwrap();
+            for path in &files {
+                let funcs = parse_functions(&std::fs::read_to_string(path).unwrap()).unwrap();
+                let borrowed = Context::new().compile_module(&funcs, isa.as_ref(), Some("k.wir"));
+                let owned = Context::new().compile_module_owned(funcs, isa.as_ref(), Some("k.wir"));
+                let what = format!("{} {target} {passes:?}", path.display());
+                match (borrowed, owned) {
+                    (Ok(b), Ok(o)) => {
+                        assert_eq!(b.code, o.code, "{what}");
+                        let stats = |m: &warplift_codegen::CompiledModule| {
+                            m.kernels
+                                .iter()
+                                .map(|k| format!("{:?}", k.stats))
+                                .collect::<Vec<_>>()
+                        };
+                        assert_eq!(stats(&b), stats(&o), "{what}");
+                    }
+                    (Err(b), Err(o)) => assert_eq!(b.to_string(), o.to_string(), "{what}"),
+                    (b, o) => panic!("{what}: borrowed {:?}, owned {:?}", b.is_ok(), o.is_ok()),
+                }
+            }
+        }
+    }
+}
+
 #[test]
 fn errors_are_typed() {
     let isa = lookup_by_name("ptx", Settings::default()).unwrap();
