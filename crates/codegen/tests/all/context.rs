@@ -1,6 +1,7 @@
 //! The embedder's view: pick a target by triple and settings, compile with `Context`.
 
 use warplift_codegen::{lookup_by_name, CodegenError, Context, Settings};
+use warplift_filetests::Walk;
 use warplift_ir::parser::{parse_function, parse_functions};
 
 const SAXPY: &str = include_str!("../../../../examples/saxpy.wir");
@@ -89,14 +90,7 @@ fn a_module_of_several_kernels_is_one_ptx_module() {
 /// errors.
 #[test]
 fn an_owned_module_compiles_as_a_borrowed_one() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/corpus");
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "wir"))
-        .collect();
-    files.sort();
-    assert!(files.len() > 10);
+    let files = Walk::corpus().at_least(11).files();
     for target in ["ptx", "simt"] {
         for passes in [None, Some("converge,licm")] {
             let mut assignments = vec![];

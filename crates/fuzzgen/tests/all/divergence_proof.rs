@@ -5,13 +5,12 @@
 //! divergence tests' kernels, random kernels and the synthetic CFG family; and it answers
 //! for some kernels of each kind while leaving others to the analysis.
 
-use std::path::Path;
+use warplift_filetests::Walk;
 use warplift_fuzzgen::cfg_family::{acyclic_cfgs, KernelStyle};
 use warplift_fuzzgen::GeneratedCase;
 use warplift_ir::divergence::{
     prove_divergent_branches, Divergence, DivergentBranches, Reconvergence,
 };
-use warplift_ir::parser::parse_functions;
 use warplift_ir::Function;
 
 const SEEDS: u64 = 300;
@@ -33,27 +32,6 @@ fn check(name: &str, func: &Function) -> bool {
     true
 }
 
-/// The kernels of every `.wir` file in the repository's folder `dir`.
-fn kernels_in(dir: &str) -> Vec<(String, Function)> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .join(dir);
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "wir"))
-        .collect();
-    files.sort();
-    let mut out = Vec::new();
-    for path in files {
-        let text = std::fs::read_to_string(&path).unwrap();
-        for func in parse_functions(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display())) {
-            out.push((format!("{} {}", path.display(), func.name), func));
-        }
-    }
-    out
-}
-
 /// Asserts that the proof settled some and left some of a kind of kernel.
 fn settled_some(kind: &str, results: &[bool]) {
     let settled = results.iter().filter(|&&s| s).count();
@@ -68,11 +46,9 @@ fn settled_some(kind: &str, results: &[bool]) {
 fn proven_branches_are_the_analysis_branches_on_the_corpus() {
     // The divergence tests' kernels are made of uniform branches and joins: the
     // analysis's, all of them.
-    let results: Vec<bool> = kernels_in("tests/corpus")
-        .iter()
-        .chain(&kernels_in("tests/divergence"))
-        .map(|(name, func)| check(name, func))
-        .collect();
+    let results = Walk::corpus()
+        .and_dir("tests/divergence")
+        .functions(|file, func| check(&format!("{file} {}", func.name), &func));
     settled_some("the corpus", &results);
 }
 

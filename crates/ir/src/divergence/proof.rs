@@ -73,11 +73,6 @@ impl DivergentBranches {
         }
     }
 
-    /// Was the answer proven without the analysis?
-    pub fn is_proven(&self) -> bool {
-        matches!(self, DivergentBranches::Proven(_))
-    }
-
     /// The blocks ending in a divergent branch, in block order.
     pub fn blocks(&self) -> Vec<Block> {
         match self {
